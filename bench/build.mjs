@@ -6,25 +6,14 @@
 //
 //   node bench/build.mjs            (from anywhere; runs in the repository root)
 //
-// Runs `corepack pnpm exec turbo run build`; COREPACK_INTEGRITY_KEYS=0 is added when
-// corepack cannot verify the pinned pnpm's signature (as tools/repo/task.mjs does).
+// Runs `pnpm exec turbo run build` with the pinned pnpm (tools/repo/pnpm-env.mjs).
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { delimiter, join, relative, resolve } from "node:path";
+import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pnpmEnv } from "../tools/repo/pnpm-env.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-
-const baseEnv = {
-  ...process.env,
-  COREPACK_ENABLE_DOWNLOAD_PROMPT: "0",
-  TURBO_TELEMETRY_DISABLED: "1",
-  DO_NOT_TRACK: "1",
-  REDOCLY_TELEMETRY: "off",
-  REDOCLY_SUPPRESS_UPDATE_NOTICE: "true",
-  NO_COLOR: "1",
-};
 
 function die(message, output) {
   console.error(`\nbench/build FAILED: ${message}`);
@@ -32,46 +21,14 @@ function die(message, output) {
   process.exit(1);
 }
 
-/**
- * The env under which `corepack pnpm` runs (retrying without npm signature keys if
- * needed). turbo runs each package's script through a `pnpm` binary that it looks up on
- * PATH; where pnpm only comes through corepack (no `corepack enable`), a temporary shim
- * directory puts one there.
- */
-function pnpmEnv() {
-  let env = baseEnv;
-  const probe = spawnSync("corepack", ["pnpm", "--version"], { cwd: root, env, encoding: "utf8" });
-  if (probe.status !== 0) {
-    if (!/signature/i.test(probe.stderr ?? "")) die("could not run pnpm through corepack.", `${probe.stderr ?? ""}${probe.error?.message ?? ""}`);
-    env = { ...env, COREPACK_INTEGRITY_KEYS: "0" };
-  }
-  const onPath = spawnSync("pnpm", ["--version"], { cwd: root, env, encoding: "utf8" });
-  if (onPath.status === 0 && onPath.stdout.trim() === probe.stdout.trim()) return env;
-  const shimDir = mkdtempSync(join(tmpdir(), "bench-pnpm-"));
-  writeFileSync(join(shimDir, "pnpm"), '#!/bin/sh\nexec corepack pnpm "$@"\n', { mode: 0o755 });
-  process.on("exit", () => rmSync(shimDir, { recursive: true, force: true }));
-  return { ...env, PATH: `${shimDir}${delimiter}${env.PATH ?? ""}` };
+/** Every workspace package folder, as pnpm lists them. */
+function workspacePackages(env) {
+  const listed = spawnSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, env, encoding: "utf8" });
+  if (listed.status !== 0) die("could not list the workspace packages.", listed.stderr);
+  return JSON.parse(listed.stdout).map((pkg) => pkg.path);
 }
 
-/** Every workspace package folder (from pnpm-workspace.yaml's simple globs). */
-function workspacePackages() {
-  const text = readFileSync(join(root, "pnpm-workspace.yaml"), "utf8");
-  const globs = [...text.matchAll(/^\s*-\s*["']?([^"'\n#]+?)["']?\s*$/gm)].map((m) => m[1]);
-  const dirs = [];
-  for (const glob of globs) {
-    if (glob.endsWith("/*")) {
-      const parent = join(root, glob.slice(0, -2));
-      if (!existsSync(parent)) continue;
-      for (const entry of readdirSync(parent)) {
-        const dir = join(parent, entry);
-        if (statSync(dir).isDirectory() && existsSync(join(dir, "package.json"))) dirs.push(dir);
-      }
-    } else if (existsSync(join(root, glob, "package.json"))) dirs.push(join(root, glob));
-  }
-  return dirs;
-}
-
-function emptyCaches() {
+function emptyCaches(env) {
   const removed = [];
   for (const dir of [join(root, ".turbo", "cache"), join(root, "node_modules", ".cache", "turbo")]) {
     if (existsSync(dir)) {
@@ -79,7 +36,7 @@ function emptyCaches() {
       removed.push(relative(root, dir));
     }
   }
-  for (const pkg of workspacePackages()) {
+  for (const pkg of workspacePackages(env)) {
     for (const dir of [join(pkg, "dist"), join(pkg, ".turbo")]) {
       if (existsSync(dir)) {
         rmSync(dir, { recursive: true, force: true });
@@ -92,12 +49,12 @@ function emptyCaches() {
 
 /** Runs turbo with a run summary; returns wall time, output and the parsed summary. */
 function turboBuild(env, label, extraArgs) {
-  const args = ["pnpm", "exec", "turbo", "run", "build", "--summarize", "--output-logs=new-only", ...extraArgs];
-  process.stdout.write(`  ${label.padEnd(24)} $ corepack ${args.join(" ")} ... `);
+  const args = ["exec", "turbo", "run", "build", "--summarize", "--output-logs=new-only", ...extraArgs];
+  process.stdout.write(`  ${label.padEnd(24)} $ pnpm ${args.join(" ")} ... `);
   const runsDir = join(root, ".turbo", "runs");
   const before = new Set(existsSync(runsDir) ? readdirSync(runsDir) : []);
   const started = performance.now();
-  const result = spawnSync("corepack", args, { cwd: root, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+  const result = spawnSync("pnpm", args, { cwd: root, env, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   const seconds = (performance.now() - started) / 1000;
   const output = `${result.stdout ?? ""}\n${result.stderr ?? ""}`;
   if (result.error) die(`${label}: could not run turbo: ${result.error.message}`);
@@ -140,8 +97,13 @@ function cacheStats(run) {
 // ---------------------------------------------------------------- main
 
 console.log(`bench/build: turbo run build in ${root}`);
-const env = pnpmEnv();
-const removed = emptyCaches();
+let env;
+try {
+  env = { ...pnpmEnv(root), NO_COLOR: "1" };
+} catch (error) {
+  die(error.message);
+}
+const removed = emptyCaches(env);
 console.log(`  emptied: ${removed.length ? removed.join(", ") : "(nothing to empty)"}`);
 
 const cold = turboBuild(env, "cold (caches emptied)", ["--force"]);

@@ -1,0 +1,46 @@
+import type { Resources } from "./generated/facade.js";
+import type { OperationRow } from "./operation-row.js";
+import type { RequestOptions } from "./options.js";
+import type { Call } from "./request.js";
+import { type Page, paginate } from "./paginate.js";
+import { toFormData } from "./upload.js";
+
+/** The request of one facade call, in openapi-fetch's terms, with the per-call options. */
+interface OperationInit extends RequestOptions {
+  params: { path: Record<string, unknown>; query: (Record<string, unknown> & { offset?: number }) | undefined };
+  body: unknown;
+}
+
+/**
+ * Builds the facade (`client.projects.list()`, ...) from the generated operation table.
+ * Each method takes the path parameter if the operation has one, then its query or body
+ * if it has one, then {@link RequestOptions}, and resolves to the parsed body. A paged
+ * list also gets `<method>All`, an async iterator over every item.
+ */
+export function createResources(operations: readonly OperationRow[], call: Call): Resources {
+  const resources: Record<string, Record<string, unknown>> = {};
+  for (const [resource, name, method, path, pathParam, input, rules] of operations) {
+    const prepare = async (args: unknown[]): Promise<OperationInit> => {
+      const id = pathParam ? args.shift() : undefined;
+      const value = input ? args.shift() : undefined;
+      return {
+        ...(args[0] as RequestOptions),
+        // openapi-fetch fills `{name}` placeholders only, so an unused entry is harmless.
+        params: { path: { [pathParam]: id }, query: input === "query" ? (value as OperationInit["params"]["query"]) : undefined },
+        // The generator gives every multipart operation its `files`.
+        body: input === "form" ? await toFormData(value as Record<string, unknown>, rules!.files!) : input === "json" ? value : undefined,
+      };
+    };
+    const group = (resources[resource] ??= {});
+    group[name] = async (...args: unknown[]) => (await call(method, path, await prepare(args))).data;
+    if (rules?.paged) {
+      group[`${name}All`] = async function* (...args: unknown[]) {
+        const init = await prepare(args);
+        const query = init.params.query;
+        const pageAt = (offset: number) => call(method, path, { ...init, params: { ...init.params, query: { ...query, offset } } });
+        yield* paginate(pageAt as (offset: number) => Promise<Page<unknown>>, query?.offset ?? 0);
+      };
+    }
+  }
+  return resources as unknown as Resources;
+}

@@ -1,0 +1,27 @@
+/** Transport and facade rules of one operation, derived from the API document. */
+export interface OperationRules {
+  /** The response is one page of a list (`X-Has-More`, `X-Next-Offset`): the facade adds `<method>All`. */
+  paged?: true;
+  /** Never retried, whatever the method: the operation can answer `outcome_unknown`. */
+  noRetry?: true;
+  /** Default of the body's `timeout_sec`; the request timeout always exceeds the value sent. */
+  timeoutSec?: number;
+  /** Binary parts of a multipart body, by name, with their content types. */
+  files?: Record<string, string>;
+}
+
+/**
+ * One row of the generated operation table: the facade's resource and method name (from
+ * `x-client`), the HTTP method and path, the path parameter's name (`""` for none), where
+ * the argument after it goes (`query`, a `json` or multipart `form` body, or `""` for
+ * nothing), and the operation's rules.
+ */
+export type OperationRow = readonly [
+  resource: string,
+  method: string,
+  httpMethod: string,
+  path: string,
+  pathParam: string,
+  input: "" | "query" | "json" | "form",
+  rules?: OperationRules,
+];

@@ -1,0 +1,81 @@
+import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError } from "./errors.js";
+import { type RetryDelays, retryableStatuses, retryDelayMs } from "./retry.js";
+import type { Transport, TransportInit } from "./transport.js";
+
+/** The transport rules of one call, settled before it is sent. */
+export interface SendPolicy extends RetryDelays {
+  /** Milliseconds each attempt may take, body included. */
+  timeoutMs: number;
+  /** Retries after the first attempt; 0 for calls that must never be repeated. */
+  maxRetries: number;
+}
+
+/** The request of one call; `signal` is the caller's, if any. */
+export type SendInit = Omit<TransportInit, "signal"> & { signal?: AbortSignal | null | undefined };
+
+/** Waits `ms`, or rejects with {@link APIUserAbortError} as soon as `signal` aborts. */
+function sleep(ms: number, call: string, signal?: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new APIUserAbortError(call));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** One attempt, with its own timeout; a failure becomes the error class that says why. */
+async function attempt(url: string, init: SendInit, timeoutMs: number, transport: Transport, call: string): Promise<Response> {
+  // One controller carries both the timeout and the caller's abort; the flag and the
+  // caller's signal tell the two apart afterwards.
+  const caller = init.signal;
+  if (caller?.aborted) throw new APIUserAbortError(call);
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const forward = () => controller.abort();
+  caller?.addEventListener("abort", forward);
+  try {
+    return await transport(url, { ...init, signal: controller.signal });
+  } catch (cause) {
+    if (timedOut) throw new APITimeoutError(call, timeoutMs);
+    if (caller?.aborted) throw new APIUserAbortError(call);
+    throw new APIConnectionError(call, cause);
+  } finally {
+    clearTimeout(timer);
+    caller?.removeEventListener("abort", forward);
+  }
+}
+
+/**
+ * Sends a request under its policy: the one place that owns timeouts, aborts, retries and
+ * turning a non-2xx response into an {@link APIError}. Only connection errors and the
+ * statuses in `retryableStatuses` are retried, and only `policy.maxRetries` times; the
+ * caller sets 0 for methods and operations that must not be repeated.
+ */
+export async function send(url: string, init: SendInit, policy: SendPolicy, transport: Transport): Promise<Response> {
+  const call = `${init.method} ${url}`;
+  for (let retry = 0; ; retry++) {
+    const canRetry = retry < policy.maxRetries;
+    let response: Response;
+    try {
+      response = await attempt(url, init, policy.timeoutMs, transport, call);
+    } catch (error) {
+      if (!(canRetry && error instanceof APIConnectionError)) throw error;
+      await sleep(retryDelayMs(retry, null, policy), call, init.signal);
+      continue;
+    }
+    if (response.ok) return response;
+    if (!(canRetry && retryableStatuses.has(response.status))) {
+      throw APIError.from(response.status, await response.text(), response.headers);
+    }
+    await sleep(retryDelayMs(retry, response.headers.get("retry-after"), policy), call, init.signal);
+  }
+}

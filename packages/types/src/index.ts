@@ -1,0 +1,10 @@
+/**
+ * TypeScript types of the browser service API, generated from its OpenAPI 3.1 document:
+ * `paths`, `components` and `operations` as openapi-typescript writes them (for
+ * openapi-fetch), plus a named type for every schema and for every operation's
+ * parameters, request body, success response, error responses and error codes.
+ *
+ * @packageDocumentation
+ */
+export type { components, operations, paths } from "./generated/openapi.js";
+export type * from "./generated/named.js";
