@@ -1,0 +1,219 @@
+#!/usr/bin/env node
+// WebMCP benchmark of the reference server, on real headless Chromium (CHROMIUM_PATH or
+// /usr/bin/chromium) with test pages served on 127.0.0.1 and localhost:
+//   1. discovery: p50/p99 latency of GET /browsers/{id}/webmcp/tools with 1, 10 and 30 tabs,
+//      each tab with 3 frames (the page, a same-origin iframe, a cross-origin out-of-process
+//      iframe) and 5 tools per document (15 per tab), plus how long after the last tab's
+//      load event the snapshot held every tool;
+//   2. memory: resident (RSS) and proportional (PSS) memory of each browser's Chromium
+//      processes at each size;
+//   3. invocation: round trip of POST /browsers/{id}/webmcp/invoke against calling
+//      WebMCP.invokeTool directly over CDP on the same tab (the server's overhead).
+// Every run is a fixed number of requests and every browser is deleted, so it is bounded.
+//
+//   node bench/webmcp.mjs                    (after `pnpm build`; runs from anywhere)
+//   node bench/webmcp.mjs --requests 300     (GETs per size and invocations per path; default 200)
+import { once } from "node:events";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
+
+const { values } = parseArgs({ options: { requests: { type: "string", default: "200" } } });
+const REQUESTS = Number(values.requests);
+const TAB_COUNTS = [1, 10, 30];
+const TOOLS_PER_DOCUMENT = 5;
+const FRAMES_PER_TAB = 3;
+// JIT and Chromium warm up over the first few dozen calls; they are not measured.
+const WARMUP = 100;
+const SNAPSHOT_WAIT_ATTEMPTS = 1200;
+
+/** A failed step; thrown (never process.exit) so that every browser and server is closed first. */
+class BenchFailure extends Error {}
+function fail(message) {
+  throw new BenchFailure(message);
+}
+
+// ---- pages -------------------------------------------------------------------------
+const tools = (where) => `<script>
+  for (let i = 0; i < ${TOOLS_PER_DOCUMENT}; i++) {
+    document.modelContext.registerTool({
+      name: "tool_" + i, description: "Tool " + i + " of the ${where} document.",
+      inputSchema: { type: "object", properties: { n: { type: "number" } } },
+      execute: async ({ n }) => ({ n, where: "${where}" }),
+    });
+  }
+</script>`;
+const pageServer = createHttpServer((request, response) => {
+  const { pathname } = new URL(request.url ?? "/", "http://127.0.0.1");
+  const port = pageServer.address().port;
+  const pages = {
+    "/tab": `<!doctype html><title>Bench tab</title>${tools("top")}<iframe src="/frame?same"></iframe><iframe src="http://localhost:${port}/frame?cross" allow="tools"></iframe>`,
+    "/frame": `<!doctype html><title>Bench frame</title>${tools("frame")}`,
+  };
+  if (!(pathname in pages)) return response.writeHead(404).end();
+  response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(pages[pathname]);
+});
+pageServer.listen(0, "127.0.0.1");
+await once(pageServer, "listening");
+const pageUrl = `http://127.0.0.1:${pageServer.address().port}/tab`;
+
+// ---- measurement helpers -----------------------------------------------------------
+const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const summary = (samples) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
+};
+const msSince = (start) => Number(process.hrtime.bigint() - start) / 1e6;
+
+/** RSS and PSS (MiB) summed over a browser's process group (Chromium is started as its own group). */
+function groupMemoryMiB(leaderPid) {
+  let rssKiB = 0;
+  let pssKiB = 0;
+  let processes = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the command name (which may hold spaces): state ppid pgrp ...
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp !== leaderPid) continue;
+      const field = (text, name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0);
+      rssKiB += field(readFileSync(`/proc/${entry}/status`, "utf8"), "VmRSS");
+      pssKiB += field(readFileSync(`/proc/${entry}/smaps_rollup`, "utf8"), "Pss");
+      processes++;
+    } catch (error) {
+      // A helper process that exited while being read is simply not counted.
+      if (error.code !== "ENOENT" && error.code !== "ESRCH") throw error;
+    }
+  }
+  return { rss: rssKiB / 1024, pss: pssKiB / 1024, processes };
+}
+
+// ---- server --------------------------------------------------------------------------
+class TrackingLauncher {
+  launched = [];
+  #inner = new ChromiumLauncher();
+  async launch(options) {
+    const browser = await this.#inner.launch(options);
+    this.launched.push(browser);
+    return browser;
+  }
+}
+const launcher = new TrackingLauncher();
+const dataDir = mkdtempSync(join(tmpdir(), "browser-service-bench-webmcp-"));
+const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, launcher });
+const base = await server.listen();
+const authorization = `Bearer ${server.firstStart.key.secret}`;
+
+async function api(method, path, body) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: body === undefined ? { authorization } : { authorization, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) fail(`${method} ${path}: HTTP ${response.status} ${text}`);
+  return text === "" ? undefined : JSON.parse(text);
+}
+
+/** Times `count` sequential calls of `call`; returns the latencies in ms. */
+async function timed(count, call) {
+  const samples = [];
+  for (let i = 0; i < count; i++) {
+    const start = process.hrtime.bigint();
+    await call(i);
+    samples.push(msSince(start));
+  }
+  return samples;
+}
+
+const discovery = [];
+let invocation;
+try {
+  for (const tabs of TAB_COUNTS) {
+    const browser = await api("POST", "/browsers", { name: `bench-${tabs}` });
+    const launched = launcher.launched.find((each) => each.cdpWsUrl === browser.cdp_ws_url);
+    const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
+    try {
+      const context = playwright.contexts()[0];
+      const expected = tabs * FRAMES_PER_TAB * TOOLS_PER_DOCUMENT;
+      const pages = [];
+      for (let i = 0; i < tabs; i++) {
+        const page = await context.newPage();
+        await page.goto(`${pageUrl}?tab=${i}`);
+        pages.push(page);
+      }
+      const allLoaded = process.hrtime.bigint();
+      let listed = 0;
+      for (let attempt = 0; attempt < SNAPSHOT_WAIT_ATTEMPTS && listed !== expected; attempt++) {
+        listed = (await api("GET", `/browsers/${browser.id}/webmcp/tools`)).tools.length;
+        if (listed !== expected) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      if (listed !== expected) fail(`${tabs} tabs: the snapshot holds ${listed} tools, expected ${expected}`);
+      const fullSnapshotMs = msSince(allLoaded);
+      await timed(WARMUP, () => api("GET", `/browsers/${browser.id}/webmcp/tools`));
+      const latencies = summary(await timed(REQUESTS, () => api("GET", `/browsers/${browser.id}/webmcp/tools`)));
+      discovery.push({ tabs, tools: expected, ...latencies, fullSnapshotMs, memory: groupMemoryMiB(launched.pid) });
+
+      if (tabs === 1) {
+        const [page] = pages;
+        const snapshot = (await api("GET", `/browsers/${browser.id}/webmcp/tools`)).tools;
+        const tool = snapshot.find((each) => each.name === "tool_0" && each.source.frame === null);
+        const viaServer = (n) => api("POST", `/browsers/${browser.id}/webmcp/invoke`, { tool_ref: tool.tool_ref, input: { n }, timeout_sec: 30 });
+        const cdp = await context.newCDPSession(page);
+        await cdp.send("WebMCP.enable");
+        const frameId = (await cdp.send("Page.getFrameTree")).frameTree.frame.id;
+        // toolResponded may arrive before invokeTool's reply is read: keep it until asked for.
+        const arrived = new Map();
+        const waiting = new Map();
+        cdp.on("WebMCP.toolResponded", (event) => {
+          const resolve = waiting.get(event.invocationId);
+          if (resolve) resolve(event);
+          else arrived.set(event.invocationId, event);
+        });
+        const direct = async (n) => {
+          const { invocationId } = await cdp.send("WebMCP.invokeTool", { frameId, toolName: "tool_0", input: { n } });
+          const event = arrived.get(invocationId) ?? (await new Promise((resolve) => waiting.set(invocationId, resolve)));
+          arrived.delete(invocationId);
+          waiting.delete(invocationId);
+          if (event.status !== "Completed") fail(`direct invocation ended ${event.status}`);
+        };
+        await timed(WARMUP, viaServer);
+        await timed(WARMUP, direct);
+        invocation = { server: summary(await timed(REQUESTS, viaServer)), direct: summary(await timed(REQUESTS, direct)) };
+        await cdp.detach();
+      }
+    } finally {
+      await playwright.close();
+      await api("DELETE", `/browsers/${browser.id}`);
+    }
+  }
+} catch (error) {
+  console.error(`bench/webmcp FAILED: ${error instanceof BenchFailure ? error.message : error.stack}`);
+  process.exitCode = 1;
+} finally {
+  await server.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  pageServer.closeAllConnections();
+  pageServer.close();
+}
+if (process.exitCode === 1) process.exit();
+
+const f = (n, digits = 2) => n.toFixed(digits);
+console.log(`\nWebMCP on Chromium (${process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"}): ${REQUESTS} sequential requests per row, keep-alive, after ${WARMUP} warm-up requests`);
+console.log(`Each tab: ${FRAMES_PER_TAB} frames (page, same-origin iframe, cross-origin iframe), ${TOOLS_PER_DOCUMENT} tools per document\n`);
+console.log("| tabs | tools | GET tools p50 ms | GET tools p99 ms | all listed after last load, ms | Chromium processes | RSS MiB | PSS MiB |");
+console.log("| ---: | ----: | ---------------: | ---------------: | -----------------------------: | -----------------: | ------: | ------: |");
+for (const row of discovery) {
+  console.log(`| ${row.tabs} | ${row.tools} | ${f(row.p50)} | ${f(row.p99)} | ${f(row.fullSnapshotMs, 0)} | ${row.memory.processes} | ${f(row.memory.rss, 0)} | ${f(row.memory.pss, 0)} |`);
+}
+console.log("\n| invocation of one tool (1 tab) | p50 ms | p99 ms |");
+console.log("| ------------------------------ | -----: | -----: |");
+console.log(`| POST .../webmcp/invoke          | ${f(invocation.server.p50)} | ${f(invocation.server.p99)} |`);
+console.log(`| WebMCP.invokeTool over CDP      | ${f(invocation.direct.p50)} | ${f(invocation.direct.p99)} |`);
+console.log(`| ratio (server / direct)         | ${f(invocation.server.p50 / invocation.direct.p50)} | ${f(invocation.server.p99 / invocation.direct.p99)} |`);

@@ -1,0 +1,16 @@
+import { UnauthorizedError } from "../http/api-errors.js";
+
+const HOW_TO = 'Send a valid API key as "Authorization: Bearer <key>".';
+
+/** The token of an `Authorization: Bearer <token>` header; a missing or malformed header is 401. */
+export function bearerToken(header: string | undefined): string {
+  if (header === undefined || header === "") throw new UnauthorizedError(`The Authorization header is missing. ${HOW_TO}`);
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  if (!match) throw new UnauthorizedError(`The Authorization header is not a bearer token. ${HOW_TO}`);
+  return match[1] as string;
+}
+
+/** The 401 for a well-formed token that names no key. */
+export function unknownTokenError(): UnauthorizedError {
+  return new UnauthorizedError(`The bearer token is not a valid API key (revoked, mistyped, or from another server). ${HOW_TO}`);
+}

@@ -1,0 +1,29 @@
+import type { Stores } from "../storage/stores.js";
+import type { IssuedKey } from "./api-key-store.js";
+
+/** A key cannot be issued as asked. */
+export class KeyIssueError extends Error {
+  /** Stable code of the failure. */
+  readonly code: "no_organization" | "unknown_project" | "server_unresponsive";
+
+  constructor(code: KeyIssueError["code"], message: string) {
+    super(message);
+    this.name = "KeyIssueError";
+    this.code = code;
+  }
+}
+
+/**
+ * Issues an API key: org-wide, or scoped to the live project with id (or name)
+ * `project`. Returns the secret, which exists nowhere else afterwards.
+ */
+export function issueApiKey(stores: Stores, project?: string): IssuedKey {
+  return stores.db.transaction(() => {
+    const org = stores.organizations.find();
+    if (!org) throw new KeyIssueError("no_organization", `The data directory ${stores.layout.root} has no organization yet; start the server there once first.`);
+    if (project === undefined) return stores.apiKeys.insert(org.id, null);
+    const row = stores.projects.findByIdOrName(org.id, project);
+    if (!row) throw new KeyIssueError("unknown_project", `No project has the id or name "${project}" in ${stores.layout.root}.`);
+    return stores.apiKeys.insert(org.id, row.id);
+  });
+}

@@ -1,0 +1,76 @@
+import { ForbiddenError, ProjectNotFoundError } from "../http/api-errors.js";
+import type { Organization } from "../organization/organization-store.js";
+import type { ProjectRow, ProjectStore } from "../projects/project-store.js";
+import type { Credential } from "./api-key-store.js";
+
+/** The name of the project header (ids only). */
+export const PROJECT_HEADER = "x-service-project-id";
+
+/**
+ * Who a request acts as and on which project, following the seed's Authentication rules:
+ * the project header (checked against the key's scope), else a project-scoped key's own
+ * project, else the organization's default project.
+ */
+export class RequestScope {
+  /** The authenticated key. */
+  readonly credential: Credential;
+  /** The key's organization. */
+  readonly org: Organization;
+  readonly #projects: ProjectStore;
+  readonly #headerProject: ProjectRow | undefined;
+
+  /**
+   * Checks the project header: a project-scoped key naming another project is 403
+   * `forbidden`; a header naming an unknown, archived or deleted project is 404
+   * `project_not_found`.
+   */
+  constructor(credential: Credential, org: Organization, projects: ProjectStore, header: string | undefined) {
+    this.credential = credential;
+    this.org = org;
+    this.#projects = projects;
+    if (header === undefined) return;
+    if (credential.projectId !== null && header !== credential.projectId) {
+      throw new ForbiddenError(`This API key is scoped to project ${credential.projectId} and cannot act on project ${header}; omit X-Service-Project-Id or use an org-wide key.`);
+    }
+    const project = projects.findById(org.id, header);
+    if (!project || project.status !== "active") {
+      throw new ProjectNotFoundError(`No active project has the id "${header}" given in X-Service-Project-Id; names are not accepted there.`);
+    }
+    this.#headerProject = project;
+  }
+
+  /** Whether the key is org-wide (may administer projects and see all of them). */
+  get isOrgWide(): boolean {
+    return this.credential.projectId === null;
+  }
+
+  /**
+   * The active project the request acts on: the header's, else the key's own, else the
+   * organization's default project. One that is archived or deleted is 404 `project_not_found`.
+   */
+  project(): ProjectRow {
+    if (this.#headerProject) return this.#headerProject;
+    const id = this.credential.projectId ?? this.org.default_project_id;
+    const project = this.#projects.findById(this.org.id, id);
+    if (project?.status === "active") return project;
+    throw new ProjectNotFoundError(
+      this.credential.projectId === null
+        ? `The organization's default project ${id} is ${project ? "archived" : "deleted"}; name an active project in X-Service-Project-Id.`
+        : `The project ${id} of this API key is ${project ? "archived" : "deleted"}.`,
+    );
+  }
+
+  /** Refuses (403 `forbidden`) a project-scoped key: project administration needs an org-wide key. */
+  requireOrgWide(action: string): void {
+    if (!this.isOrgWide) {
+      throw new ForbiddenError(`${action} needs an org-wide API key; this key is scoped to project ${this.credential.projectId}.`);
+    }
+  }
+
+  /** Refuses (403 `forbidden`) a project-scoped key acting on a project other than its own. */
+  requireAccessTo(project: ProjectRow, action: string): void {
+    if (!this.isOrgWide && project.id !== this.credential.projectId) {
+      throw new ForbiddenError(`This API key is scoped to project ${this.credential.projectId} and cannot ${action} project ${project.id}.`);
+    }
+  }
+}

@@ -1,0 +1,42 @@
+/** What a browser is started with. */
+export interface LaunchOptions {
+  /** The URL the first tab opens; `about:blank` when omitted. */
+  startUrl?: string;
+}
+
+/** How a browser process ended. */
+export interface BrowserExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A started browser process. */
+export interface LaunchedBrowser {
+  /** The DevTools WebSocket URL that drives the browser (Playwright `connectOverCDP`, Puppeteer). */
+  cdpWsUrl: string;
+  /** The process id, kept so an orphan can be found after the server dies uncleanly. */
+  pid?: number;
+  /** The profile directory, removed when the browser closes. */
+  userDataDir?: string;
+  /** Stops the browser (politely, then forcibly) and removes its profile; safe to call twice. */
+  close(): Promise<void>;
+  /** Calls `listener` once when the process exits, whether closed or crashed. */
+  onExit(listener: (exit: BrowserExit) => void): void;
+}
+
+/** Starts browser processes. The server takes one; tests may pass their own. */
+export interface BrowserLauncher {
+  /** Starts a browser and resolves once its DevTools endpoint is reachable. */
+  launch(options: LaunchOptions): Promise<LaunchedBrowser>;
+}
+
+/** A browser process could not be started. */
+export class BrowserLaunchError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "browser_launch_failed";
+
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "BrowserLaunchError";
+  }
+}

@@ -1,0 +1,118 @@
+import { InternalError } from "../http/api-errors.js";
+import type { ProjectRow } from "../projects/project-store.js";
+import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
+import { endOrphanedBrowser } from "./orphaned-browser.js";
+import { toBrowser, type Browser, type BrowserRow, type BrowserStore } from "./browser-store.js";
+
+/** Where the service reports what happens to browsers outside a request. */
+export interface BrowserEventLog {
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+/** Told when a browser process starts and when it ends (stopped or crashed). */
+export interface BrowserLifecycle {
+  started(browserId: string, launched: LaunchedBrowser): void;
+  ended(browserId: string): void;
+}
+
+/** What `POST /browsers` asks for. */
+export interface CreateBrowserInput {
+  name?: string;
+  start_url?: string;
+}
+
+/**
+ * The running browsers: their records (through {@link BrowserStore}) and their processes
+ * (through a {@link BrowserLauncher}). A browser whose process exits on its own becomes
+ * `crashed`; one the server stops (DELETE or shutdown) loses its record.
+ */
+export class BrowserService {
+  readonly #store: BrowserStore;
+  readonly #launcher: BrowserLauncher;
+  readonly #planLimit: number;
+  readonly #log: BrowserEventLog;
+  readonly #lifecycle: BrowserLifecycle;
+  readonly #running = new Map<string, LaunchedBrowser>();
+  // Browsers the server is stopping: their exit is not a crash.
+  readonly #stopping = new Set<string>();
+  #shuttingDown = false;
+
+  constructor(store: BrowserStore, launcher: BrowserLauncher, planLimit: number, log: BrowserEventLog, lifecycle: BrowserLifecycle) {
+    this.#store = store;
+    this.#launcher = launcher;
+    this.#planLimit = planLimit;
+    this.#log = log;
+    this.#lifecycle = lifecycle;
+  }
+
+  /** Marks what a previous, killed server left running as crashed and ends those processes. */
+  recoverAbandoned(): void {
+    for (const row of this.#store.recoverAbandoned()) {
+      endOrphanedBrowser(row.pid, row.user_data_dir);
+      this.#log.warn({ browser: row.id }, "browser left running by a previous server process was ended and marked crashed");
+    }
+  }
+
+  /**
+   * Starts a browser in `project`: reserves its slot atomically (409 `name_conflict`,
+   * 429 `concurrency_limit_exceeded`), launches it, and records it as running. A launch
+   * failure frees the slot and is 500 `internal_error`.
+   */
+  async create(project: ProjectRow, input: CreateBrowserInput): Promise<Browser> {
+    const row = this.#store.reserve({ orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit });
+    let launched: LaunchedBrowser;
+    try {
+      launched = await this.#launcher.launch(input.start_url === undefined ? {} : { startUrl: input.start_url });
+    } catch (error) {
+      this.#store.remove(row.id);
+      throw new InternalError("The browser failed to start.", error);
+    }
+    if (this.#shuttingDown) {
+      await launched.close();
+      this.#store.remove(row.id);
+      throw new InternalError("The server is shutting down; the browser was not kept.");
+    }
+    this.#running.set(row.id, launched);
+    launched.onExit((exit) => {
+      this.#running.delete(row.id);
+      this.#lifecycle.ended(row.id);
+      if (this.#stopping.has(row.id)) return;
+      try {
+        this.#store.markCrashed(row.id);
+        this.#log.warn({ browser: row.id, exit }, "browser process exited unexpectedly; marked crashed");
+      } catch (error) {
+        this.#log.error({ browser: row.id, err: error }, "could not mark an exited browser as crashed");
+      }
+      // Ends whatever the crash left of the process group and removes the profile.
+      launched.close().catch((error: unknown) => this.#log.error({ browser: row.id, err: error }, "could not clean up after a crashed browser"));
+    });
+    const browser = toBrowser(this.#store.markRunning(row.id, launched));
+    this.#lifecycle.started(row.id, launched);
+    return browser;
+  }
+
+  /** Stops the browser if it runs, then deletes its record (freeing its slot and name). */
+  async delete(row: BrowserRow): Promise<void> {
+    this.#stopping.add(row.id);
+    try {
+      await this.#running.get(row.id)?.close();
+      this.#store.remove(row.id);
+    } finally {
+      this.#stopping.delete(row.id);
+    }
+  }
+
+  /** Closes every browser and deletes their records; later launches are refused. */
+  async closeAll(): Promise<void> {
+    this.#shuttingDown = true;
+    const rows = [...this.#running.keys()];
+    const results = await Promise.allSettled(rows.map(async (id) => {
+      this.#stopping.add(id);
+      await this.#running.get(id)?.close();
+      this.#store.remove(id);
+    }));
+    const failures = results.filter((result): result is PromiseRejectedResult => result.status === "rejected");
+    if (failures.length > 0) throw new AggregateError(failures.map((failure) => failure.reason), `${failures.length} browser(s) failed to close.`);
+  }
+}

@@ -1,0 +1,147 @@
+import { newId } from "../ids.js";
+import { NameConflictError, NotFoundError } from "../http/api-errors.js";
+import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
+import type { UsageStore } from "../limits/usage-store.js";
+import type { LaunchedBrowser } from "./browser-launcher.js";
+import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+
+/** A browser as the API shows it (the spec's `Browser`). */
+export interface Browser {
+  id: string;
+  name: string | null;
+  status: "running" | "crashed";
+  created_at: string;
+  cdp_ws_url: string;
+}
+
+/** A browser row, including the bookkeeping the API does not show. */
+export interface BrowserRow {
+  id: string;
+  project_id: string;
+  name: string | null;
+  status: "starting" | "running" | "crashed";
+  cdp_ws_url: string | null;
+  pid: number | null;
+  user_data_dir: string | null;
+  created_at: string;
+}
+
+/** What {@link BrowserStore.reserve} needs. */
+export interface BrowserReservation {
+  orgId: string;
+  projectId: string;
+  name: string | undefined;
+  /** The organization limit from its plan. */
+  planLimit: number;
+}
+
+const COLUMNS = "id, project_id, name, status, cdp_ws_url, pid, user_data_dir, created_at";
+// Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
+const VISIBLE = "status IN ('running', 'crashed')";
+
+/** The API's view of a launched browser row. */
+export function toBrowser(row: BrowserRow): Browser {
+  return { id: row.id, name: row.name, status: row.status === "crashed" ? "crashed" : "running", created_at: row.created_at, cdp_ws_url: row.cdp_ws_url ?? "" };
+}
+
+/** Browser records and their concurrency slots. */
+export class BrowserStore {
+  readonly #db: SqliteDatabase;
+  readonly #usage: UsageStore;
+
+  constructor(db: SqliteDatabase, usage: UsageStore) {
+    this.#db = db;
+    this.#usage = usage;
+  }
+
+  /**
+   * Takes a concurrency slot for a new browser: in ONE transaction it checks the name,
+   * the project's effective cap and the organization limit, and inserts a `starting`
+   * row that counts as usage. Concurrent creates therefore never exceed a cap. The caps
+   * are read inside the transaction too, so a cap changed a moment ago applies.
+   */
+  reserve(request: BrowserReservation): BrowserRow {
+    return this.#db.transaction(() => {
+      if (request.name !== undefined && this.#db.get("SELECT 1 AS taken FROM browsers WHERE project_id = ? AND name = ?", [request.projectId, request.name])) {
+        throw new NameConflictError(`A browser named "${request.name}" already exists in this project; choose another name or delete that browser.`);
+      }
+      const caps = this.#db.get<{ project_cap: number | null; org_default: number | null }>(
+        "SELECT p.max_concurrent_sessions AS project_cap, o.default_project_max_concurrent_sessions AS org_default FROM projects p JOIN organizations o ON o.id = p.org_id WHERE p.id = ?",
+        [request.projectId],
+      );
+      if (!caps) throw new Error(`Project ${request.projectId} vanished while a browser was being reserved.`);
+      assertRoomForBrowser({
+        planLimit: request.planLimit,
+        projectCap: effectiveProjectCap(caps.project_cap, caps.org_default),
+        orgUsed: this.#usage.organization(request.orgId),
+        projectUsed: this.#usage.project(request.projectId),
+      });
+      const row: BrowserRow = {
+        id: newId("browser"),
+        project_id: request.projectId,
+        name: request.name ?? null,
+        status: "starting",
+        cdp_ws_url: null,
+        pid: null,
+        user_data_dir: null,
+        created_at: new Date().toISOString(),
+      };
+      try {
+        this.#db.run("INSERT INTO browsers (id, project_id, name, status, created_at) VALUES (?, ?, ?, 'starting', ?)", [row.id, row.project_id, row.name, row.created_at]);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new NameConflictError(`A browser named "${request.name}" already exists in this project.`);
+        throw error;
+      }
+      return row;
+    });
+  }
+
+  /** Records that a reserved browser is up. */
+  markRunning(id: string, launched: Pick<LaunchedBrowser, "cdpWsUrl" | "pid" | "userDataDir">): BrowserRow {
+    this.#db.transaction(() =>
+      this.#db.run("UPDATE browsers SET status = 'running', cdp_ws_url = ?, pid = ?, user_data_dir = ? WHERE id = ?", [launched.cdpWsUrl, launched.pid ?? null, launched.userDataDir ?? null, id]),
+    );
+    const row = this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
+    if (!row) throw new Error(`Browser ${id} vanished while starting.`);
+    return row;
+  }
+
+  /** Records that a browser's process exited on its own; its slot is free again. */
+  markCrashed(id: string): void {
+    this.#db.transaction(() => this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL WHERE id = ? AND status <> 'crashed'", [id]));
+  }
+
+  /** Deletes a browser's record, freeing its slot and its name. */
+  remove(id: string): void {
+    this.#db.transaction(() => this.#db.run("DELETE FROM browsers WHERE id = ?", [id]));
+  }
+
+  /** The launched browser of the project with this id or, failing that, this name; 404 `not_found` otherwise. */
+  getByIdOrName(projectId: string, idOrName: string): BrowserRow {
+    const row =
+      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName])
+      ?? this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
+    if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
+    return row;
+  }
+
+  /** One page of the project's launched browsers, oldest first, and whether more follow. */
+  list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean } {
+    const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [projectId, limit + 1, offset]);
+    return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+  }
+
+  /**
+   * After an unclean exit of the previous server: every browser it left `starting` or
+   * `running` has no process this server controls, so it is marked `crashed` (freeing
+   * its slot). Returns those rows so their processes and profiles can be cleaned up.
+   */
+  recoverAbandoned(): BrowserRow[] {
+    return this.#db.transaction(() => {
+      const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE status IN ('starting', 'running')`);
+      this.#db.run("DELETE FROM browsers WHERE status = 'starting'");
+      this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL WHERE status = 'running'");
+      return rows;
+    });
+  }
+}

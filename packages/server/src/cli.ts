@@ -1,0 +1,109 @@
+import type { IssuedKey } from "./auth/api-key-store.js";
+import { issueApiKey } from "./auth/issue-key.js";
+import { KEY_REQUEST_SIGNAL, requestKeyFromServer } from "./auth/key-requests.js";
+import { ConfigError, HELP_TEXT, parseCommand, type ServerConfig } from "./config.js";
+import { firstStartBanner } from "./organization/first-start.js";
+import { createServer } from "./server.js";
+import { dataDirLayout, liveOwner } from "./storage/data-dir.js";
+import { openStores } from "./storage/stores.js";
+
+/** Where the command line writes. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+async function serve(config: ServerConfig, io: CliIo): Promise<void> {
+  const server = await createServer({
+    dataDir: config.dataDir,
+    host: config.host,
+    port: config.port,
+    planLimit: config.planLimit,
+    projectsDisabled: config.projectsDisabled,
+    ...(config.fixtures === undefined ? {} : { fixtures: config.fixtures }),
+    logger: { level: process.env.LOG_LEVEL ?? "info" },
+  });
+  if (server.firstStart) io.stdout(firstStartBanner(server.firstStart, dataDirLayout(config.dataDir).root));
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      io.stderr(`Received ${signal} again; exiting without waiting.\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    io.stdout(`Received ${signal}; finishing in-flight requests and closing browsers...\n`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        io.stderr(`Shutdown failed: ${(error as Error).stack ?? String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  // Before listening, so that a signal right after the "listening" line is handled.
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on(KEY_REQUEST_SIGNAL, () => {
+    try {
+      server.answerKeyRequests();
+    } catch (error) {
+      io.stderr(`Could not answer a key request: ${(error as Error).stack ?? String(error)}\n`);
+    }
+  });
+  const url = await server.listen();
+  io.stdout(`browser-service-server listening on ${url} (data in ${dataDirLayout(config.dataDir).root})\n`);
+}
+
+/** Issues a key: through the running server that owns the data directory, else directly. */
+async function issueKey(config: ServerConfig, project: string | undefined): Promise<IssuedKey> {
+  const layout = dataDirLayout(config.dataDir);
+  const owner = liveOwner(layout);
+  if (owner !== undefined) return requestKeyFromServer(layout, owner, project);
+  const stores = openStores(layout);
+  try {
+    return issueApiKey(stores, project);
+  } finally {
+    stores.db.close();
+  }
+}
+
+async function createKey(config: ServerConfig, project: string | undefined, io: CliIo): Promise<void> {
+  const key = await issueKey(config, project);
+  io.stderr(`Issued ${key.projectId === null ? "an org-wide" : `a project-scoped (${key.projectId})`} API key; it is shown only once:\n`);
+  io.stdout(`${key.secret}\n`);
+}
+
+/**
+ * Runs the `browser-service-server` command line: the server itself, `keys create`, or
+ * `--help`. Resolves with the exit code for commands that end; the server keeps running
+ * until SIGTERM or SIGINT.
+ */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
+  try {
+    const command = parseCommand(argv);
+    if (command.kind === "help") {
+      io.stdout(`${HELP_TEXT}\n`);
+      return 0;
+    }
+    if (command.kind === "keys-create") {
+      await createKey(command.config, command.project, io);
+      return 0;
+    }
+    await serve(command.config, io);
+    return 0;
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(`${error.message}\n`);
+      return 2;
+    }
+    const code = (error as { code?: unknown }).code;
+    io.stderr(`browser-service-server: ${(error as Error).message}${typeof code === "string" ? ` (${code})` : ""}\n`);
+    return 1;
+  }
+}

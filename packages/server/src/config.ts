@@ -1,0 +1,123 @@
+import { parseArgs } from "node:util";
+
+/** How the server runs; every field has a default (see {@link HELP_TEXT}). */
+export interface ServerConfig {
+  /** TCP port to listen on; `0` picks a free one. */
+  port: number;
+  /** Interface to listen on. */
+  host: string;
+  /** Directory holding the database and uploaded archives. */
+  dataDir: string;
+  /** The organization's concurrency limit, as its plan would set it. */
+  planLimit: number;
+  /** A fixtures file of auth connections and pool reservations to load at start. */
+  fixtures: string | undefined;
+  /** Whether the organization has projects disabled (project administration answers 404). */
+  projectsDisabled: boolean;
+}
+
+/** A flag or environment variable has a value the server cannot use. */
+export class ConfigError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "invalid_config";
+
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** The defaults of {@link ServerConfig}. */
+export const DEFAULT_CONFIG: ServerConfig = {
+  port: 8787,
+  host: "127.0.0.1",
+  dataDir: ".data",
+  planLimit: 10,
+  fixtures: undefined,
+  projectsDisabled: false,
+};
+
+/** What `--help` prints. */
+export const HELP_TEXT = `Usage:
+  browser-service-server [options]                               run the server
+  browser-service-server keys create [--project <id>] [options]  issue an API key and print it
+
+Options (a flag beats its environment variable):
+  --port <n>            BROWSER_SERVICE_PORT               port to listen on (default 8787; 0 picks a free port)
+  --host <addr>         BROWSER_SERVICE_HOST               interface to listen on (default 127.0.0.1)
+  --data-dir <dir>      BROWSER_SERVICE_DATA_DIR           database and uploads (default .data in the current directory)
+  --plan-limit <n>      BROWSER_SERVICE_PLAN_LIMIT         organization concurrency limit (default 10)
+  --fixtures <file>     BROWSER_SERVICE_FIXTURES           JSON file of auth connections and pool reservations to load
+  --projects-disabled   BROWSER_SERVICE_PROJECTS_DISABLED  answer project administration with 404 projects_disabled
+  --project <id>        (keys create) scope the new key to this project; org-wide without it
+  -h, --help                                               print this help
+
+Chromium for POST /browsers: CHROMIUM_PATH, else /usr/bin/chromium. Log level: LOG_LEVEL (default info).
+On the first start with an empty data directory the server creates an organization, a
+project named Default and an org-wide API key, and prints the key once.`;
+
+/** What the command line asks for. */
+export type Command =
+  | { kind: "help" }
+  | { kind: "serve"; config: ServerConfig }
+  | { kind: "keys-create"; config: ServerConfig; project: string | undefined };
+
+function integer(name: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}; received "${raw}".`);
+  }
+  return Number(raw);
+}
+
+function flag(name: string, raw: string): boolean {
+  if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
+  if (["0", "false", "no", ""].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false; received "${raw}".`);
+}
+
+/** Reads the command line and environment into a {@link Command}; bad input is a {@link ConfigError}. */
+export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.env): Command {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        "data-dir": { type: "string" },
+        "plan-limit": { type: "string" },
+        fixtures: { type: "string" },
+        "projects-disabled": { type: "boolean" },
+        project: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}. Run with --help to see the options.`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: "help" };
+
+  const port = values.port ?? env.BROWSER_SERVICE_PORT;
+  const planLimit = values["plan-limit"] ?? env.BROWSER_SERVICE_PLAN_LIMIT;
+  const projectsDisabled = values["projects-disabled"] ?? (env.BROWSER_SERVICE_PROJECTS_DISABLED === undefined ? undefined : flag("BROWSER_SERVICE_PROJECTS_DISABLED", env.BROWSER_SERVICE_PROJECTS_DISABLED));
+  const config: ServerConfig = {
+    port: port === undefined ? DEFAULT_CONFIG.port : integer(values.port === undefined ? "BROWSER_SERVICE_PORT" : "--port", port, 0, 65535),
+    host: values.host ?? env.BROWSER_SERVICE_HOST ?? DEFAULT_CONFIG.host,
+    dataDir: values["data-dir"] ?? env.BROWSER_SERVICE_DATA_DIR ?? DEFAULT_CONFIG.dataDir,
+    planLimit: planLimit === undefined ? DEFAULT_CONFIG.planLimit : integer(values["plan-limit"] === undefined ? "BROWSER_SERVICE_PLAN_LIMIT" : "--plan-limit", planLimit, 0, 1_000_000),
+    fixtures: values.fixtures ?? (env.BROWSER_SERVICE_FIXTURES || undefined),
+    projectsDisabled: projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
+  };
+
+  if (positionals.length === 0) {
+    if (values.project !== undefined) throw new ConfigError("--project only applies to `keys create`.");
+    return { kind: "serve", config };
+  }
+  if (positionals.length === 2 && positionals[0] === "keys" && positionals[1] === "create") {
+    return { kind: "keys-create", config, project: values.project };
+  }
+  throw new ConfigError(`Unknown command "${positionals.join(" ")}"; the commands are the server itself and \`keys create\`. Run with --help.`);
+}

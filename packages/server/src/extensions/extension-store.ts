@@ -1,0 +1,105 @@
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { newId } from "../ids.js";
+import { NameConflictError } from "../http/api-errors.js";
+import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+
+/** An extension as the API shows it (the spec's `Extension`). */
+export interface Extension {
+  id: string;
+  name: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  size_bytes: number;
+  checksum: string;
+}
+
+/** A checked archive waiting to be stored. */
+export interface ExtensionUpload {
+  projectId: string;
+  name: string | undefined;
+  /** The received archive, on the same file system as the extensions folder. */
+  tempPath: string;
+  sizeBytes: number;
+  checksum: string;
+}
+
+function fsyncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Extension records and their archives, `<id>.zip` in the extensions folder. */
+export class ExtensionStore {
+  readonly #db: SqliteDatabase;
+  readonly #dir: string;
+
+  constructor(db: SqliteDatabase, extensionsDir: string) {
+    this.#db = db;
+    this.#dir = extensionsDir;
+  }
+
+  /**
+   * Stores an upload all or nothing: inside one transaction the row is inserted and the
+   * archive renamed into place (atomic on one file system) and the folder fsynced, then
+   * the commit. If anything fails, the row rolls back and the archive is removed. A name
+   * already used in the project is 409 `name_conflict`.
+   */
+  insert(upload: ExtensionUpload): Extension {
+    const extension: Extension = {
+      id: newId("extension"),
+      name: upload.name ?? null,
+      created_at: new Date().toISOString(),
+      last_used_at: null,
+      size_bytes: upload.sizeBytes,
+      checksum: upload.checksum,
+    };
+    const finalPath = this.archivePath(extension.id);
+    try {
+      this.#db.transaction(() => {
+        this.#db.run("INSERT INTO extensions (id, project_id, name, size_bytes, checksum, created_at) VALUES (?, ?, ?, ?, ?, ?)", [
+          extension.id,
+          upload.projectId,
+          extension.name,
+          extension.size_bytes,
+          extension.checksum,
+          extension.created_at,
+        ]);
+        renameSync(upload.tempPath, finalPath);
+        fsyncDirectory(this.#dir);
+      });
+    } catch (error) {
+      rmSync(finalPath, { force: true });
+      if (isUniqueViolation(error)) throw new NameConflictError(`An extension named "${upload.name}" already exists in this project; choose another name.`);
+      throw error;
+    } finally {
+      rmSync(upload.tempPath, { force: true });
+    }
+    return extension;
+  }
+
+  /** Where the archive of extension `id` lives. */
+  archivePath(id: string): string {
+    return join(this.#dir, `${id}.zip`);
+  }
+
+  /**
+   * Removes archives that no row points at: left by a crash between the rename and the
+   * commit, they belong to uploads that were never acknowledged.
+   */
+  removeUnreferencedArchives(): number {
+    const known = new Set(this.#db.all<{ id: string }>("SELECT id FROM extensions").map((row) => `${row.id}.zip`));
+    let removed = 0;
+    for (const file of readdirSync(this.#dir)) {
+      if (!known.has(file)) {
+        rmSync(join(this.#dir, file), { recursive: true, force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+}

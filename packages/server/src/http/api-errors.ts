@@ -1,0 +1,194 @@
+/** One problem behind an error: the spec's `ErrorDetail`. */
+export interface ErrorDetail {
+  code: string;
+  message: string;
+}
+
+/** The spec's `Error` body, which every error response carries. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details?: ErrorDetail[];
+  inner_error?: ErrorDetail;
+}
+
+/** Optional parts of an {@link ApiError}. */
+export interface ApiErrorOptions {
+  /** One entry per problem, such as each failed validation rule. */
+  details?: ErrorDetail[];
+  /** The lower-level error, rendered as `inner_error` when it is safe to show. */
+  innerError?: ErrorDetail;
+  /** Extra response headers, such as `Retry-After`. */
+  headers?: Record<string, string>;
+  /** The error that caused this one, kept for the log only. */
+  cause?: unknown;
+}
+
+/**
+ * An error the API answers with: an HTTP status, a stable snake_case `code` listed in
+ * the spec's `x-error-codes` of the operation, and a message for people. The one error
+ * handler renders every instance as the spec's `Error` body.
+ */
+export class ApiError extends Error {
+  /** HTTP status of the response. */
+  readonly status: number;
+  /** Stable machine-readable code of the response body. */
+  readonly code: string;
+  /** `details` of the response body, when there are several problems. */
+  readonly details: ErrorDetail[] | undefined;
+  /** `inner_error` of the response body. */
+  readonly innerError: ErrorDetail | undefined;
+  /** Extra response headers. */
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, message: string, options: ApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.code = code;
+    this.details = options.details;
+    this.innerError = options.innerError;
+    this.headers = options.headers ?? {};
+  }
+
+  /** The response body: the spec's `Error` schema. */
+  toBody(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message };
+    if (this.details !== undefined) body.details = this.details;
+    if (this.innerError !== undefined) body.inner_error = this.innerError;
+    return body;
+  }
+}
+
+/** 400 `bad_request`: a malformed request or one breaking a rule, one detail per problem. */
+export class BadRequestError extends ApiError {
+  constructor(message: string, details?: ErrorDetail[]) {
+    super(400, "bad_request", message, details === undefined ? {} : { details });
+  }
+}
+
+/** 401 `unauthorized`: the bearer credential is missing or names no valid key. */
+export class UnauthorizedError extends ApiError {
+  constructor(message: string) {
+    super(401, "unauthorized", message);
+  }
+}
+
+/** 403 `forbidden`: the credential may not do this (project scope or project administration). */
+export class ForbiddenError extends ApiError {
+  constructor(message: string) {
+    super(403, "forbidden", message);
+  }
+}
+
+/** 404 `not_found`: no resource with this id (or name) in the project or organization. */
+export class NotFoundError extends ApiError {
+  constructor(message: string) {
+    super(404, "not_found", message);
+  }
+}
+
+/** 404 `project_not_found`: the request's project is unknown, archived or deleted. */
+export class ProjectNotFoundError extends ApiError {
+  constructor(message: string) {
+    super(404, "project_not_found", message);
+  }
+}
+
+/** 404 `projects_disabled`: project administration is off for the organization. */
+export class ProjectsDisabledError extends ApiError {
+  constructor() {
+    super(404, "projects_disabled", "Projects are disabled for this organization.");
+  }
+}
+
+/** 409 `name_conflict`: the name is already used where it must be unique. */
+export class NameConflictError extends ApiError {
+  constructor(message: string) {
+    super(409, "name_conflict", message);
+  }
+}
+
+/** 409 `last_active_project`: the change would leave the organization without an active project. */
+export class LastActiveProjectError extends ApiError {
+  constructor(action: "archive" | "delete") {
+    super(409, "last_active_project", `Cannot ${action} the organization's last active project; activate or create another project first.`);
+  }
+}
+
+/** 409 `project_not_empty`: active resources remain in the project being deleted. */
+export class ProjectNotEmptyError extends ApiError {
+  constructor(message: string) {
+    super(409, "project_not_empty", message);
+  }
+}
+
+/** 404 `tool_not_found`: the `tool_ref` was never issued by this browser, or cannot be parsed; no invocation began. */
+export class ToolNotFoundError extends ApiError {
+  constructor() {
+    super(404, "tool_not_found", "This tool_ref was not issued for this browser; discover tools again.");
+  }
+}
+
+/** 409 `tool_ref_stale`: the registration the `tool_ref` named is gone; no invocation began. */
+export class ToolRefStaleError extends ApiError {
+  constructor(message = "The tool registration is gone (unregistered, or its document closed or was replaced); discover tools again.") {
+    super(409, "tool_ref_stale", message);
+  }
+}
+
+/** 409 `conflict`: the resource is in a state that does not allow this. */
+export class ConflictError extends ApiError {
+  constructor(message: string) {
+    super(409, "conflict", message);
+  }
+}
+
+/** 413 `payload_too_large`: the body is over the operation's size bound. */
+export class PayloadTooLargeError extends ApiError {
+  constructor(message: string) {
+    super(413, "payload_too_large", message);
+  }
+}
+
+/** 415 `unsupported_media_type`: the body's Content-Type is not one the operation accepts. */
+export class UnsupportedMediaTypeError extends ApiError {
+  constructor(expected: string, received: string | undefined) {
+    super(415, "unsupported_media_type", `Send the body as ${expected}${received ? ` (received ${received})` : ""}.`);
+  }
+}
+
+/** 429 `concurrency_limit_exceeded`: a new browser would pass the project's cap or the organization limit. */
+export class ConcurrencyLimitExceededError extends ApiError {
+  constructor(message: string) {
+    super(429, "concurrency_limit_exceeded", message);
+  }
+}
+
+/**
+ * 504 `outcome_unknown`: a WebMCP invocation began but its result was not observed. The
+ * body (the spec's `OutcomeUnknownError`) carries the `invocation_id` when the browser gave one.
+ */
+export class OutcomeUnknownError extends ApiError {
+  /** The browser's id of the invocation that began, if it reported one. */
+  readonly invocationId: string | undefined;
+
+  constructor(message: string, invocationId: string | undefined, innerError?: ErrorDetail) {
+    super(504, "outcome_unknown", message, innerError === undefined ? {} : { innerError });
+    this.invocationId = invocationId;
+  }
+
+  /** The spec's `OutcomeUnknownError` body: the `Error` fields plus `invocation_id` when known. */
+  override toBody(): ErrorBody & { invocation_id?: string } {
+    const body: ErrorBody & { invocation_id?: string } = super.toBody();
+    if (this.invocationId !== undefined) body.invocation_id = this.invocationId;
+    return body;
+  }
+}
+
+/** 500 `internal_error`: the service failed; the message never carries internals. */
+export class InternalError extends ApiError {
+  constructor(message = "The service failed to handle the request.", cause?: unknown) {
+    super(500, "internal_error", message, cause === undefined ? {} : { cause });
+  }
+}

@@ -1,0 +1,66 @@
+import type { FastifyRequest } from "fastify";
+import { BadRequestError, type ErrorDetail } from "./api-errors.js";
+import type { ValidationIssue, Validator } from "@browser-service/validators";
+import { operationChecks } from "./operation-validators.js";
+
+// Deprecated fields every request schema refuses; the generic message would not say why.
+const DEPRECATED: Readonly<Record<string, string>> = {
+  "/max_pooled_sessions": "/max_pooled_sessions is deprecated and can no longer be set: pooled browsers count toward max_concurrent_sessions. Remove it from the request.",
+};
+
+type Location = "path" | "query" | "headers" | "body";
+
+// Body pointers read as the spec's example ("/timeout_sec must be ..."); the others say where they point.
+const WHERE: Readonly<Record<Location, string>> = {
+  path: "Path: ",
+  query: "Query: ",
+  headers: "Headers: ",
+  body: "",
+};
+
+function toDetail(issue: ValidationIssue, location: Location): ErrorDetail {
+  if (location === "body" && DEPRECATED[issue.pointer]) return { code: issue.rule, message: DEPRECATED[issue.pointer] as string };
+  return { code: issue.rule, message: `${WHERE[location]}${issue.message}` };
+}
+
+/**
+ * Checks a request's path, query, headers and (unless the handler reads a form) body
+ * with the spec's generated validators. Coerced path and query values replace the raw
+ * strings; problems become one 400 `bad_request` with one detail per problem.
+ */
+export function validateRequest(request: FastifyRequest): void {
+  const config = request.routeOptions.config;
+  if (config.operationId === undefined) return;
+  const checks = operationChecks(config.operationId);
+  const details: ErrorDetail[] = [];
+  const run = (check: Validator<unknown> | undefined, location: Location, input: unknown): unknown => {
+    if (!check) return input;
+    const result = check(input);
+    if (result.ok) return result.value;
+    details.push(...result.errors.map((issue) => toDetail(issue, location)));
+    return input;
+  };
+  request.params = run(checks.path, "path", request.params);
+  request.query = run(checks.query, "query", request.query);
+  run(checks.headers, "headers", request.headers);
+  if (!config.formBody) {
+    if (checks.body && request.body === undefined && !checks.body(undefined).ok) {
+      details.push({ code: "required", message: "The request body is required: send a JSON object with Content-Type application/json." });
+    } else {
+      request.body = run(checks.body, "body", request.body);
+    }
+  }
+  if (details.length > 0) throw invalidRequest(details);
+}
+
+/** The 400 for a list of problems. */
+export function invalidRequest(details: ErrorDetail[]): BadRequestError {
+  return new BadRequestError(`The request is invalid (${details.length} problem${details.length === 1 ? "" : "s"}).`, details);
+}
+
+/** Checks a value against an operation's body validator; used by handlers that assemble the body themselves (forms). */
+export function bodyProblems(operationId: string, body: unknown): ErrorDetail[] {
+  const check = operationChecks(operationId).body;
+  const result = check ? check(body) : { ok: true as const, value: body };
+  return result.ok ? [] : result.errors.map((issue) => toDetail(issue, "body"));
+}

@@ -1,0 +1,22 @@
+/**
+ * The reference implementation of the browser service API: projects, concurrency limits,
+ * extension upload, managed auth connections, browsers (real Chromium) and WebMCP tool
+ * discovery and invocation (through Chromium's `WebMCP` DevTools domain) over HTTP/JSON,
+ * stored in a SQLite file under a data directory.
+ *
+ * @packageDocumentation
+ */
+export { createServer, type BrowserServiceServer, type CreateServerOptions } from "./server.js";
+export { runCli, type CliIo } from "./cli.js";
+export { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type Command, type ServerConfig } from "./config.js";
+export { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browsers/browser-launcher.js";
+export { ChromiumLauncher, CHROMIUM_FLAGS, type ChromiumLauncherOptions } from "./browsers/chromium-launcher.js";
+export { FixturesError, parseFixtures, type Fixtures } from "./fixtures/fixtures-file.js";
+export { KeyIssueError } from "./auth/issue-key.js";
+export type { IssuedKey, Credential } from "./auth/api-key-store.js";
+export type { FirstStart } from "./organization/first-start.js";
+export type { ResponseCheckOptions, ResponseMismatch } from "./http/response-check.js";
+export { DataDirInUseError } from "./storage/data-dir.js";
+export { MigrationError } from "./storage/migrations.js";
+export { StorageError } from "./storage/database.js";
+export { ApiError } from "./http/api-errors.js";

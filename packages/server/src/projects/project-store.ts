@@ -1,0 +1,175 @@
+import { newId } from "../ids.js";
+import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { LastActiveProjectError, NameConflictError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
+
+/** A project as the API shows it (the spec's `Project`). */
+export interface Project {
+  id: string;
+  name: string;
+  status: "active" | "archived";
+  created_at: string;
+  updated_at: string;
+}
+
+/** A live (not deleted) project row with its limit override. */
+export interface ProjectRow extends Project {
+  org_id: string;
+  /** The project's own cap; `null` when not set. */
+  max_concurrent_sessions: number | null;
+}
+
+/** Filters and page of {@link ProjectStore.list}. */
+export interface ProjectListQuery {
+  /** Only the project with exactly this name. */
+  name?: string;
+  /** Only projects whose name contains this text, ignoring case. */
+  query?: string;
+  /** Only this project (a project-scoped key sees only its own). */
+  onlyId?: string;
+  offset: number;
+  limit: number;
+}
+
+/** A change asked by `PATCH /org/projects/{id}`. */
+export interface ProjectChange {
+  name?: string;
+  status?: "active" | "archived";
+}
+
+const COLUMNS = "id, org_id, name, status, created_at, updated_at, max_concurrent_sessions";
+
+/** The API's view of a project row. */
+export function toProject(row: ProjectRow): Project {
+  return { id: row.id, name: row.name, status: row.status, created_at: row.created_at, updated_at: row.updated_at };
+}
+
+function nameTaken(name: string): NameConflictError {
+  return new NameConflictError(`A project named "${name}" already exists in this organization; choose another name.`);
+}
+
+/**
+ * The projects of an organization and the rules of their states: unique names among
+ * live projects, always one active project, soft delete of empty projects only.
+ */
+export class ProjectStore {
+  readonly #db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  /** The live project with this id, or `undefined`. */
+  findById(orgId: string, id: string): ProjectRow | undefined {
+    return this.#db.get<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, [orgId, id]);
+  }
+
+  /** The live project with this id or, failing that, this name; `undefined` when neither. */
+  findByIdOrName(orgId: string, idOrName: string): ProjectRow | undefined {
+    return this.findById(orgId, idOrName) ?? this.findByName(orgId, idOrName);
+  }
+
+  /** The live project with exactly this name, or `undefined`. */
+  findByName(orgId: string, name: string): ProjectRow | undefined {
+    return this.#db.get<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND name = ? AND deleted_at IS NULL`, [orgId, name]);
+  }
+
+  /** Like {@link findByIdOrName}, but a missing project is a 404 `not_found`. */
+  getByIdOrName(orgId: string, idOrName: string): ProjectRow {
+    const row = this.findByIdOrName(orgId, idOrName);
+    if (!row) throw new NotFoundError(`No project has the id or name "${idOrName}" in this organization.`);
+    return row;
+  }
+
+  /** One page of live projects, oldest first, and whether more follow. */
+  list(orgId: string, query: ProjectListQuery): { items: ProjectRow[]; hasMore: boolean } {
+    const where = ["org_id = :org", "deleted_at IS NULL"];
+    const params: Record<string, string | number> = { ":org": orgId, ":limit": query.limit + 1, ":offset": query.offset };
+    if (query.name !== undefined) {
+      where.push("name = :name");
+      params[":name"] = query.name;
+    }
+    if (query.query !== undefined) {
+      where.push("instr(casefold(name), casefold(:query)) > 0");
+      params[":query"] = query.query;
+    }
+    if (query.onlyId !== undefined) {
+      where.push("id = :id");
+      params[":id"] = query.onlyId;
+    }
+    const rows = this.#db.all<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY seq LIMIT :limit OFFSET :offset`, params);
+    return { items: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+  }
+
+  /** Inserts an active project; must run inside a transaction. A used name is 409 `name_conflict`. */
+  insert(orgId: string, name: string, now = new Date().toISOString()): ProjectRow {
+    const id = newId("project");
+    try {
+      this.#db.run("INSERT INTO projects (id, org_id, name, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)", [id, orgId, name, now, now]);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(name);
+      throw error;
+    }
+    return { id, org_id: orgId, name, status: "active", created_at: now, updated_at: now, max_concurrent_sessions: null };
+  }
+
+  /** Creates an active project in its own transaction. */
+  create(orgId: string, name: string): ProjectRow {
+    return this.#db.transaction(() => this.insert(orgId, name));
+  }
+
+  /**
+   * Renames and/or archives or activates a project in one transaction. Archiving the
+   * last active project is 409 `last_active_project`; a used name is 409 `name_conflict`.
+   * A change that changes nothing leaves `updated_at` as it was.
+   */
+  update(orgId: string, project: ProjectRow, change: ProjectChange): ProjectRow {
+    return this.#db.transaction(() => {
+      const current = this.findById(orgId, project.id);
+      if (!current) throw new NotFoundError(`No project has the id "${project.id}" in this organization.`);
+      const name = change.name ?? current.name;
+      const status = change.status ?? current.status;
+      if (name === current.name && status === current.status) return current;
+      if (current.status === "active" && status === "archived" && this.#countActive(orgId) <= 1) {
+        throw new LastActiveProjectError("archive");
+      }
+      const now = new Date().toISOString();
+      try {
+        this.#db.run("UPDATE projects SET name = ?, status = ?, updated_at = ? WHERE id = ?", [name, status, now, current.id]);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw nameTaken(name);
+        throw error;
+      }
+      return { ...current, name, status, updated_at: now };
+    });
+  }
+
+  /**
+   * Soft-deletes a project: it vanishes from every read and its name becomes free.
+   * Refused with 409 `last_active_project` for the last active project and with 409
+   * `project_not_empty` while browsers run or extensions remain in it.
+   */
+  delete(orgId: string, project: ProjectRow): void {
+    this.#db.transaction(() => {
+      const current = this.findById(orgId, project.id);
+      if (!current) throw new NotFoundError(`No project has the id "${project.id}" in this organization.`);
+      if (current.status === "active" && this.#countActive(orgId) <= 1) throw new LastActiveProjectError("delete");
+      const browsers = this.#db.get<{ n: number }>("SELECT count(*) AS n FROM browsers WHERE project_id = ? AND status IN ('starting', 'running')", [current.id])?.n ?? 0;
+      const extensions = this.#db.get<{ n: number }>("SELECT count(*) AS n FROM extensions WHERE project_id = ?", [current.id])?.n ?? 0;
+      if (browsers > 0 || extensions > 0) {
+        const parts = [browsers > 0 ? `${browsers} running browser${browsers === 1 ? "" : "s"}` : "", extensions > 0 ? `${extensions} extension${extensions === 1 ? "" : "s"}` : ""].filter(Boolean);
+        throw new ProjectNotEmptyError(`The project still has ${parts.join(" and ")}; remove them first.`);
+      }
+      this.#db.run("UPDATE projects SET deleted_at = ? WHERE id = ?", [new Date().toISOString(), current.id]);
+    });
+  }
+
+  /** Sets or clears (`null`) the project's own concurrency cap. */
+  setCap(project: ProjectRow, cap: number | null): ProjectRow {
+    this.#db.transaction(() => this.#db.run("UPDATE projects SET max_concurrent_sessions = ? WHERE id = ?", [cap, project.id]));
+    return { ...project, max_concurrent_sessions: cap };
+  }
+
+  #countActive(orgId: string): number {
+    return this.#db.get<{ n: number }>("SELECT count(*) AS n FROM projects WHERE org_id = ? AND status = 'active' AND deleted_at IS NULL", [orgId])?.n ?? 0;
+  }
+}

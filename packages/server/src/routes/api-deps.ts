@@ -1,0 +1,15 @@
+import type { BrowserService } from "../browsers/browser-service.js";
+import type { Stores } from "../storage/stores.js";
+import type { WebMcpService } from "../webmcp/webmcp-service.js";
+
+/** What the route handlers work with. */
+export interface ApiDeps {
+  stores: Stores;
+  browsers: BrowserService;
+  /** WebMCP of the running browsers. */
+  webmcp: WebMcpService;
+  /** The organization's concurrency limit, from its plan. */
+  planLimit: number;
+  /** Whether project administration answers 404 `projects_disabled`. */
+  projectsDisabled: boolean;
+}

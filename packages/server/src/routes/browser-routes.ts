@@ -1,0 +1,32 @@
+import type { CreateBrowserRequest } from "@browser-service/types";
+import type { FastifyInstance } from "fastify";
+import { toBrowser } from "../browsers/browser-store.js";
+import { pageOf, setPageHeaders } from "../http/paging.js";
+import type { ApiDeps } from "./api-deps.js";
+
+/** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
+export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers }: ApiDeps): void {
+  app.post("/browsers", { config: { operationId: "createBrowser" } }, async (request, reply) => {
+    const body = (request.body ?? {}) as CreateBrowserRequest;
+    const input: { name?: string; start_url?: string } = {};
+    if (body.name !== undefined) input.name = body.name;
+    if (body.start_url !== undefined) input.start_url = body.start_url;
+    return reply.code(201).send(await browsers.create(request.scope.project(), input));
+  });
+
+  app.get("/browsers", { config: { operationId: "listBrowsers" } }, async (request, reply) => {
+    const { offset, limit } = pageOf(request.query as { offset?: number; limit?: number });
+    const page = stores.browsers.list(request.scope.project().id, offset, limit);
+    setPageHeaders(reply, offset, page.items.length, page.hasMore);
+    return page.items.map(toBrowser);
+  });
+
+  app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "getBrowser" } }, async (request) =>
+    toBrowser(stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name)),
+  );
+
+  app.delete<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "deleteBrowser" } }, async (request, reply) => {
+    await browsers.delete(stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name));
+    return reply.code(204).send();
+  });
+}

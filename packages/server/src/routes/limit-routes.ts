@@ -1,0 +1,47 @@
+import type { OrgLimits, ProjectLimits, UpdateOrgLimitsRequest, UpdateProjectLimitsRequest } from "@browser-service/types";
+import type { FastifyInstance } from "fastify";
+import { available } from "../limits/concurrency.js";
+import type { Organization } from "../organization/organization-store.js";
+import type { ProjectRow } from "../projects/project-store.js";
+import type { ApiDeps } from "./api-deps.js";
+
+/** `/org/limits` and `/org/projects/{id}/limits`: the concurrency limits. */
+export function registerLimitRoutes(app: FastifyInstance, { stores, planLimit }: ApiDeps): void {
+  const orgLimits = (org: Organization): OrgLimits => {
+    const used = stores.usage.organization(org.id);
+    return {
+      max_concurrent_sessions: planLimit,
+      default_project_max_concurrent_sessions: org.default_project_max_concurrent_sessions,
+      concurrent_sessions_used: used,
+      concurrent_sessions_available: available(planLimit, used),
+    };
+  };
+  // max_pooled_sessions is deprecated: always null, and requests setting it never get this far.
+  const projectLimits = (project: ProjectRow): ProjectLimits => ({ max_concurrent_sessions: project.max_concurrent_sessions, max_pooled_sessions: null });
+
+  app.get("/org/limits", { config: { operationId: "getOrgLimits" } }, async (request) => orgLimits(stores.organizations.get(request.scope.org.id)));
+
+  app.patch("/org/limits", { config: { operationId: "updateOrgLimits", orgWideOnly: "Changing the organization's limits" } }, async (request) => {
+    const body = request.body as UpdateOrgLimitsRequest;
+    const cap = body.default_project_max_concurrent_sessions;
+    stores.organizations.setDefaultProjectCap(request.scope.org.id, cap === 0 ? null : cap);
+    return orgLimits(stores.organizations.get(request.scope.org.id));
+  });
+
+  app.get<{ Params: { id: string } }>("/org/projects/:id/limits", { config: { operationId: "getProjectLimits", projectAdmin: true } }, async (request) => {
+    const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
+    request.scope.requireAccessTo(project, "read the limits of");
+    return projectLimits(project);
+  });
+
+  app.patch<{ Params: { id: string } }>(
+    "/org/projects/:id/limits",
+    { config: { operationId: "updateProjectLimits", projectAdmin: true, orgWideOnly: "Changing a project's limits" } },
+    async (request) => {
+      const body = request.body as UpdateProjectLimitsRequest;
+      const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
+      const cap = body.max_concurrent_sessions;
+      return projectLimits(stores.projects.setCap(project, cap === 0 ? null : cap));
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import type { CreateProjectRequest, ListProjectsQuery, UpdateProjectRequest } from "@browser-service/types";
+import type { FastifyInstance } from "fastify";
+import { pageOf, setPageHeaders } from "../http/paging.js";
+import { toProject, type ProjectListQuery } from "../projects/project-store.js";
+import type { ApiDeps } from "./api-deps.js";
+
+/** `/org/projects` and `/org/projects/{id}`: project administration. */
+export function registerProjectRoutes(app: FastifyInstance, { stores }: ApiDeps): void {
+  app.get("/org/projects", { config: { operationId: "listProjects", projectAdmin: true } }, async (request, reply) => {
+    const query = request.query as ListProjectsQuery;
+    const { offset, limit } = pageOf(query);
+    const scope = request.scope;
+    const filter: ProjectListQuery = { offset, limit };
+    if (query.name !== undefined) filter.name = query.name;
+    if (query.query !== undefined) filter.query = query.query;
+    // A project-scoped key sees only its own project.
+    if (scope.credential.projectId !== null) filter.onlyId = scope.credential.projectId;
+    const page = stores.projects.list(scope.org.id, filter);
+    setPageHeaders(reply, offset, page.items.length, page.hasMore);
+    return page.items.map(toProject);
+  });
+
+  app.post("/org/projects", { config: { operationId: "createProject", projectAdmin: true, orgWideOnly: "Creating a project" } }, async (request, reply) => {
+    const body = request.body as CreateProjectRequest;
+    return reply.code(201).send(toProject(stores.projects.create(request.scope.org.id, body.name)));
+  });
+
+  app.get<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "getProject", projectAdmin: true } }, async (request) => {
+    const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
+    request.scope.requireAccessTo(project, "read");
+    return toProject(project);
+  });
+
+  app.patch<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "updateProject", projectAdmin: true } }, async (request) => {
+    const body = request.body as UpdateProjectRequest;
+    const scope = request.scope;
+    const project = stores.projects.getByIdOrName(scope.org.id, request.params.id);
+    // A project-scoped key may rename its own project, and nothing else.
+    scope.requireAccessTo(project, "change");
+    if (body.status !== undefined) scope.requireOrgWide("Archiving or activating a project");
+    const change: { name?: string; status?: "active" | "archived" } = {};
+    if (body.name !== undefined) change.name = body.name;
+    if (body.status !== undefined) change.status = body.status;
+    return toProject(stores.projects.update(scope.org.id, project, change));
+  });
+
+  app.delete<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "deleteProject", projectAdmin: true, orgWideOnly: "Deleting a project" } }, async (request, reply) => {
+    const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
+    stores.projects.delete(request.scope.org.id, project);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,27 @@
+import type { WebMcpInvokeRequest } from "@browser-service/types";
+import type { FastifyInstance } from "fastify";
+import { PayloadTooLargeError } from "../http/api-errors.js";
+import type { ApiDeps } from "./api-deps.js";
+
+/** The largest serialized `input` an invocation takes (the raw body limit, 1 MiB + 4 KiB, is the server's). */
+const MAX_INPUT_BYTES = 1024 * 1024;
+const DEFAULT_TIMEOUT_SEC = 60;
+
+/**
+ * `/browsers/{id_or_name}/webmcp/*`: the browser-wide tool snapshot and invocation.
+ * Unknown browsers are 404 `not_found`, crashed ones 409 `conflict`.
+ */
+export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: ApiDeps): void {
+  app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request) => {
+    const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
+    return { tools: await webmcp.of(row).listTools() };
+  });
+
+  app.post<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/invoke", { config: { operationId: "invokeWebMcpTool" } }, async (request) => {
+    const body = request.body as WebMcpInvokeRequest;
+    const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
+    const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
+    if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
+    return webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC);
+  });
+}

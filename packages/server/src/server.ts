@@ -1,0 +1,150 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { BrowserLauncher } from "./browsers/browser-launcher.js";
+import { BrowserService } from "./browsers/browser-service.js";
+import { ChromiumLauncher } from "./browsers/chromium-launcher.js";
+import { issueApiKey } from "./auth/issue-key.js";
+import { answerKeyRequests } from "./auth/key-requests.js";
+import type { IssuedKey } from "./auth/api-key-store.js";
+import { DEFAULT_CONFIG } from "./config.js";
+import { readFixturesFile } from "./fixtures/fixtures-file.js";
+import { loadFixtures } from "./fixtures/load-fixtures.js";
+import { installErrorHandling } from "./http/error-handler.js";
+import { installRequestIdHeader, newRequestId } from "./http/request-id.js";
+import { installResponseCheck, type ResponseCheckOptions } from "./http/response-check.js";
+import "./http/fastify-augment.js";
+import { initializeOrganization, type FirstStart } from "./organization/first-start.js";
+import { registerApi } from "./routes/register-api.js";
+import { claimDataDir, dataDirLayout } from "./storage/data-dir.js";
+import { openStores } from "./storage/stores.js";
+import { WebMcpService } from "./webmcp/webmcp-service.js";
+
+/** Settings of {@link createServer}; all but `dataDir` have defaults. */
+export interface CreateServerOptions {
+  /** Directory of the database and uploaded archives; created if missing. */
+  dataDir: string;
+  /** Interface to listen on. Default `127.0.0.1`. */
+  host?: string;
+  /** Port to listen on; `0` picks a free one. Default 8787. */
+  port?: number;
+  /** The organization's concurrency limit, as its plan would set it. Default 10. */
+  planLimit?: number;
+  /** Answer project administration with 404 `projects_disabled`. Default false. */
+  projectsDisabled?: boolean;
+  /** A fixtures file to load at start (format in the README). */
+  fixtures?: string;
+  /** Starts browsers for `POST /browsers`. Default: {@link ChromiumLauncher}. */
+  launcher?: BrowserLauncher;
+  /** Fastify's logger setting. Default off. */
+  logger?: FastifyServerOptions["logger"];
+  /** Checks every response against the spec (tests turn this on). Default off. */
+  responseCheck?: ResponseCheckOptions;
+}
+
+/** A server built by {@link createServer}. */
+export interface BrowserServiceServer {
+  /** The Fastify instance, for in-process requests (`app.inject`). */
+  app: FastifyInstance;
+  /** What this start created when the data directory was empty; its key is shown nowhere else. */
+  firstStart: FirstStart | undefined;
+  /** The base URL once listening, such as `http://127.0.0.1:8787`. */
+  readonly url: string;
+  /** Starts listening and resolves with the base URL. */
+  listen(): Promise<string>;
+  /** Issues an API key, org-wide or scoped to the project with this id or name. */
+  issueApiKey(project?: string): IssuedKey;
+  /** Answers the key requests `keys create` left in the data directory; returns how many. */
+  answerKeyRequests(): number;
+  /**
+   * Stops gracefully: stops accepting connections, lets in-flight requests finish,
+   * closes every browser, closes the database and releases the data directory.
+   */
+  close(): Promise<void>;
+}
+
+// The WebMCP invoke body may be 1 MiB + 4 KiB; no other JSON body comes near it.
+const JSON_BODY_LIMIT = 1024 * 1024 + 4 * 1024;
+// Project names reach 255 characters, or three times that percent-encoded.
+const MAX_PARAM_LENGTH = 1024;
+
+/**
+ * Builds the browser service on a data directory: claims the directory, opens and
+ * migrates its database, creates the organization on the first start, loads fixtures,
+ * recovers from an unclean exit, and registers every operation of the spec.
+ */
+export async function createServer(options: CreateServerOptions): Promise<BrowserServiceServer> {
+  const layout = dataDirLayout(options.dataDir);
+  const planLimit = options.planLimit ?? DEFAULT_CONFIG.planLimit;
+  const releaseDataDir = claimDataDir(layout);
+  let stores;
+  try {
+    stores = openStores(layout);
+  } catch (error) {
+    releaseDataDir();
+    throw error;
+  }
+  const openedStores = stores;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    genReqId: newRequestId,
+    requestIdHeader: false,
+    bodyLimit: JSON_BODY_LIMIT,
+    return503OnClosing: false,
+    // The spec has no HEAD operations; a HEAD request is an unknown route like any other.
+    exposeHeadRoutes: false,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+  });
+  const webmcp = new WebMcpService(app.log);
+  const browsers = new BrowserService(stores.browsers, options.launcher ?? new ChromiumLauncher(), planLimit, app.log, webmcp);
+  let firstStart: FirstStart | undefined;
+  try {
+    firstStart = initializeOrganization(stores);
+    const org = stores.organizations.find();
+    if (!org) throw new Error("The organization is missing right after its creation.");
+    if (options.fixtures !== undefined) {
+      const created = loadFixtures(stores, org.id, readFixturesFile(options.fixtures));
+      if (created.length > 0) app.log.info({ projects: created }, "created projects named by the fixtures");
+    }
+    stores.extensions.removeUnreferencedArchives();
+    browsers.recoverAbandoned();
+
+    app.removeContentTypeParser("text/plain");
+    installRequestIdHeader(app);
+    if (options.responseCheck) installResponseCheck(app, options.responseCheck);
+    installErrorHandling(app);
+    await registerApi(app, { stores, browsers, webmcp, planLimit, projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled });
+    await app.ready();
+  } catch (error) {
+    stores.db.close();
+    releaseDataDir();
+    throw error;
+  }
+
+  let url: string | undefined;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    firstStart,
+    get url() {
+      if (url === undefined) throw new Error("The server is not listening yet; await listen() first.");
+      return url;
+    },
+    async listen() {
+      url = await app.listen({ host: options.host ?? DEFAULT_CONFIG.host, port: options.port ?? DEFAULT_CONFIG.port });
+      return url;
+    },
+    issueApiKey: (project) => issueApiKey(openedStores, project),
+    answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project)),
+    close() {
+      closing ??= (async () => {
+        try {
+          await app.close();
+          await browsers.closeAll();
+        } finally {
+          openedStores.db.close();
+          releaseDataDir();
+        }
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { CdpConnection, CdpSessionClosedError, type CdpDisconnectedError, type CdpEvent } from "./cdp-connection.js";
+import type { PageFrame, PageFrameTree, TargetInfo, ToolInvokedEvent, ToolRespondedEvent } from "./cdp-protocol.js";
+import { InvocationEvents } from "./invocation-events.js";
+import type { SourceNumbers } from "./source-numbers.js";
+import type { ToolRefTable } from "./tool-refs.js";
+import { ToolSnapshot, type Registration, type SnapshotLog } from "./tool-snapshot.js";
+
+/** What an attachment shares with the browser it belongs to, across reconnections. */
+export interface AttachmentDeps {
+  refs: ToolRefTable<Registration>;
+  numbers: SourceNumbers;
+  log: SnapshotLog;
+}
+
+// Every tab at the browser level, every out-of-process iframe below a tab (or below
+// another such iframe); nothing else (workers, the browser's own UI pages).
+const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true } as const;
+const TABS = [{ type: "page" }];
+const IFRAMES = [{ type: "iframe" }];
+
+/**
+ * One DevTools connection to a browser that follows every tab and every
+ * out-of-process iframe: it auto-attaches to them (recursively), enables `Page` (frame
+ * lifecycle) and `WebMCP` on each, and keeps a {@link ToolSnapshot} from their events.
+ * When the connection closes, everything it tracked is gone.
+ */
+export class BrowserAttachment {
+  /** The connection; invocations are sent through it. */
+  readonly connection: CdpConnection;
+  /** The tools of every tab and frame, as events describe them. */
+  readonly snapshot: ToolSnapshot;
+  /** `toolInvoked`/`toolResponded`, by invocation id. */
+  readonly invocations = new InvocationEvents();
+  /** Resolves when the connection closes. */
+  readonly closed: Promise<CdpDisconnectedError>;
+  readonly #log: SnapshotLog;
+
+  private constructor(connection: CdpConnection, deps: AttachmentDeps) {
+    this.connection = connection;
+    this.#log = deps.log;
+    this.snapshot = new ToolSnapshot(deps.refs, deps.numbers, deps.log);
+    this.closed = new Promise((resolve) =>
+      connection.onClose((error) => {
+        this.snapshot.clear();
+        resolve(error);
+      }),
+    );
+    connection.onEvent((event) => this.#handle(event));
+  }
+
+  /** Connects to the browser-level DevTools URL and starts following its tabs. */
+  static async open(cdpWsUrl: string, deps: AttachmentDeps): Promise<BrowserAttachment> {
+    const attachment = new BrowserAttachment(await CdpConnection.open(cdpWsUrl), deps);
+    try {
+      // Tabs that already exist are attached too.
+      await attachment.connection.send("Target.setAutoAttach", { ...AUTO_ATTACH, filter: TABS });
+    } catch (error) {
+      await attachment.connection.close();
+      throw error;
+    }
+    return attachment;
+  }
+
+  /** The current title of every tab, by target id (titles change without an event). */
+  async tabTitles(): Promise<Map<string, string>> {
+    const { targetInfos } = await this.connection.send<{ targetInfos: TargetInfo[] }>("Target.getTargets", { filter: TABS });
+    return new Map(targetInfos.map((info) => [info.targetId, typeof info.title === "string" ? info.title : ""]));
+  }
+
+  /** Closes the connection. */
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+
+  #handle({ method, params, sessionId }: CdpEvent): void {
+    const snapshot = this.snapshot;
+    switch (method) {
+      case "Target.attachedToTarget":
+        this.#attached(sessionId, params.sessionId as string, params.targetInfo as TargetInfo);
+        return;
+      case "Target.detachedFromTarget":
+        snapshot.removeSession(params.sessionId as string);
+        return;
+      case "Inspector.targetCrashed":
+        if (sessionId !== undefined) snapshot.documentsLost(sessionId);
+        return;
+      case "Page.frameNavigated":
+        // Every navigation commits a new document: the launcher turns the back/forward cache off.
+        if (sessionId !== undefined) snapshot.frameNavigated(sessionId, params.frame as PageFrame);
+        return;
+      case "Page.navigatedWithinDocument":
+        if (sessionId !== undefined) snapshot.navigatedWithinDocument(sessionId, params.frameId as string, params.url as string);
+        return;
+      case "Page.frameDetached":
+        if (sessionId !== undefined) snapshot.frameDetached(sessionId, params.frameId as string, String(params.reason));
+        return;
+      case "WebMCP.toolsAdded":
+        if (sessionId !== undefined) snapshot.toolsAdded(sessionId, params.tools);
+        return;
+      case "WebMCP.toolsRemoved":
+        if (sessionId !== undefined) snapshot.toolsRemoved(sessionId, params.tools);
+        return;
+      case "WebMCP.toolInvoked":
+        this.invocations.invoked(params as unknown as ToolInvokedEvent);
+        return;
+      case "WebMCP.toolResponded":
+        this.invocations.responded(params as unknown as ToolRespondedEvent);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #attached(parentSessionId: string | undefined, sessionId: string, info: TargetInfo): void {
+    if (parentSessionId === undefined && info.type === "page") {
+      const windowId = this.connection.send<{ windowId: number }>("Browser.getWindowForTarget", { targetId: info.targetId }).then(
+        ({ windowId }) => windowId,
+        (error: unknown) => {
+          this.#log.warn({ targetId: info.targetId, err: error }, "could not read the window of a tab; its tools are not listed");
+          return undefined;
+        },
+      );
+      this.snapshot.addPageSession(sessionId, info, windowId);
+    } else if (parentSessionId !== undefined && info.type === "iframe") {
+      if (!this.snapshot.addFrameSession(parentSessionId, sessionId, info)) return;
+    } else {
+      return;
+    }
+    this.#follow(sessionId).catch((error: unknown) => {
+      // A target that closes while it is being set up is simply gone.
+      if (error instanceof CdpSessionClosedError || this.connection.closed) return;
+      this.#log.warn({ targetId: info.targetId, err: error }, "could not follow the WebMCP tools of a target");
+    });
+  }
+
+  /**
+   * Sets up one session. The frame tree is read before `WebMCP.enable`, whose replay of
+   * the tools already registered then finds every frame's URL.
+   */
+  async #follow(sessionId: string): Promise<void> {
+    const send = (method: string, params: object = {}) => this.connection.send(method, params, sessionId);
+    await Promise.all([send("Target.setAutoAttach", { ...AUTO_ATTACH, filter: IFRAMES }), send("Page.enable")]);
+    const { frameTree } = (await send("Page.getFrameTree")) as { frameTree: PageFrameTree };
+    this.snapshot.applyFrameTree(sessionId, frameTree);
+    await send("WebMCP.enable");
+  }
+}

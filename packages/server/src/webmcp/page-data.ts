@@ -1,0 +1,105 @@
+import type { WebMcpInvocationResult, WebMcpToolAnnotations } from "@browser-service/types";
+import type { ToolRespondedEvent } from "./cdp-protocol.js";
+
+/**
+ * The service's bounds on page data (names, descriptions, schemas, outputs, error texts).
+ * Pages choose these values, so each is capped; the README lists them.
+ */
+export const PAGE_DATA_LIMITS = {
+  /** Longer names are not listed: a name must be passed back unchanged, so it cannot be cut. */
+  toolNameChars: 256,
+  /** Longer descriptions are cut to this many characters. */
+  descriptionChars: 8 * 1024,
+  /** Tools whose serialized `input_schema` is larger are not listed. */
+  inputSchemaBytes: 64 * 1024,
+  /** Registrations one browser tracks at most; later ones are not listed. */
+  registrationsPerBrowser: 5_000,
+  /** A larger serialized `output` is dropped and `error_text` says so. */
+  outputBytes: 4 * 1024 * 1024,
+  /** Longer error texts are cut to this many characters. */
+  errorTextChars: 8 * 1024,
+} as const;
+
+/** A registered tool as the service keeps it: checked, bounded page data. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: WebMcpToolAnnotations | undefined;
+  /** Set for a declarative (form) tool: the form's DOM node. */
+  backendNodeId: number | undefined;
+}
+
+/** Whether a `WebMCP.Tool` can be listed, and as what. */
+export type ToolDefinitionCheck = { ok: true; tool: ToolDefinition } | { ok: false; reason: string };
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function truncate(text: string, chars: number): string {
+  return text.length <= chars ? text : `${text.slice(0, chars - 1)}…`;
+}
+
+// `debugging` has no place in the API's closed annotations object, so it is left out.
+const ANNOTATION_NAMES = [
+  ["readOnly", "read_only"],
+  ["untrustedContent", "untrusted_content"],
+  ["consequential", "consequential"],
+  ["autosubmit", "autosubmit"],
+] as const;
+
+function annotationsOf(raw: unknown, declarative: boolean): WebMcpToolAnnotations | undefined {
+  const annotations: WebMcpToolAnnotations = {};
+  if (isPlainObject(raw)) {
+    for (const [from, to] of ANNOTATION_NAMES) {
+      const value = raw[from];
+      if (typeof value === "boolean") annotations[to] = value;
+    }
+  }
+  // Chromium marks only forms declared with `toolautosubmit`; saying so for the others
+  // tells the caller that an invocation will end `awaiting_submission`.
+  if (declarative && annotations.autosubmit === undefined) annotations.autosubmit = false;
+  return Object.keys(annotations).length === 0 ? undefined : annotations;
+}
+
+/** Checks and bounds one `WebMCP.Tool` as the browser reported it. */
+export function toToolDefinition(raw: unknown): ToolDefinitionCheck {
+  if (!isPlainObject(raw) || typeof raw.name !== "string" || raw.name.length === 0) return { ok: false, reason: "it has no name" };
+  if (raw.name.length > PAGE_DATA_LIMITS.toolNameChars) return { ok: false, reason: `its name is longer than ${PAGE_DATA_LIMITS.toolNameChars} characters` };
+  const inputSchema = isPlainObject(raw.inputSchema) ? raw.inputSchema : {};
+  const schemaBytes = Buffer.byteLength(JSON.stringify(inputSchema));
+  if (schemaBytes > PAGE_DATA_LIMITS.inputSchemaBytes) return { ok: false, reason: `its input schema is ${schemaBytes} bytes, over ${PAGE_DATA_LIMITS.inputSchemaBytes}` };
+  const backendNodeId = typeof raw.backendNodeId === "number" && Number.isInteger(raw.backendNodeId) ? raw.backendNodeId : undefined;
+  return {
+    ok: true,
+    tool: {
+      name: raw.name,
+      description: truncate(typeof raw.description === "string" ? raw.description : "", PAGE_DATA_LIMITS.descriptionChars),
+      inputSchema,
+      annotations: annotationsOf(raw.annotations, backendNodeId !== undefined),
+      backendNodeId,
+    },
+  };
+}
+
+/** The spec's `WebMcpInvocationResult` without its `invocation_id`. */
+export type InvocationOutcome = Omit<WebMcpInvocationResult, "invocation_id">;
+
+/** Maps a `WebMCP.toolResponded` event to the API's result, bounding the page's output and error text. */
+export function toInvocationOutcome(event: ToolRespondedEvent): InvocationOutcome {
+  if (event.status === "Completed") {
+    if (event.output === undefined) return { status: "completed" };
+    const bytes = Buffer.byteLength(JSON.stringify(event.output) ?? "");
+    if (bytes > PAGE_DATA_LIMITS.outputBytes) {
+      return { status: "completed", error_text: `The tool completed, but its output (${bytes} bytes serialized) is over the service's limit of ${PAGE_DATA_LIMITS.outputBytes} bytes and was dropped.` };
+    }
+    return { status: "completed", output: event.output };
+  }
+  if (event.status === "Canceled") return { status: "canceled" };
+  // Chromium leaves errorText empty when the tool threw; the exception then says why.
+  const text = (typeof event.errorText === "string" && event.errorText !== "" ? event.errorText : undefined)
+    ?? (typeof event.exception?.description === "string" && event.exception.description !== "" ? event.exception.description : undefined)
+    ?? "The tool failed without an error message.";
+  return { status: "error", error_text: truncate(text, PAGE_DATA_LIMITS.errorTextChars) };
+}

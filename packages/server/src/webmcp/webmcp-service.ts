@@ -1,0 +1,40 @@
+import type { BrowserLifecycle, BrowserEventLog } from "../browsers/browser-service.js";
+import type { LaunchedBrowser } from "../browsers/browser-launcher.js";
+import type { BrowserRow } from "../browsers/browser-store.js";
+import { ConflictError } from "../http/api-errors.js";
+import { BrowserWebMcp } from "./browser-webmcp.js";
+
+/**
+ * WebMCP for every running browser: a {@link BrowserWebMcp} from the moment a browser
+ * starts (it connects at once, so the snapshot is current by the first request) until
+ * its process ends, when its refs go stale.
+ */
+export class WebMcpService implements BrowserLifecycle {
+  readonly #log: BrowserEventLog;
+  readonly #browsers = new Map<string, BrowserWebMcp>();
+
+  constructor(log: BrowserEventLog) {
+    this.#log = log;
+  }
+
+  /** A browser is up: starts following its tools. */
+  started(browserId: string, launched: LaunchedBrowser): void {
+    const webmcp = new BrowserWebMcp(launched.cdpWsUrl, this.#log);
+    this.#browsers.set(browserId, webmcp);
+    webmcp.connect().catch((error: unknown) => this.#log.warn({ browser: browserId, err: error }, "could not connect to a new browser's DevTools for WebMCP; the next WebMCP request tries again"));
+  }
+
+  /** A browser's process ended (stopped or crashed): its tools and refs are gone. */
+  ended(browserId: string): void {
+    const webmcp = this.#browsers.get(browserId);
+    this.#browsers.delete(browserId);
+    webmcp?.end().catch((error: unknown) => this.#log.error({ browser: browserId, err: error }, "could not close the WebMCP connection of an ended browser"));
+  }
+
+  /** The WebMCP of a browser record: 409 `conflict` if its process is not running (crashed, or being stopped). */
+  of(row: BrowserRow): BrowserWebMcp {
+    const webmcp = row.status === "running" ? this.#browsers.get(row.id) : undefined;
+    if (!webmcp) throw new ConflictError(`Browser ${row.id} is not running (status ${row.status === "running" ? "stopping" : row.status}).`);
+    return webmcp;
+  }
+}

@@ -1,0 +1,189 @@
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { createClient } from "@browser-service/client";
+import { describe, expect, it } from "vitest";
+import { ConfigError, createServer, DEFAULT_CONFIG, FixturesError, HELP_TEXT, parseCommand, parseFixtures, runCli } from "../src/index.js";
+import { managedAuth, writeFixtures } from "./support/fixtures.js";
+import { spawnServer } from "./support/child-server.js";
+import { startTestServer, tempDataDir } from "./support/test-server.js";
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { stdout: (text: string) => void out.push(text), stderr: (text: string) => void err.push(text) }, out, err };
+}
+
+describe("configuration", () => {
+  it("defaults to 127.0.0.1:8787, .data, plan limit 10, projects enabled", () => {
+    expect(parseCommand([], {})).toEqual({ kind: "serve", config: DEFAULT_CONFIG });
+    expect(DEFAULT_CONFIG).toEqual({ port: 8787, host: "127.0.0.1", dataDir: ".data", planLimit: 10, fixtures: undefined, projectsDisabled: false });
+  });
+
+  it("reads the environment, and flags beat it", () => {
+    const env = {
+      BROWSER_SERVICE_PORT: "9000",
+      BROWSER_SERVICE_HOST: "0.0.0.0",
+      BROWSER_SERVICE_DATA_DIR: "/srv/data",
+      BROWSER_SERVICE_PLAN_LIMIT: "25",
+      BROWSER_SERVICE_FIXTURES: "/srv/fixtures.json",
+      BROWSER_SERVICE_PROJECTS_DISABLED: "true",
+    };
+    expect(parseCommand([], env)).toEqual({ kind: "serve", config: { port: 9000, host: "0.0.0.0", dataDir: "/srv/data", planLimit: 25, fixtures: "/srv/fixtures.json", projectsDisabled: true } });
+    expect(parseCommand(["--port", "1234", "--plan-limit", "3", "--data-dir", "d", "--host", "::1"], env)).toMatchObject({ config: { port: 1234, planLimit: 3, dataDir: "d", host: "::1" } });
+    expect(parseCommand(["--projects-disabled"], {})).toMatchObject({ config: { projectsDisabled: true } });
+  });
+
+  it("refuses unusable values with a ConfigError that says what is expected", () => {
+    expect(() => parseCommand(["--port", "http"], {})).toThrow(ConfigError);
+    expect(() => parseCommand(["--port", "70000"], {})).toThrow(/--port must be an integer from 0 to 65535/);
+    expect(() => parseCommand([], { BROWSER_SERVICE_PLAN_LIMIT: "-1" })).toThrow(/BROWSER_SERVICE_PLAN_LIMIT/);
+    expect(() => parseCommand([], { BROWSER_SERVICE_PROJECTS_DISABLED: "maybe" })).toThrow(/true or false/);
+    expect(() => parseCommand(["--colour"], {})).toThrow(/--help/);
+    expect(() => parseCommand(["serve"], {})).toThrow(/Unknown command/);
+    expect(() => parseCommand(["--project", "x"], {})).toThrow(/keys create/);
+  });
+
+  it("parses keys create with and without --project", () => {
+    expect(parseCommand(["keys", "create", "--data-dir", "d"], {})).toMatchObject({ kind: "keys-create", project: undefined, config: { dataDir: "d" } });
+    expect(parseCommand(["keys", "create", "--project", "proj_x"], {})).toMatchObject({ kind: "keys-create", project: "proj_x" });
+  });
+
+  it("--help prints every flag and its environment variable", async () => {
+    const { io, out } = capture();
+    expect(await runCli(["--help"], io)).toBe(0);
+    expect(out.join("")).toBe(`${HELP_TEXT}\n`);
+    for (const word of ["--port", "--host", "--data-dir", "--plan-limit", "--fixtures", "--projects-disabled", "BROWSER_SERVICE_PORT", "keys create", "CHROMIUM_PATH"]) expect(HELP_TEXT).toContain(word);
+  });
+
+  it("exits 2 on a bad flag, naming it", async () => {
+    const { io, err } = capture();
+    expect(await runCli(["--port", "x"], io)).toBe(2);
+    expect(err.join("")).toContain("--port");
+  });
+});
+
+describe("keys create", () => {
+  it("issues org-wide and project-scoped keys into a stopped server's data directory", async () => {
+    const first = await startTestServer();
+    const staging = await first.client().projects.create({ name: "staging" });
+    await first.close({ keepData: true });
+
+    const orgWide = capture();
+    expect(await runCli(["keys", "create", "--data-dir", first.dataDir], orgWide.io)).toBe(0);
+    const orgKey = orgWide.out.join("").trim();
+    expect(orgKey).toMatch(/^bsk_[0-9A-Za-z]{32}$/);
+    expect(orgWide.err.join("")).toContain("org-wide");
+    const scoped = capture();
+    expect(await runCli(["keys", "create", "--project", "staging", "--data-dir", first.dataDir], scoped.io)).toBe(0);
+    const scopedKey = scoped.out.join("").trim();
+    const unknown = capture();
+    expect(await runCli(["keys", "create", "--project", "nope", "--data-dir", first.dataDir], unknown.io)).toBe(1);
+    expect(unknown.err.join("")).toContain("unknown_project");
+
+    const t = await startTestServer({ dataDir: first.dataDir });
+    try {
+      expect((await t.client({ apiKey: orgKey }).projects.list()).length).toBe(2);
+      expect((await t.client({ apiKey: scopedKey }).projects.list()).map((project) => project.id)).toEqual([staging.id]);
+      expect(t.mismatches).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("asks a running server for the key, which then works at once", async () => {
+    const dataDir = tempDataDir();
+    const server = await spawnServer(dataDir);
+    try {
+      const admin = createClient({ baseUrl: server.url, apiKey: server.printedKey as string, projectId: null });
+      const staging = await admin.projects.create({ name: "staging" });
+      const scoped = capture();
+      expect(await runCli(["keys", "create", "--project", staging.id, "--data-dir", dataDir], scoped.io)).toBe(0);
+      const key = scoped.out.join("").trim();
+      expect((await createClient({ baseUrl: server.url, apiKey: key, projectId: null }).projects.list()).map((project) => project.name)).toEqual(["staging"]);
+      const unknown = capture();
+      expect(await runCli(["keys", "create", "--project", "nope", "--data-dir", dataDir], unknown.io)).toBe(1);
+      expect(unknown.err.join("")).toContain("unknown_project");
+      expect(readdirSync(join(dataDir, "key-requests"))).toEqual([]);
+    } finally {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a data directory the server never initialized", async () => {
+    const dataDir = tempDataDir();
+    const { io, err } = capture();
+    expect(await runCli(["keys", "create", "--data-dir", dataDir], io)).toBe(1);
+    expect(err.join("")).toContain("start the server there once first");
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+});
+
+describe("first start", () => {
+  it("creates the organization, Default and an org-wide key once; later starts create nothing", async () => {
+    const first = await startTestServer();
+    expect(first.server.firstStart).toMatchObject({ project: { name: "Default" }, key: { projectId: null } });
+    await first.close({ keepData: true });
+    const second = await createServer({ dataDir: first.dataDir, launcher: { launch: () => Promise.reject(new Error("unused")) } });
+    try {
+      expect(second.firstStart).toBeUndefined();
+    } finally {
+      await second.close();
+      rmSync(first.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("fixtures", () => {
+  it("loads auth connections per project (creating missing projects) and serves them scoped", async () => {
+    const dataDir = tempDataDir();
+    const record = managedAuth("mac_1", {
+      flow_status: "IN_PROGRESS",
+      flow_step: "AWAITING_INPUT",
+      flow_type: "LOGIN",
+      hosted_url: "https://login.example.org/hosted",
+      live_view_url: "https://live.example.org/view",
+      discovered_fields: [{ name: "email", type: "email", label: "Email", selector: "#email" }],
+      allowed_domains: ["login.example.org"],
+    });
+    const fixtures = writeFixtures(dataDir, { auth_connections: [{ project: "shop", ...record }], pool_reservations: [] });
+    const t = await startTestServer({ dataDir, fixtures });
+    try {
+      const client = t.client();
+      const shop = await client.projects.get("shop");
+      expect(await client.authConnections.get("mac_1", { projectId: shop.id })).toEqual(record);
+      await expect(client.authConnections.get("mac_1")).rejects.toMatchObject({ status: 404, code: "not_found" });
+      expect(t.mismatches).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("names every problem of a bad fixtures file by JSON pointer", () => {
+    const text = JSON.stringify({
+      auth_connections: [{ project: "p", ...managedAuth("a", { status: "MAYBE" }) }, { ...managedAuth("b") }, { project: "p", ...managedAuth("a") }, { project: "p", ...managedAuth("a") }],
+      pool_reservations: [{ project: "p", name: "x", size: -1, color: "red" }],
+      browsers: [],
+    });
+    let error: unknown;
+    try {
+      parseFixtures(text, "f.json");
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(FixturesError);
+    const message = (error as Error).message;
+    for (const part of ["/browsers is not a fixtures section", "/auth_connections/0: /status", "/auth_connections/1/project", "/auth_connections/3/id \"a\" is used", "/pool_reservations/0/size", "/pool_reservations/0/color"]) {
+      expect(message).toContain(part);
+    }
+    expect(() => parseFixtures("{", "broken.json")).toThrow(/broken.json is not JSON/);
+  });
+
+  it("a bad fixtures file stops the start and leaves the data directory usable", async () => {
+    const dataDir = tempDataDir();
+    const fixtures = writeFixtures(dataDir, { auth_connections: [{ project: "p", id: "x" }] });
+    await expect(startTestServer({ dataDir, fixtures })).rejects.toThrow(FixturesError);
+    const t = await startTestServer({ dataDir });
+    await t.close();
+  });
+});

@@ -1,0 +1,146 @@
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import sqlite3 from "node-sqlite3-wasm";
+import { createClient } from "@browser-service/client";
+import { afterAll, describe, expect, it } from "vitest";
+import { spawnServer } from "./support/child-server.js";
+import { tempDataDir } from "./support/test-server.js";
+import { devtoolsHttp } from "./support/tracking-launcher.js";
+import { goodExtensionZip } from "./support/zip-writer.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function newDataDir(): string {
+  const dir = tempDataDir();
+  dirs.push(dir);
+  return dir;
+}
+
+const clientFor = (url: string, apiKey: string) => createClient({ baseUrl: url, apiKey, projectId: null, maxRetries: 0 });
+
+function integrityCheck(dataDir: string): string {
+  const db = new sqlite3.Database(join(dataDir, "browser-service.sqlite"), { readOnly: true });
+  try {
+    return String(db.get("PRAGMA integrity_check")?.integrity_check);
+  } finally {
+    db.close();
+  }
+}
+
+describe("durability across SIGKILL", () => {
+  it("keeps every write acknowledged right before a SIGKILL", async () => {
+    const dataDir = newDataDir();
+    let server = await spawnServer(dataDir);
+    const key = server.printedKey as string;
+    expect(key).toMatch(/^bsk_[0-9A-Za-z]{32}$/);
+
+    const project = await clientFor(server.url, key).projects.create({ name: "durable" });
+    await server.kill();
+    server = await spawnServer(dataDir);
+    expect(server.printedKey).toBeUndefined();
+    expect(await clientFor(server.url, key).projects.get("durable")).toEqual(project);
+
+    const zip = goodExtensionZip();
+    const extension = await clientFor(server.url, key).extensions.upload({ file: zip, name: "kept" }, { projectId: project.id });
+    await server.kill();
+    server = await spawnServer(dataDir);
+    expect(readFileSync(join(dataDir, "extensions", `${extension.id}.zip`)).equals(zip)).toBe(true);
+    expect(createHash("sha256").update(zip).digest("hex")).toBe(extension.checksum);
+    await expect(clientFor(server.url, key).extensions.upload({ file: zip, name: "kept" }, { projectId: project.id })).rejects.toMatchObject({ status: 409 });
+
+    await clientFor(server.url, key).projects.updateLimits("durable", { max_concurrent_sessions: 3 });
+    await clientFor(server.url, key).projects.update("durable", { status: "archived" });
+    await server.kill();
+    server = await spawnServer(dataDir);
+    expect(await clientFor(server.url, key).projects.getLimits("durable")).toMatchObject({ max_concurrent_sessions: 3 });
+    expect((await clientFor(server.url, key).projects.get("durable")).status).toBe("archived");
+    expect(await server.stop()).toBe(0);
+    expect(integrityCheck(dataDir)).toBe("ok");
+  });
+
+  it("loses no acknowledged write when killed in the middle of concurrent writes, and stays consistent", async () => {
+    const dataDir = newDataDir();
+    let server = await spawnServer(dataDir);
+    const key = server.printedKey as string;
+    const acknowledgedProjects: string[] = [];
+    const acknowledgedExtensions: string[] = [];
+    const ROUNDS = 5;
+    const WRITES = 24;
+    const KILL_AFTER = 8;
+    for (let round = 0; round < ROUNDS; round++) {
+      const client = clientFor(server.url, key);
+      let acks = 0;
+      let killing: Promise<void> | undefined;
+      const acknowledge = (list: string[], name: string) => {
+        list.push(name);
+        if (++acks === KILL_AFTER) killing = server.kill();
+      };
+      const writes = Array.from({ length: WRITES }, (_, i) => {
+        const name = `r${round}-w${i}`;
+        return i % 4 === 0
+          ? client.extensions.upload({ file: goodExtensionZip(), name }).then(() => acknowledge(acknowledgedExtensions, name))
+          : client.projects.create({ name }).then(() => acknowledge(acknowledgedProjects, name));
+      });
+      // Writes cut off by the kill fail; only acknowledged ones are promised to survive.
+      const outcomes = await Promise.allSettled(writes);
+      expect(outcomes.some((outcome) => outcome.status === "fulfilled")).toBe(true);
+      await (killing ?? server.kill());
+      server = await spawnServer(dataDir);
+    }
+    const client = clientFor(server.url, key);
+    const names = new Set<string>();
+    for await (const project of client.projects.listAll({ limit: 100 })) names.add(project.name);
+    expect(acknowledgedProjects.length).toBeGreaterThanOrEqual(ROUNDS);
+    for (const name of acknowledgedProjects) expect(names.has(name), name).toBe(true);
+    for (const name of acknowledgedExtensions) {
+      await expect(client.extensions.upload({ file: goodExtensionZip(), name }), name).rejects.toMatchObject({ status: 409, code: "name_conflict" });
+    }
+    expect(readdirSync(join(dataDir, "uploads"))).toEqual([]);
+    expect(await server.stop()).toBe(0);
+    expect(integrityCheck(dataDir)).toBe("ok");
+  });
+
+  it("after a SIGKILL, marks browsers left running as crashed and ends their processes", async () => {
+    const dataDir = newDataDir();
+    let server = await spawnServer(dataDir);
+    const key = server.printedKey as string;
+    const browser = await clientFor(server.url, key).browsers.create({ name: "orphan" });
+    await server.kill();
+    // The orphan outlives the killed server...
+    expect((await fetch(`${devtoolsHttp(browser.cdp_ws_url)}/json/version`)).ok).toBe(true);
+    server = await spawnServer(dataDir);
+    try {
+      // ...until the next start ends it and records the crash, freeing its slot.
+      await expect(fetch(`${devtoolsHttp(browser.cdp_ws_url)}/json/version`)).rejects.toThrow();
+      expect(await clientFor(server.url, key).browsers.get("orphan")).toMatchObject({ id: browser.id, status: "crashed" });
+      expect((await clientFor(server.url, key).limits.get()).concurrent_sessions_used).toBe(0);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("exits 0 on SIGTERM and releases the data directory", async () => {
+    const dataDir = newDataDir();
+    const server = await spawnServer(dataDir);
+    expect(await server.stop()).toBe(0);
+    expect(readdirSync(dataDir)).not.toContain("server.pid");
+    const again = await spawnServer(dataDir);
+    expect(await again.stop()).toBe(0);
+  });
+
+  it("refuses a second server on the same data directory", async () => {
+    const dataDir = newDataDir();
+    const server = await spawnServer(dataDir);
+    try {
+      await expect(spawnServer(dataDir)).rejects.toThrow(/in use by the server with pid/);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,135 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteDatabase, StorageError } from "../src/storage/database.js";
+import { applyMigrations, MigrationError, readMigrations } from "../src/storage/migrations.js";
+import { startTestServer, tempDataDir } from "./support/test-server.js";
+
+const dirs: string[] = [];
+function scratch(): string {
+  const dir = mkdtempSync(join(tmpdir(), "browser-service-storage-"));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("database", () => {
+  it("opens with the durability pragmas: rollback journal and synchronous=FULL", () => {
+    const db = SqliteDatabase.open(join(scratch(), "a.sqlite"));
+    try {
+      expect(db.get<{ journal_mode: string }>("PRAGMA journal_mode")?.journal_mode).toBe("delete");
+      expect(db.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous).toBe(2);
+      expect(db.get<{ foreign_keys: number }>("PRAGMA foreign_keys")?.foreign_keys).toBe(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("rolls a transaction back when its work throws, and refuses asynchronous work", () => {
+    const db = SqliteDatabase.open(join(scratch(), "b.sqlite"));
+    try {
+      db.exec("CREATE TABLE t (v INTEGER)");
+      expect(() =>
+        db.transaction(() => {
+          db.run("INSERT INTO t VALUES (1)");
+          throw new Error("boom");
+        }),
+      ).toThrow("boom");
+      expect(() => db.transaction(() => Promise.resolve(db.run("INSERT INTO t VALUES (2)")))).toThrow(StorageError);
+      expect(() => db.transaction(() => db.transaction(() => 1))).toThrow(/do not nest/);
+      expect(db.all("SELECT v FROM t")).toEqual([]);
+      db.transaction(() => db.run("INSERT INTO t VALUES (3)"));
+      expect(db.all("SELECT v FROM t")).toEqual([{ v: 3 }]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("migrations", () => {
+  it("applies the repository's migrations in order, once, recording each", () => {
+    const db = SqliteDatabase.open(join(scratch(), "m.sqlite"));
+    try {
+      const all = readMigrations();
+      expect(all[0]?.name).toBe("init");
+      expect(applyMigrations(db)).toEqual(all.map((migration) => migration.version));
+      expect(applyMigrations(db)).toEqual([]);
+      expect(db.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version").map((row) => row.version)).toEqual(all.map((migration) => migration.version));
+    } finally {
+      db.close();
+    }
+  });
+
+  it("applies a later migration alone, and rolls back a failing one without recording it", () => {
+    const dir = scratch();
+    writeFileSync(join(dir, "0001_first.sql"), "CREATE TABLE a (x INTEGER);");
+    const db = SqliteDatabase.open(join(dir, "m.sqlite"));
+    try {
+      expect(applyMigrations(db, readMigrations(dir))).toEqual([1]);
+      writeFileSync(join(dir, "0002_broken.sql"), "CREATE TABLE b (x INTEGER); INSERT INTO missing VALUES (1);");
+      expect(() => applyMigrations(db, readMigrations(dir))).toThrow(MigrationError);
+      expect(db.get("SELECT name FROM sqlite_master WHERE name = 'b'")).toBeUndefined();
+      writeFileSync(join(dir, "0002_broken.sql"), "CREATE TABLE b (x INTEGER);");
+      expect(applyMigrations(db, readMigrations(dir))).toEqual([2]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("refuses gaps in the numbering and a database newer than the server", () => {
+    const dir = scratch();
+    writeFileSync(join(dir, "0001_a.sql"), "SELECT 1;");
+    writeFileSync(join(dir, "0003_c.sql"), "SELECT 1;");
+    expect(() => readMigrations(dir)).toThrow(/out of sequence/);
+    const db = SqliteDatabase.open(join(dir, "n.sqlite"));
+    try {
+      applyMigrations(db);
+      db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 'x')");
+      expect(() => applyMigrations(db)).toThrow(/newer than this server/);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("crash recovery", () => {
+  it("starts after a process died inside a write transaction: the write is rolled back, the lock cleared", async () => {
+    const dataDir = tempDataDir();
+    const first = await startTestServer({ dataDir });
+    await first.close({ keepData: true });
+    const databaseFile = join(dataDir, "browser-service.sqlite");
+    // A process that dies by SIGKILL between a write and its commit.
+    const script = `
+      const { Database } = require("node-sqlite3-wasm");
+      const db = new Database(${JSON.stringify(databaseFile)});
+      db.exec("PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL; BEGIN IMMEDIATE");
+      db.run("UPDATE projects SET name = 'half-written'");
+      process.kill(process.pid, "SIGKILL");`;
+    const result = spawnSync(process.execPath, ["-e", script], { cwd: join(import.meta.dirname, "..") });
+    expect(result.signal).toBe("SIGKILL");
+    expect(existsSync(`${databaseFile}.lock`)).toBe(true);
+    expect(existsSync(`${databaseFile}-journal`)).toBe(true);
+    // A stale owner file of a process that no longer runs must not block the start either.
+    writeFileSync(join(dataDir, "server.pid"), `${result.pid}\n`);
+    mkdirSync(join(dataDir, "uploads", "leftover"), { recursive: true });
+
+    const second = await startTestServer({ dataDir });
+    try {
+      expect((await second.client().projects.list()).map((project) => project.name)).toEqual(["Default"]);
+      expect(existsSync(join(dataDir, "uploads", "leftover"))).toBe(false);
+    } finally {
+      await second.close({ keepData: true });
+    }
+    const db = SqliteDatabase.open(databaseFile);
+    try {
+      expect(db.get<{ integrity_check: string }>("PRAGMA integrity_check")?.integrity_check).toBe("ok");
+    } finally {
+      db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

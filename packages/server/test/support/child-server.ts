@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+
+const BIN = fileURLToPath(new URL("../../bin/browser-service-server.mjs", import.meta.url));
+
+/** The server running as a child process, as a user runs it. */
+export interface ChildServer {
+  child: ChildProcess;
+  url: string;
+  /** The key the first start printed, if this start was the first. */
+  printedKey: string | undefined;
+  /** Everything printed to stdout so far. */
+  stdout(): string;
+  /** SIGKILL: no cleanup of any kind. */
+  kill(): Promise<void>;
+  /** SIGTERM, and the exit code once it has exited. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `browser-service-server` (the built bin) on `dataDir` and an ephemeral port of 127.0.0.1. */
+export async function spawnServer(dataDir: string, args: string[] = []): Promise<ChildServer> {
+  const child = spawn(process.execPath, [BIN, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, LOG_LEVEL: "warn" },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = once(child, "exit");
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match) {
+        child.stdout.off("data", onData);
+        resolve(match[1] as string);
+      }
+    };
+    child.stdout.on("data", onData);
+    void exited.then(([code]) => reject(new Error(`The server exited (code ${code}) before listening.\nstdout: ${stdout}\nstderr: ${stderr}`)));
+  });
+  return {
+    child,
+    url,
+    printedKey: /BROWSER_SERVICE_API_KEY=(bsk_\w+)/.exec(stdout)?.[1],
+    stdout: () => stdout,
+    async kill() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      const [code] = await exited;
+      return code as number | null;
+    },
+  };
+}
