@@ -27,6 +27,7 @@ export {
   UnsupportedMediaTypeError,
   UploadInputError,
 } from "./errors.js";
+export type { ErrorBody } from "./errors.js";
 export type { RawMethods, Resources } from "./generated/facade.js";
 export type { CallOptions, ClientOptions, RequestOptions } from "./options.js";
 export type { RawInit, RawMethod, RawResult } from "./raw.js";
