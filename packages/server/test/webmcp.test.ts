@@ -2,7 +2,7 @@ import type { BrowserServiceClient } from "@browser-service/client";
 import type { Browser, WebMcpTool } from "@browser-service/types";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PageServer } from "./support/page-server.js";
+import { PageServer } from "@browser-service/test-pages";
 import { startTestServer, type TestServer } from "./support/test-server.js";
 import { TrackingLauncher } from "./support/tracking-launcher.js";
 import { drive, named, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";

@@ -5,7 +5,7 @@ import { type BrowserServiceClient, createClient } from "@browser-service/client
 import { type BrowserServiceServer, createServer } from "@browser-service/server";
 import type { WebMcpTool } from "@browser-service/types";
 import { type Browser as PlaywrightBrowser, chromium, type Page } from "playwright-core";
-import { PageServer } from "./page-server.js";
+import { PageServer } from "@browser-service/test-pages";
 import { servePages } from "./pages.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { PageServer } from "./page-server.js";
+import type { PageServer } from "@browser-service/test-pages";
 
 // Every tool reports its run to the page server before doing anything else, so a count
 // is the proof of how many times a tool ran, whatever the service answered.
