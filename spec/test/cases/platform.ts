@@ -33,7 +33,7 @@ const browser = {
   name: null,
   status: "running",
   created_at: "2026-11-01T09:30:00Z",
-  cdp_ws_url: "ws://127.0.0.1:8787/browsers/brw_1/cdp",
+  cdp_ws_url: "ws://127.0.0.1:40417/devtools/browser/6f1c2b1e-8a3d-4d2e-9b7a-0c5e4f3d2a19",
 };
 const { checksum: _omitted, ...legacyExtension } = extension;
 
