@@ -1,14 +1,9 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BrowserServiceError, ClientOptionsError, createClient } from "../../src/index.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = useTestServer();
 beforeEach(() => {
-  server.requests.length = 0;
   server.route("GET", "/org/projects", { body: [], headers: { "X-Has-More": "false", "X-Next-Offset": "0" } });
   server.route("GET", "/org/limits", { body: { max_concurrent_sessions: 5 } });
   // Every test starts with none of the client's variables set, whatever the shell has.

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   APIConnectionError,
   APIError,
@@ -18,16 +18,11 @@ import {
   RateLimitError,
   UnsupportedMediaTypeError,
 } from "../../src/index.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { startTestServer, useTestServer } from "../helpers/test-server.js";
 import { testOptions, transports } from "../helpers/transports.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = useTestServer();
 beforeEach(() => {
-  server.requests.length = 0;
 });
 
 /** The error a call rejects with; fails the test if it resolves. */

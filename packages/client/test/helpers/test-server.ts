@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 
 /** One request as the server saw it. */
 export interface SeenRequest {
@@ -66,6 +67,22 @@ function answer(reply: Reply, request: SeenRequest, response: ServerResponse): v
   };
   if (reply.delayMs) setTimeout(send, reply.delayMs);
   else send();
+}
+
+/**
+ * The {@link TestServer} of one test file: started before its tests, its request log
+ * cleared before each, closed after all. The object is filled in when `beforeAll` ran.
+ */
+export function useTestServer(): TestServer {
+  const server = {} as TestServer;
+  beforeAll(async () => {
+    Object.assign(server, await startTestServer());
+  });
+  beforeEach(() => {
+    server.requests.length = 0;
+  });
+  afterAll(() => server.close());
+  return server;
 }
 
 /** Starts a {@link TestServer} on a free port of 127.0.0.1. */

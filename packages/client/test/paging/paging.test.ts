@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createClient, PaginationError } from "../../src/index.js";
-import { type Reply, startTestServer, type TestServer } from "../helpers/test-server.js";
+import { type Reply, useTestServer } from "../helpers/test-server.js";
 import { testOptions } from "../helpers/transports.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = useTestServer();
 beforeEach(() => {
-  server.requests.length = 0;
 });
 
 const project = (n: number) => ({ id: `proj_${n}`, name: `p${n}`, status: "active", created_at: "2025-01-01T00:00:00Z", updated_at: "2025-01-01T00:00:00Z" });

@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { APIConnectionError, APIUserAbortError, createClient, InternalServerError, OutcomeUnknownError, RateLimitError } from "../../src/index.js";
 import { resolveOptions } from "../../src/options.js";
 import { transport as nodeTransport } from "../../src/platform/node.js";
 import { createCall } from "../../src/request.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 import { testOptions, transports } from "../helpers/transports.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(() => server.close());
+const server = useTestServer();
 beforeEach(() => {
-  server.requests.length = 0;
 });
 
 const limits = { max_concurrent_sessions: 10, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 1, concurrent_sessions_available: 9 };

@@ -1,7 +1,7 @@
 import { ConflictError } from "@browser-service/client";
 import type { WebMcpTool } from "@browser-service/types";
 import type { Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   compileInputSchema,
   describeToolsForModel,
@@ -13,22 +13,10 @@ import {
   UnsafeSchemaError,
   UsageError,
 } from "../../src/index.js";
-import { type Harness, startHarness, waitForPage, waitForTools } from "../support/harness.js";
+import { useHarness, waitForPage, waitForTools } from "../support/harness.js";
 import { hookListTools } from "../support/hooked-client.js";
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-
-afterEach(async () => {
-  await h.reset();
-});
-
-afterAll(async () => {
-  await h.close();
-});
+const h = useHarness();
 
 async function openShop(): Promise<{ tab: Page; url: string }> {
   const url = h.pages.url("/shop");

@@ -1,20 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { invokeTool, type InvocationResult, untrustedClose, untrustedOpen } from "../../src/index.js";
-import { type Harness, startHarness, waitForPage } from "../support/harness.js";
+import { useHarness, waitForPage } from "../support/harness.js";
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-
-afterEach(async () => {
-  await h.reset();
-});
-
-afterAll(async () => {
-  await h.close();
-});
+const h = useHarness();
 
 async function openShop() {
   const url = h.pages.url("/shop");

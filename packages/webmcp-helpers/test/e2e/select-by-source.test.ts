@@ -1,21 +1,9 @@
 import type { WebMcpTool } from "@browser-service/types";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AmbiguousToolError, type CompletedResult, invokeTool, listTools, selectTool, type ToolCriteria } from "../../src/index.js";
-import { type Harness, startHarness, waitForPage, waitForTools } from "../support/harness.js";
+import { useHarness, waitForPage, waitForTools } from "../support/harness.js";
 
-let h: Harness;
-
-beforeAll(async () => {
-  h = await startHarness();
-});
-
-afterEach(async () => {
-  await h.reset();
-});
-
-afterAll(async () => {
-  await h.close();
-});
+const h = useHarness();
 
 function ambiguity(tools: WebMcpTool[], criteria: ToolCriteria): AmbiguousToolError {
   try {

@@ -6,6 +6,7 @@ import { type BrowserServiceServer, createServer } from "@browser-service/server
 import type { WebMcpTool } from "@browser-service/types";
 import { type Browser as PlaywrightBrowser, chromium, type Page } from "playwright-core";
 import { PageServer } from "@browser-service/test-pages";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { servePages } from "./pages.js";
 
 /**
@@ -28,6 +29,20 @@ export interface Harness {
   /** Closes every tab opened since the last call, waits until no tools are left, and resets the run counts. */
   reset(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The harness of one test file: started before its tests, reset after each, closed after
+ * all. The returned object is filled in when `beforeAll` has run.
+ */
+export function useHarness(): Harness {
+  const h = {} as Harness;
+  beforeAll(async () => {
+    Object.assign(h, await startHarness());
+  });
+  afterEach(() => h.reset());
+  afterAll(() => h.close());
+  return h;
 }
 
 /** Starts the server, a browser, the pages and Playwright. */
