@@ -36,7 +36,8 @@ function memoryMiB(pid, field) {
 }
 
 async function startServer(dataDir) {
-  const child = spawn(process.execPath, [bin, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1"], {
+  // The per-key rate limit is off: this measures serving requests, not refusing them (bench/rate-limit.mjs measures the limit).
+  const child = spawn(process.execPath, [bin, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--rate-limit", "0"], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, LOG_LEVEL: "warn" },
   });

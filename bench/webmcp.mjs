@@ -106,7 +106,8 @@ class TrackingLauncher {
 }
 const launcher = new TrackingLauncher();
 const dataDir = mkdtempSync(join(tmpdir(), "browser-service-bench-webmcp-"));
-const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, launcher });
+// The per-key rate limit is off: the rows measure WebMCP through the server, not the limit.
+const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, launcher, rateLimits: { perKey: { rate: 0, burst: 1 } } });
 const base = await server.listen();
 const authorization = `Bearer ${server.firstStart.key.secret}`;
 

@@ -26,6 +26,10 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     planLimit: config.planLimit,
     projectsDisabled: config.projectsDisabled,
     ...(config.fixtures === undefined ? {} : { fixtures: config.fixtures }),
+    rateLimits: {
+      perKey: { rate: config.rateLimit, burst: config.rateLimitBurst },
+      authFailuresPerAddress: { rate: config.authFailureLimit, burst: config.authFailureBurst },
+    },
     logger: { level: process.env.LOG_LEVEL ?? "info" },
   });
   if (server.firstStart) io.stdout(firstStartBanner(server.firstStart, dataDirLayout(config.dataDir).root));

@@ -14,6 +14,14 @@ export interface ServerConfig {
   fixtures: string | undefined;
   /** Whether the organization has projects disabled (project administration answers 404). */
   projectsDisabled: boolean;
+  /** Requests per second each API key may make, sustained; `0` turns the limit off. */
+  rateLimit: number;
+  /** Requests an API key may make at once after a quiet spell. */
+  rateLimitBurst: number;
+  /** Failed authentications per second from each client address, sustained; `0` turns the limit off. */
+  authFailureLimit: number;
+  /** Failed authentications an address may make at once after a quiet spell. */
+  authFailureBurst: number;
 }
 
 /** A flag or environment variable has a value the server cannot use. */
@@ -35,6 +43,13 @@ export const DEFAULT_CONFIG: ServerConfig = {
   planLimit: 10,
   fixtures: undefined,
   projectsDisabled: false,
+  // Far above what an agent driving browsers sends, so only a runaway loop meets it.
+  rateLimit: 50,
+  rateLimitBurst: 100,
+  // Keys carry ~190 random bits, so guessing is hopeless anyway: this bounds the cost of a
+  // flood of wrong keys (and the log noise), and is still plenty for a mistyped key.
+  authFailureLimit: 10,
+  authFailureBurst: 20,
 };
 
 /** What `--help` prints. */
@@ -49,6 +64,11 @@ Options (a flag beats its environment variable):
   --plan-limit <n>      BROWSER_SERVICE_PLAN_LIMIT         organization concurrency limit (default 10)
   --fixtures <file>     BROWSER_SERVICE_FIXTURES           JSON file of auth connections and pool reservations to load
   --projects-disabled   BROWSER_SERVICE_PROJECTS_DISABLED  answer project administration with 404 projects_disabled
+  --rate-limit <n>      BROWSER_SERVICE_RATE_LIMIT         requests per second per API key, sustained (default 50; 0 turns it off)
+  --rate-limit-burst <n>  BROWSER_SERVICE_RATE_LIMIT_BURST  requests per API key at once (default 100)
+  --auth-failure-limit <n>  BROWSER_SERVICE_AUTH_FAILURE_LIMIT  failed authentications per second per client address
+                                                           (default 10; 0 turns it off); over it, 429 for every request
+  --auth-failure-burst <n>  BROWSER_SERVICE_AUTH_FAILURE_BURST  failed authentications per address at once (default 20)
   --project <id>        (keys create) scope the new key to this project; org-wide without it
   -h, --help                                               print this help
 
@@ -67,6 +87,13 @@ function integer(name: string, raw: string, min: number, max: number): number {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}; received "${raw}".`);
   }
   return Number(raw);
+}
+
+/** An integer flag (beating its environment variable) in `unit`s, or `undefined` when neither is set. */
+function numberSetting(flagValue: string | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string, min: number, max: number, unit: number): number | undefined {
+  const raw = flagValue ?? env[envName];
+  if (raw === undefined || raw === "") return undefined;
+  return integer(flagValue === undefined ? envName : flagName, raw, min, max) * unit;
 }
 
 function flag(name: string, raw: string): boolean {
@@ -90,6 +117,10 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "plan-limit": { type: "string" },
         fixtures: { type: "string" },
         "projects-disabled": { type: "boolean" },
+        "rate-limit": { type: "string" },
+        "rate-limit-burst": { type: "string" },
+        "auth-failure-limit": { type: "string" },
+        "auth-failure-burst": { type: "string" },
         project: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -110,6 +141,10 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     planLimit: planLimit === undefined ? DEFAULT_CONFIG.planLimit : integer(values["plan-limit"] === undefined ? "BROWSER_SERVICE_PLAN_LIMIT" : "--plan-limit", planLimit, 0, 1_000_000),
     fixtures: values.fixtures ?? (env.BROWSER_SERVICE_FIXTURES || undefined),
     projectsDisabled: projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
+    rateLimit: numberSetting(values["rate-limit"], "--rate-limit", env, "BROWSER_SERVICE_RATE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimit,
+    rateLimitBurst: numberSetting(values["rate-limit-burst"], "--rate-limit-burst", env, "BROWSER_SERVICE_RATE_LIMIT_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimitBurst,
+    authFailureLimit: numberSetting(values["auth-failure-limit"], "--auth-failure-limit", env, "BROWSER_SERVICE_AUTH_FAILURE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureLimit,
+    authFailureBurst: numberSetting(values["auth-failure-burst"], "--auth-failure-burst", env, "BROWSER_SERVICE_AUTH_FAILURE_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureBurst,
   };
 
   if (positionals.length === 0) {

@@ -16,6 +16,7 @@ export { KeyIssueError } from "./auth/issue-key.js";
 export type { IssuedKey, Credential } from "./auth/api-key-store.js";
 export type { FirstStart } from "./organization/first-start.js";
 export type { ResponseCheckOptions, ResponseMismatch } from "./http/response-check.js";
+export type { RateLimit, RateLimitSettings } from "./http/rate-limiter.js";
 export { DataDirInUseError } from "./storage/data-dir.js";
 export { MigrationError } from "./storage/migrations.js";
 export { StorageError } from "./storage/database.js";

@@ -11,6 +11,7 @@ import { loadFixtures } from "./fixtures/load-fixtures.js";
 import { installErrorHandling } from "./http/error-handler.js";
 import { installRequestIdHeader, newRequestId } from "./http/request-id.js";
 import { installResponseCheck, type ResponseCheckOptions } from "./http/response-check.js";
+import { RateLimits, type RateLimitSettings } from "./http/rate-limiter.js";
 import "./http/fastify-augment.js";
 import { initializeOrganization, type FirstStart } from "./organization/first-start.js";
 import { registerApi } from "./routes/register-api.js";
@@ -38,6 +39,11 @@ export interface CreateServerOptions {
   logger?: FastifyServerOptions["logger"];
   /** Checks every response against the spec (tests turn this on). Default off. */
   responseCheck?: ResponseCheckOptions;
+  /**
+   * Request rate limits per API key and failed authentications per client address; each
+   * defaults as in {@link DEFAULT_CONFIG}, and a `rate` of 0 turns one off.
+   */
+  rateLimits?: Partial<RateLimitSettings>;
 }
 
 /** A server built by {@link createServer}. */
@@ -74,6 +80,12 @@ const MAX_PARAM_LENGTH = 1024;
 export async function createServer(options: CreateServerOptions): Promise<BrowserServiceServer> {
   const layout = dataDirLayout(options.dataDir);
   const planLimit = options.planLimit ?? DEFAULT_CONFIG.planLimit;
+  // Built before anything is opened: a bad setting throws with nothing to undo.
+  const rateLimits = new RateLimits({
+    perKey: options.rateLimits?.perKey ?? { rate: DEFAULT_CONFIG.rateLimit, burst: DEFAULT_CONFIG.rateLimitBurst },
+    authFailuresPerAddress: options.rateLimits?.authFailuresPerAddress ?? { rate: DEFAULT_CONFIG.authFailureLimit, burst: DEFAULT_CONFIG.authFailureBurst },
+    ...(options.rateLimits?.clock === undefined ? {} : { clock: options.rateLimits.clock }),
+  });
   const releaseDataDir = claimDataDir(layout);
   let stores;
   try {
@@ -111,7 +123,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     installRequestIdHeader(app);
     if (options.responseCheck) installResponseCheck(app, options.responseCheck);
     installErrorHandling(app);
-    await registerApi(app, { stores, browsers, webmcp, planLimit, projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled });
+    await registerApi(app, { stores, browsers, webmcp, rateLimits, planLimit, projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled });
     await app.ready();
   } catch (error) {
     stores.db.close();

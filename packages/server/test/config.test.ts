@@ -16,7 +16,8 @@ function capture() {
 describe("configuration", () => {
   it("defaults to 127.0.0.1:8787, .data, plan limit 10, projects enabled", () => {
     expect(parseCommand([], {})).toEqual({ kind: "serve", config: DEFAULT_CONFIG });
-    expect(DEFAULT_CONFIG).toEqual({ port: 8787, host: "127.0.0.1", dataDir: ".data", planLimit: 10, fixtures: undefined, projectsDisabled: false });
+    // Other settings' defaults are checked with their features (rate-limit.test.ts, ...).
+    expect(DEFAULT_CONFIG).toMatchObject({ port: 8787, host: "127.0.0.1", dataDir: ".data", planLimit: 10, fixtures: undefined, projectsDisabled: false });
   });
 
   it("reads the environment, and flags beat it", () => {
@@ -28,7 +29,7 @@ describe("configuration", () => {
       BROWSER_SERVICE_FIXTURES: "/srv/fixtures.json",
       BROWSER_SERVICE_PROJECTS_DISABLED: "true",
     };
-    expect(parseCommand([], env)).toEqual({ kind: "serve", config: { port: 9000, host: "0.0.0.0", dataDir: "/srv/data", planLimit: 25, fixtures: "/srv/fixtures.json", projectsDisabled: true } });
+    expect(parseCommand([], env)).toMatchObject({ kind: "serve", config: { port: 9000, host: "0.0.0.0", dataDir: "/srv/data", planLimit: 25, fixtures: "/srv/fixtures.json", projectsDisabled: true } });
     expect(parseCommand(["--port", "1234", "--plan-limit", "3", "--data-dir", "d", "--host", "::1"], env)).toMatchObject({ config: { port: 1234, planLimit: 3, dataDir: "d", host: "::1" } });
     expect(parseCommand(["--projects-disabled"], {})).toMatchObject({ config: { projectsDisabled: true } });
   });

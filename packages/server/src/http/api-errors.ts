@@ -166,6 +166,23 @@ export class ConcurrencyLimitExceededError extends ApiError {
 }
 
 /**
+ * 429 `rate_limited`: over a request rate limit. `Retry-After` and the message give the
+ * wait in whole seconds, rounded up and at least 1, so that a client waiting that long
+ * finds the limit open again.
+ */
+export class RateLimitedError extends ApiError {
+  /** The `Retry-After` value: whole seconds to wait before sending again. */
+  readonly retryAfterSeconds: number;
+
+  /** @param reason - which limit was reached; @param waitSeconds - exact wait, rounded up here. */
+  constructor(reason: string, waitSeconds: number) {
+    const seconds = Math.max(1, Math.ceil(waitSeconds));
+    super(429, "rate_limited", `${reason}; retry after ${seconds} second${seconds === 1 ? "" : "s"}.`, { headers: { "retry-after": String(seconds) } });
+    this.retryAfterSeconds = seconds;
+  }
+}
+
+/**
  * 504 `outcome_unknown`: a WebMCP invocation began but its result was not observed. The
  * body (the spec's `OutcomeUnknownError`) carries the `invocation_id` when the browser gave one.
  */

@@ -1,4 +1,5 @@
 import type { BrowserService } from "../browsers/browser-service.js";
+import type { RateLimits } from "../http/rate-limiter.js";
 import type { Stores } from "../storage/stores.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
 
@@ -8,6 +9,8 @@ export interface ApiDeps {
   browsers: BrowserService;
   /** WebMCP of the running browsers. */
   webmcp: WebMcpService;
+  /** Requests per API key and failed authentications per client address. */
+  rateLimits: RateLimits;
   /** The organization's concurrency limit, from its plan. */
   planLimit: number;
   /** Whether project administration answers 404 `projects_disabled`. */

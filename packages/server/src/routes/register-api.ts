@@ -1,7 +1,8 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Credential } from "../auth/api-key-store.js";
 import { bearerToken, unknownTokenError } from "../auth/bearer-token.js";
 import { PROJECT_HEADER, RequestScope } from "../auth/request-scope.js";
-import { ProjectsDisabledError } from "../http/api-errors.js";
+import { ProjectsDisabledError, UnauthorizedError } from "../http/api-errors.js";
 import { validateRequest } from "../http/request-validation.js";
 import type { ApiDeps } from "./api-deps.js";
 import { registerAuthConnectionRoutes } from "./auth-connection-routes.js";
@@ -12,17 +13,38 @@ import { registerProjectRoutes } from "./project-routes.js";
 import { registerWebMcpRoutes } from "./webmcp-routes.js";
 
 /**
- * Every operation of the spec, behind the checks each request passes in order:
- * authentication and the project header (401, 403, 404 `project_not_found`) before the
- * body is read; then `projects_disabled`, org-wide-only operations (403) and the
- * generated request validators (400); then the handler.
+ * The key the request's bearer token names. A missing, malformed or unknown token is 401
+ * and counts as a failed authentication of the client's address.
+ */
+function authenticate(deps: ApiDeps, request: FastifyRequest): Credential {
+  try {
+    const credential = deps.stores.apiKeys.authenticate(bearerToken(request.headers.authorization));
+    if (!credential) throw unknownTokenError();
+    return credential;
+  } catch (error) {
+    if (error instanceof UnauthorizedError) deps.rateLimits.recordFailedAuth(request.ip);
+    throw error;
+  }
+}
+
+/**
+ * Every operation of the spec, behind the checks each request passes in order, before
+ * the body is read: the failed-authentication limit of the client's address (429
+ * `rate_limited`), authentication (401), the key's rate limit (429 `rate_limited`) and
+ * the project header (403, 404 `project_not_found`); then `projects_disabled`,
+ * org-wide-only operations (403) and the generated request validators (400); then the
+ * handler.
  */
 export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.decorateRequest("scope");
   await app.register(async (api) => {
     api.addHook("onRequest", async (request) => {
-      const credential = deps.stores.apiKeys.authenticate(bearerToken(request.headers.authorization));
-      if (!credential) throw unknownTokenError();
+      // Before the credential is read: a blocked address costs a map lookup, never a key lookup.
+      const blocked = deps.rateLimits.checkAddress(request.ip);
+      if (blocked) throw blocked;
+      const credential = authenticate(deps, request);
+      const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
+      if (limited) throw limited;
       const header = request.headers[PROJECT_HEADER];
       request.scope = new RequestScope(credential, deps.stores.organizations.get(credential.orgId), deps.stores.projects, Array.isArray(header) ? header.join(",") : header);
     });

@@ -23,6 +23,8 @@ export interface TestServer {
 }
 
 const errorCodes = specErrorCodes();
+/** A rate limit turned off (`rate` 0). */
+export const RATE_LIMIT_OFF = { rate: 0, burst: 1 };
 
 /** A fresh temporary data directory. */
 export function tempDataDir(): string {
@@ -37,6 +39,9 @@ export async function startTestServer(options: Partial<CreateServerOptions> = {}
   const dataDir = options.dataDir ?? tempDataDir();
   const mismatches: ResponseMismatch[] = [];
   const server = await createServer({
+    // Tests send requests far faster than any client would, so a rate limit would make
+    // their outcome depend on the machine's speed; rate-limit.test.ts sets its own.
+    rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: RATE_LIMIT_OFF },
     ...options,
     dataDir,
     host: "127.0.0.1",

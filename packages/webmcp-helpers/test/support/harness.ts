@@ -48,7 +48,8 @@ export function useHarness(): Harness {
 /** Starts the server, a browser, the pages and Playwright. */
 export async function startHarness(): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), "webmcp-helpers-test-"));
-  const server = await createServer({ dataDir, host: "127.0.0.1", port: 0 });
+  // Rate limits off: tests send requests faster than any client would, and their outcome must not depend on the machine's speed.
+  const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } } });
   const baseUrl = await server.listen();
   const apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
   const clientWith = (options: { timeoutMs?: number }) => createClient({ baseUrl, apiKey, projectId: null, maxRetries: 0, ...options });
