@@ -35,6 +35,16 @@ export function newId(kind: keyof typeof ID_PREFIXES): string {
   return ID_PREFIXES[kind] + randomString(BASE32, 24);
 }
 
+const ID_FORMATS = Object.fromEntries(Object.entries(ID_PREFIXES).map(([kind, prefix]) => [kind, new RegExp(`^${prefix}[a-z2-7]{24}$`)])) as Record<
+  keyof typeof ID_PREFIXES,
+  RegExp
+>;
+
+/** Whether `value` has the form {@link newId} gives ids of `kind` (so that files named after ids are told from others). */
+export function isIdOf(kind: keyof typeof ID_PREFIXES, value: string): boolean {
+  return ID_FORMATS[kind].test(value);
+}
+
 /** A new API key secret: `bsk_` and 32 base62 characters (about 190 random bits). */
 export function newApiKeySecret(): string {
   return "bsk_" + randomString(BASE62, 32);

@@ -17,7 +17,7 @@ export type { IssuedKey, Credential } from "./auth/api-key-store.js";
 export type { FirstStart } from "./organization/first-start.js";
 export type { ResponseCheckOptions, ResponseMismatch } from "./http/response-check.js";
 export type { RateLimit, RateLimitSettings } from "./http/rate-limiter.js";
-export { DataDirInUseError } from "./storage/data-dir.js";
+export { DataDirInUseError, DataDirNotOwnedError } from "./storage/data-dir.js";
 export { MigrationError } from "./storage/migrations.js";
 export { StorageError } from "./storage/database.js";
 export { ApiError } from "./http/api-errors.js";

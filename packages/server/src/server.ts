@@ -145,7 +145,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       return url;
     },
     issueApiKey: (project) => issueApiKey(openedStores, project),
-    answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project)),
+    answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project), app.log),
     close() {
       closing ??= (async () => {
         try {

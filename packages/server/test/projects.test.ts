@@ -23,17 +23,16 @@ describe("projects", () => {
     expect(Number.isNaN(Date.parse(only?.created_at ?? ""))).toBe(false);
   });
 
-  it("creates a project (201) and reads it back by id and by name, id first", async () => {
+  it("creates a project (201) and reads it back by id and by name; a name cannot take an id's form", async () => {
     const client = t.client();
     const created = await client.projects.create({ name: "staging" });
     expect(created).toMatchObject({ name: "staging", status: "active" });
     expect(await client.projects.get(created.id)).toEqual(created);
     expect(await client.projects.get("staging")).toEqual(created);
-    // A project named like another project's id: the id wins.
-    const impostor = await client.projects.create({ name: created.id });
-    expect((await client.projects.get(created.id)).id).toBe(created.id);
-    expect((await client.projects.get(impostor.name)).id).toBe(created.id);
-    await client.projects.delete(impostor.id);
+    // A name in the form of a project id could stand in for another project's id: refused.
+    await expect(client.projects.create({ name: created.id })).rejects.toMatchObject({ status: 400, code: "bad_request", details: [{ code: "not" }] });
+    await expect(client.projects.update(created.id, { name: t.defaultProjectId })).rejects.toMatchObject({ status: 400, code: "bad_request" });
+    expect(await client.projects.get(created.id)).toEqual(created);
   });
 
   it("refuses a duplicate name with 409 name_conflict, on create and on rename", async () => {

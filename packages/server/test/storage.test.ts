@@ -48,6 +48,21 @@ describe("database", () => {
       db.close();
     }
   });
+
+  it("refuses text with a NUL rather than cut it there: no write, no lookup by a cut key", () => {
+    const db = SqliteDatabase.open(join(scratch(), "c.sqlite"));
+    try {
+      db.exec("CREATE TABLE t (v TEXT)");
+      db.run("INSERT INTO t VALUES (?)", ["Default"]);
+      expect(() => db.run("INSERT INTO t VALUES (?)", ["a\u0000b"])).toThrow(expect.objectContaining({ code: "storage_misuse" }));
+      expect(() => db.get("SELECT v FROM t WHERE v = ?", ["Default\u0000x"])).toThrow(StorageError);
+      expect(() => db.all("SELECT v FROM t WHERE v = :v", { ":v": "Default\u0000" })).toThrow(StorageError);
+      expect(() => db.run("DELETE FROM t WHERE v = ?", ["Default\u0000"])).toThrow(StorageError);
+      expect(db.all("SELECT v FROM t")).toEqual([{ v: "Default" }]);
+    } finally {
+      db.close();
+    }
+  });
 });
 
 describe("migrations", () => {
@@ -115,12 +130,16 @@ describe("crash recovery", () => {
     expect(existsSync(`${databaseFile}-journal`)).toBe(true);
     // A stale owner file of a process that no longer runs must not block the start either.
     writeFileSync(join(dataDir, "server.pid"), `${result.pid}\n`);
-    mkdirSync(join(dataDir, "uploads", "leftover"), { recursive: true });
+    // A half-received upload (named as the server names them) goes; what the server did not name stays.
+    const leftover = join(dataDir, "uploads", "0b6f3d1e-2c4a-4f8e-9a7b-5d3c1e2f4a6b.zip");
+    writeFileSync(leftover, "half an archive");
+    mkdirSync(join(dataDir, "uploads", "someone-elses"), { recursive: true });
 
     const second = await startTestServer({ dataDir });
     try {
       expect((await second.client().projects.list()).map((project) => project.name)).toEqual(["Default"]);
-      expect(existsSync(join(dataDir, "uploads", "leftover"))).toBe(false);
+      expect(existsSync(leftover)).toBe(false);
+      expect(existsSync(join(dataDir, "uploads", "someone-elses"))).toBe(true);
     } finally {
       await second.close({ keepData: true });
     }

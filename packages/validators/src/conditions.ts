@@ -17,9 +17,14 @@ export function conditionedFindings(block: readonly Finding[], hint: Condition, 
   return block.map((finding) => ({ ...finding, conditions: [...(finding.conditions ?? []), condition] }));
 }
 
-/** A failed `not`: "is not allowed", about the one property whose presence it forbids when there is one. */
+/**
+ * A failed `not`: what it forbids of the value (`must not match the pattern ...`) when the
+ * generator could say it, else "is not allowed", about the one property whose presence it
+ * forbids when there is one.
+ */
 export function forbiddenFinding(hint: Forbidden, error: CompiledError): Finding {
   const base = { at: error.instancePath, schemaPath: error.schemaPath, rule: "not", params: error.params };
+  if (hint.expected !== undefined) return { ...base, pointer: error.instancePath, expected: hint.expected };
   if (hint.clauses === null) return { ...base, pointer: error.instancePath, expected: "must not match the schema that forbids it" };
   const present = hint.clauses.filter((clause) => clause.condition === undefined);
   const subject = present.length === 1 ? present[0] : undefined;

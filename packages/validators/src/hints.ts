@@ -35,4 +35,9 @@ export type Hint =
       readonly then: readonly string[];
       readonly else: readonly string[];
     }
-  | { readonly kind: "not"; readonly clauses: readonly Clause[] | null };
+  | {
+      readonly kind: "not";
+      readonly clauses: readonly Clause[] | null;
+      /** What it forbids of the value itself (`must not match the pattern ^x$`), when it is one rule on the value. */
+      readonly expected?: string;
+    };

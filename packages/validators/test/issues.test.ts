@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
   validateBrowserProxyConfig,
+  validateCreateBrowserRequest,
+  validateCreateProjectRequest,
   validateBrowserTelemetryCdpConfig,
   validateBrowserTelemetryRequestConfig,
   validateCredentialReference,
   validateManagedAuth,
   validateProject,
+  validateProjectName,
   validateRegion,
   validateUpdateOrgLimitsRequest,
   validateWebMcpInvocationResult,
@@ -132,6 +135,24 @@ describe("issues", () => {
         message: "/health_check_unavailable_reason is not allowed when /health_checks is false.",
       },
     ]);
+  });
+
+  it("says what a `not` of a pattern forbids: a name in the form of an id", () => {
+    expect(issuesOf(validateCreateBrowserRequest({ name: "brw_5n8b2v6c4x1z9a3s7d0f2g4h" }))).toEqual([
+      { pointer: "/name", rule: "not", message: "/name must not match the pattern ^brw_[a-z0-9]{24}$." },
+    ]);
+    expect(issuesOf(validateCreateProjectRequest({ name: "proj_abcdefghijklmnopqrstuvwx" }))).toEqual([
+      { pointer: "/name", rule: "not", message: "/name must not match the pattern ^proj_[a-z0-9]{24}$." },
+    ]);
+  });
+
+  it("refuses NUL, bidi overrides, zero-width joiners and lone surrogates in a project name, once each", () => {
+    for (const name of ["a\u0000b", "\u202Egnp.exe", "Def\u200Dault", "a\uD800b"]) {
+      const issues = issuesOf(validateCreateProjectRequest({ name }));
+      expect(issues.map((issue) => [issue.pointer, issue.rule]), JSON.stringify(name)).toEqual([["/name", "pattern"]]);
+    }
+    expect(validateProjectName("caf\u00e9 \u{1F680}").ok).toBe(true);
+    expect(validateProjectName("cafe\u0301").ok).toBe(true);
   });
 
   it("points at a duplicate's array", () => {

@@ -83,6 +83,27 @@ function clausesOf(schema, base = "", whenPresent = false) {
   return clauses;
 }
 
+/**
+ * What a `not` forbids of the value itself when it is one rule (`pattern`, `const` or
+ * `enum`, with or without `type`), as the end of a sentence: `must not match the pattern
+ * ^brw_[a-z0-9]{24}$`. Undefined for anything else, which is told by its clauses.
+ */
+function forbiddenValue(schema) {
+  if (!isObject(schema)) return undefined;
+  const keys = Object.keys(schema).filter((k) => k !== "type");
+  if (keys.length !== 1) return undefined;
+  if (keys[0] === "pattern") return `must not match the pattern ${schema.pattern}`;
+  if (keys[0] === "const") return `must not be ${JSON.stringify(schema.const)}`;
+  if (keys[0] === "enum") return `must not be any of ${schema.enum.map((v) => JSON.stringify(v)).join(", ")}`;
+  return undefined;
+}
+
+/** `not`: the clauses of its condition, or what it forbids of the value itself. */
+function forbiddenHint(schema) {
+  const expected = forbiddenValue(schema);
+  return expected === undefined ? { kind: "not", clauses: clausesOf(schema) } : { kind: "not", clauses: null, expected };
+}
+
 /** `if`: its condition, and the schema paths of its `then` and `else` branches. */
 const conditionHint = (document, node, path) => ({
   kind: "if",
@@ -100,7 +121,7 @@ export function collectHints(document, schemas) {
         if (Array.isArray(node[keyword])) hints.set(`${path}/${keyword}`, alternativesHint(document, keyword, node[keyword], `${path}/${keyword}`));
       }
       if ("if" in node && ("then" in node || "else" in node)) hints.set(`${path}/if`, conditionHint(document, node, path));
-      if ("not" in node) hints.set(`${path}/not`, { kind: "not", clauses: clausesOf(node.not) });
+      if ("not" in node) hints.set(`${path}/not`, forbiddenHint(node.not));
     });
   }
   return new Map([...hints].sort(([a], [b]) => (a < b ? -1 : 1)));

@@ -123,4 +123,24 @@ describe("hints", () => {
     expect(hints[`${at}/2/if`]).toMatchObject({ when: null });
     expect(hints[`${at}/3/not`]).toEqual({ kind: "not", clauses: [{ pointer: "/enabled", condition: "is false" }, { pointer: "/extra" }] });
   });
+
+  it("says what a `not` of one rule on the value itself forbids: a pattern, a const, an enum", () => {
+    const hints = hintsFor({
+      Name: {
+        type: "string",
+        allOf: [
+          { not: { pattern: "^brw_[a-z0-9]{24}$" } },
+          { not: { type: "string", const: "Default" } },
+          { not: { enum: ["a", "b"] } },
+          { not: { pattern: "^x", maxLength: 3 } },
+        ],
+      },
+    });
+    const at = "#/components/schemas/Name/allOf";
+    expect(hints[`${at}/0/not`]).toEqual({ kind: "not", clauses: null, expected: "must not match the pattern ^brw_[a-z0-9]{24}$" });
+    expect(hints[`${at}/1/not`]).toEqual({ kind: "not", clauses: null, expected: 'must not be "Default"' });
+    expect(hints[`${at}/2/not`]).toEqual({ kind: "not", clauses: null, expected: 'must not be any of "a", "b"' });
+    // Two rules at once are not one thing the value must not be: told as before.
+    expect(hints[`${at}/3/not`]).toEqual({ kind: "not", clauses: null });
+  });
 });

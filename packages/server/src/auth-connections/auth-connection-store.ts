@@ -1,6 +1,6 @@
 import type { ManagedAuth } from "@browser-service/types";
 import { NotFoundError } from "../http/api-errors.js";
-import type { SqliteDatabase } from "../storage/database.js";
+import { isStorableText, type SqliteDatabase } from "../storage/database.js";
 
 /** A stored connection and the project it belongs to. */
 export interface StoredAuthConnection {
@@ -18,7 +18,7 @@ export class AuthConnectionStore {
 
   /** The connection with this id in the project; one in another project is 404 `not_found` too. */
   get(projectId: string, id: string): ManagedAuth {
-    const row = this.#db.get<{ record: string }>("SELECT record FROM auth_connections WHERE id = ? AND project_id = ?", [id, projectId]);
+    const row = isStorableText(id) ? this.#db.get<{ record: string }>("SELECT record FROM auth_connections WHERE id = ? AND project_id = ?", [id, projectId]) : undefined;
     if (!row) throw new NotFoundError(`No auth connection has the id "${id}" in this project.`);
     return JSON.parse(row.record) as ManagedAuth;
   }

@@ -4,7 +4,7 @@ import type { IssuedKey } from "./api-key-store.js";
 /** A key cannot be issued as asked. */
 export class KeyIssueError extends Error {
   /** Stable code of the failure. */
-  readonly code: "no_organization" | "unknown_project" | "server_unresponsive";
+  readonly code: "no_organization" | "unknown_project" | "server_unresponsive" | "malformed_request" | "issue_failed";
 
   constructor(code: KeyIssueError["code"], message: string) {
     super(message);

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
-import type { DataDirLayout } from "../storage/data-dir.js";
+import type { FastifyBaseLogger } from "fastify";
+import { PRIVATE_FILE_MODE, type DataDirLayout } from "../storage/data-dir.js";
 import type { IssuedKey } from "./api-key-store.js";
 import { KeyIssueError } from "./issue-key.js";
 
@@ -22,30 +23,75 @@ type KeyAnswer = { ok: true; key: IssuedKey } | { ok: false; code: KeyIssueError
 // Written under a temporary name and renamed, so the reader never sees half a file.
 function writeAtomically(path: string, content: string): void {
   const temp = `${path}.${randomUUID()}.tmp`;
-  writeFileSync(temp, content, { mode: 0o600 });
+  writeFileSync(temp, content, { mode: PRIVATE_FILE_MODE });
   renameSync(temp, path);
+}
+
+/** Where {@link answerKeyRequests} reports the requests it could not answer as asked. */
+export type KeyRequestLog = Pick<FastifyBaseLogger, "warn" | "error">;
+
+/** The request in a request file's text, or why it is not one. */
+function parseKeyRequest(text: string): KeyRequest | { malformed: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { malformed: `it is not JSON (${(error as Error).message})` };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { malformed: "it is not a JSON object" };
+  const { project, ...rest } = value as Record<string, unknown>;
+  if (project !== undefined && typeof project !== "string") return { malformed: '"project" is not a string' };
+  if (Object.keys(rest).length > 0) return { malformed: `it has fields other than "project" (${Object.keys(rest).join(", ")})` };
+  return project === undefined ? {} : { project };
 }
 
 /**
  * Server side: answers every pending request in the data directory with a new key (or
- * the reason none was issued). Returns how many were answered.
+ * the reason none was issued), each on its own: a request file that is not a request
+ * (not JSON, wrong fields) is logged, answered with `malformed_request` (so that a
+ * `keys create` waiting for it fails at once rather than timing out) and removed; one
+ * that cannot be read is logged and left; neither holds up the others. Returns how many
+ * were answered.
  */
-export function answerKeyRequests(layout: DataDirLayout, issue: (project?: string) => IssuedKey): number {
+export function answerKeyRequests(layout: DataDirLayout, issue: (project?: string) => IssuedKey, log: KeyRequestLog): number {
   const requests = readdirSync(layout.keyRequestsDir).filter((file) => file.endsWith(".request.json"));
+  let answered = 0;
   for (const file of requests) {
     const path = join(layout.keyRequestsDir, file);
-    const request = JSON.parse(readFileSync(path, "utf8")) as KeyRequest;
-    let answer: KeyAnswer;
+    let text: string;
     try {
-      answer = { ok: true, key: issue(request.project) };
+      text = readFileSync(path, "utf8");
     } catch (error) {
-      if (!(error instanceof KeyIssueError)) throw error;
-      answer = { ok: false, code: error.code, message: error.message };
+      // Gone: its `keys create` gave up waiting and removed it.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") log.error({ err: error, file: path }, "could not read a key request; skipped it");
+      continue;
     }
-    writeAtomically(path.replace(/\.request\.json$/, ".answer.json"), JSON.stringify(answer));
-    rmSync(path);
+    const request = parseKeyRequest(text);
+    let answer: KeyAnswer;
+    if ("malformed" in request) {
+      log.warn({ file: path }, `skipped a malformed key request: ${request.malformed}`);
+      answer = { ok: false, code: "malformed_request", message: `The key request ${file} is malformed: ${request.malformed}.` };
+    } else {
+      try {
+        answer = { ok: true, key: issue(request.project) };
+      } catch (error) {
+        if (!(error instanceof KeyIssueError)) log.error({ err: error, file: path }, "could not issue the key of a key request");
+        answer =
+          error instanceof KeyIssueError
+            ? { ok: false, code: error.code, message: error.message }
+            : { ok: false, code: "issue_failed", message: `The server could not issue the key: ${(error as Error).message}` };
+      }
+    }
+    try {
+      writeAtomically(path.replace(/\.request\.json$/, ".answer.json"), JSON.stringify(answer));
+      rmSync(path, { force: true });
+    } catch (error) {
+      log.error({ err: error, file: path }, "could not answer a key request");
+      continue;
+    }
+    answered++;
   }
-  return requests.length;
+  return answered;
 }
 
 /**

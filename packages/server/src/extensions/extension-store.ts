@@ -1,8 +1,9 @@
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { newId } from "../ids.js";
 import { NameConflictError } from "../http/api-errors.js";
 import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
 
 /** An extension as the API shows it (the spec's `Extension`). */
 export interface Extension {
@@ -84,19 +85,22 @@ export class ExtensionStore {
 
   /** Where the archive of extension `id` lives. */
   archivePath(id: string): string {
-    return join(this.#dir, `${id}.zip`);
+    return join(this.#dir, archiveFileName(id));
   }
 
   /**
    * Removes archives that no row points at: left by a crash between the rename and the
-   * commit, they belong to uploads that were never acknowledged.
+   * commit, they belong to uploads that were never acknowledged. Only files named as the
+   * server names archives (`<extension id>.zip`) are candidates: anything else in the
+   * folder is not the server's to delete.
    */
   removeUnreferencedArchives(): number {
-    const known = new Set(this.#db.all<{ id: string }>("SELECT id FROM extensions").map((row) => `${row.id}.zip`));
+    const known = new Set(this.#db.all<{ id: string }>("SELECT id FROM extensions").map((row) => archiveFileName(row.id)));
     let removed = 0;
     for (const file of readdirSync(this.#dir)) {
-      if (!known.has(file)) {
-        rmSync(join(this.#dir, file), { recursive: true, force: true });
+      const path = join(this.#dir, file);
+      if (!known.has(file) && isArchiveFileName(file) && lstatSync(path).isFile()) {
+        rmSync(path, { force: true });
         removed++;
       }
     }

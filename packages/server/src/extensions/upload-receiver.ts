@@ -1,11 +1,11 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { open, rm } from "node:fs/promises";
-import { join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { FastifyRequest } from "fastify";
 import { PayloadTooLargeError } from "../http/api-errors.js";
+import { newUploadPath, PRIVATE_FILE_MODE } from "../storage/data-dir.js";
 import { ARCHIVE_LIMITS } from "./archive-rules.js";
 
 /** An archive received to a temporary file, with the form's other fields. */
@@ -41,7 +41,7 @@ export async function receiveUpload(request: FastifyRequest, uploadsDir: string)
         part.file.resume();
         continue;
       }
-      const tempPath = join(uploadsDir, `${randomUUID()}.zip`);
+      const tempPath = newUploadPath(uploadsDir);
       received.tempPath = tempPath;
       const hash = createHash("sha256");
       let size = 0;
@@ -52,7 +52,8 @@ export async function receiveUpload(request: FastifyRequest, uploadsDir: string)
           done(null, chunk);
         },
       });
-      await pipeline(part.file, tap, createWriteStream(tempPath));
+      // Private from the first byte; the stored archive is this file, renamed.
+      await pipeline(part.file, tap, createWriteStream(tempPath, { mode: PRIVATE_FILE_MODE }));
       if (part.file.truncated) throw tooLarge();
       // Durable before the database row that points at it can commit.
       const handle = await open(tempPath, "r");

@@ -1,6 +1,7 @@
+import { validateCreateProjectRequest } from "@browser-service/validators";
 import { newId } from "../ids.js";
-import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
-import { LastActiveProjectError, NameConflictError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
+import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { BadRequestError, LastActiveProjectError, NameConflictError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
 
 /** A project as the API shows it (the spec's `Project`). */
 export interface Project {
@@ -43,6 +44,31 @@ export function toProject(row: ProjectRow): Project {
   return { id: row.id, name: row.name, status: row.status, created_at: row.created_at, updated_at: row.updated_at };
 }
 
+/**
+ * A project name as it is stored and compared: in Unicode NFC (the spec's `ProjectName`),
+ * so that `café` typed with a combining accent (NFD) and precomposed (NFC) are one name.
+ */
+export function canonicalProjectName(name: string): string {
+  return name.normalize("NFC");
+}
+
+/**
+ * The NFC form of a name about to be stored. When normalizing changed it, it is checked
+ * again against the spec's name rule: a few characters decompose under NFC, so a name
+ * that passed the request check can grow past 255 characters. Such a name is 400
+ * `bad_request`.
+ */
+function storableName(name: string): string {
+  const stored = canonicalProjectName(name);
+  if (stored === name) return stored;
+  const result = validateCreateProjectRequest({ name: stored });
+  if (!result.ok) {
+    const details = result.errors.map((issue) => ({ code: issue.rule, message: `In NFC, ${issue.message}` }));
+    throw new BadRequestError(`The project name breaks the name rules once normalized to NFC (${details.length} problem${details.length === 1 ? "" : "s"}).`, details);
+  }
+  return stored;
+}
+
 function nameTaken(name: string): NameConflictError {
   return new NameConflictError(`A project named "${name}" already exists in this organization; choose another name.`);
 }
@@ -60,6 +86,7 @@ export class ProjectStore {
 
   /** The live project with this id, or `undefined`. */
   findById(orgId: string, id: string): ProjectRow | undefined {
+    if (!isStorableText(id)) return undefined;
     return this.#db.get<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, [orgId, id]);
   }
 
@@ -68,9 +95,10 @@ export class ProjectStore {
     return this.findById(orgId, idOrName) ?? this.findByName(orgId, idOrName);
   }
 
-  /** The live project with exactly this name, or `undefined`. */
+  /** The live project with this name (compared in NFC), or `undefined`. */
   findByName(orgId: string, name: string): ProjectRow | undefined {
-    return this.#db.get<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND name = ? AND deleted_at IS NULL`, [orgId, name]);
+    if (!isStorableText(name)) return undefined;
+    return this.#db.get<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND name = ? AND deleted_at IS NULL`, [orgId, canonicalProjectName(name)]);
   }
 
   /** Like {@link findByIdOrName}, but a missing project is a 404 `not_found`. */
@@ -82,15 +110,17 @@ export class ProjectStore {
 
   /** One page of live projects, oldest first, and whether more follow. */
   list(orgId: string, query: ProjectListQuery): { items: ProjectRow[]; hasMore: boolean } {
+    // No stored name holds a NUL, so a filter with one matches nothing.
+    if ([query.name, query.query, query.onlyId].some((text) => text !== undefined && !isStorableText(text))) return { items: [], hasMore: false };
     const where = ["org_id = :org", "deleted_at IS NULL"];
     const params: Record<string, string | number> = { ":org": orgId, ":limit": query.limit + 1, ":offset": query.offset };
     if (query.name !== undefined) {
       where.push("name = :name");
-      params[":name"] = query.name;
+      params[":name"] = canonicalProjectName(query.name);
     }
     if (query.query !== undefined) {
       where.push("instr(casefold(name), casefold(:query)) > 0");
-      params[":query"] = query.query;
+      params[":query"] = canonicalProjectName(query.query);
     }
     if (query.onlyId !== undefined) {
       where.push("id = :id");
@@ -100,8 +130,12 @@ export class ProjectStore {
     return { items: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
   }
 
-  /** Inserts an active project; must run inside a transaction. A used name is 409 `name_conflict`. */
-  insert(orgId: string, name: string, now = new Date().toISOString()): ProjectRow {
+  /**
+   * Inserts an active project, its name stored in NFC; must run inside a transaction. A
+   * used name (equal in NFC) is 409 `name_conflict`.
+   */
+  insert(orgId: string, requestedName: string, now = new Date().toISOString()): ProjectRow {
+    const name = storableName(requestedName);
     const id = newId("project");
     try {
       this.#db.run("INSERT INTO projects (id, org_id, name, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)", [id, orgId, name, now, now]);
@@ -119,14 +153,14 @@ export class ProjectStore {
 
   /**
    * Renames and/or archives or activates a project in one transaction. Archiving the
-   * last active project is 409 `last_active_project`; a used name is 409 `name_conflict`.
-   * A change that changes nothing leaves `updated_at` as it was.
+   * last active project is 409 `last_active_project`; a used name (equal in NFC) is 409
+   * `name_conflict`. A change that changes nothing leaves `updated_at` as it was.
    */
   update(orgId: string, project: ProjectRow, change: ProjectChange): ProjectRow {
     return this.#db.transaction(() => {
       const current = this.findById(orgId, project.id);
       if (!current) throw new NotFoundError(`No project has the id "${project.id}" in this organization.`);
-      const name = change.name ?? current.name;
+      const name = change.name === undefined ? current.name : storableName(change.name);
       const status = change.status ?? current.status;
       if (name === current.name && status === current.status) return current;
       if (current.status === "active" && status === "archived" && this.#countActive(orgId) <= 1) {

@@ -45,6 +45,27 @@ function retryWhileBusy<T>(action: () => T): T {
   }
 }
 
+// node-sqlite3-wasm hands text to SQLite as a C string, which ends at the first NUL: "a\0b"
+// would be stored as "a", and a lookup of "Default\0x" would find "Default". Stores keep
+// NUL out ({@link isStorableText}); this check makes a store that forgot fail loudly
+// instead of reading, writing or deleting the wrong row.
+function assertStorable(params: SqlParams): void {
+  const values = Array.isArray(params) ? params : Object.values(params);
+  for (const value of values) {
+    if (typeof value === "string" && !isStorableText(value)) {
+      throw new StorageError("storage_misuse", "A statement parameter contains a NUL character, which SQLite's binding would cut the text at; check it before it reaches the database.");
+    }
+  }
+}
+
+/**
+ * Whether SQLite can hold `text` as it is: it has no NUL character. A key with a NUL can
+ * name no stored row, so a lookup of one finds nothing without asking the database.
+ */
+export function isStorableText(text: string): boolean {
+  return !text.includes("\u0000");
+}
+
 /**
  * One SQLite database file, opened for durability: rollback journal (`DELETE`) and
  * `synchronous=FULL`, so a committed transaction survives a crash or `SIGKILL` of the
@@ -84,17 +105,20 @@ export class SqliteDatabase {
 
   /** The first row of a query, or `undefined`. */
   get<T>(sql: string, params: SqlParams = []): T | undefined {
+    assertStorable(params);
     const row = retryWhileBusy(() => this.#db.get(sql, params));
     return (row ?? undefined) as T | undefined;
   }
 
   /** Every row of a query. */
   all<T>(sql: string, params: SqlParams = []): T[] {
+    assertStorable(params);
     return retryWhileBusy(() => this.#db.all(sql, params)) as T[];
   }
 
   /** Runs one statement and returns how many rows it changed. */
   run(sql: string, params: SqlParams = []): number {
+    assertStorable(params);
     return retryWhileBusy(() => this.#db.run(sql, params)).changes;
   }
 
