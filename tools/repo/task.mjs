@@ -4,6 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { ensureChromium } from "./chromium.mjs";
 import { pnpmEnv } from "./pnpm-env.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -34,6 +35,13 @@ const task = process.argv[2];
 if (task !== "start" && task !== "test") {
   console.error("usage: node tools/repo/task.mjs start|test");
   process.exit(2);
+}
+// First, so that a machine without Chromium learns it within seconds, not after the build.
+try {
+  console.log(ensureChromium({ task }));
+} catch (error) {
+  console.error(`\n${error.message}`);
+  process.exit(1);
 }
 const env = pnpmEnv(root);
 const must = (...args) => {

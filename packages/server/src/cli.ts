@@ -4,6 +4,8 @@ import { KEY_REQUEST_SIGNAL, requestKeyFromServer } from "./auth/key-requests.js
 import { ConfigError, HELP_TEXT, parseCommand, type ServerConfig } from "./config.js";
 import { firstStartBanner } from "./organization/first-start.js";
 import { createServer } from "./server.js";
+import { ChromiumLauncher } from "./browsers/chromium-launcher.js";
+import { checkChromium, chromiumCheckLine } from "./browsers/chromium-check.js";
 import { dataDirLayout, liveOwner } from "./storage/data-dir.js";
 import { openStores } from "./storage/stores.js";
 
@@ -19,6 +21,7 @@ const processIo: CliIo = {
 };
 
 async function serve(config: ServerConfig, io: CliIo): Promise<void> {
+  const launcher = new ChromiumLauncher();
   const server = await createServer({
     dataDir: config.dataDir,
     host: config.host,
@@ -26,6 +29,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     planLimit: config.planLimit,
     projectsDisabled: config.projectsDisabled,
     ...(config.fixtures === undefined ? {} : { fixtures: config.fixtures }),
+    launcher,
     rateLimits: {
       perKey: { rate: config.rateLimit, burst: config.rateLimitBurst },
       authFailuresPerAddress: { rate: config.authFailureLimit, burst: config.authFailureBurst },
@@ -60,6 +64,9 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
       io.stderr(`Could not answer a key request: ${(error as Error).stack ?? String(error)}\n`);
     }
   });
+  // Said at start, so a missing Chromium is not first met as a failing POST /browsers.
+  const chromium = await checkChromium(launcher.executablePath);
+  (chromium.usable ? io.stdout : io.stderr)(`${chromiumCheckLine(chromium)}\n`);
   const url = await server.listen();
   io.stdout(`browser-service-server listening on ${url} (data in ${dataDirLayout(config.dataDir).root})\n`);
 }

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { goodExtensionZip } from "./support/zip-writer.js";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { managedAuth, writeFixtures } from "./support/fixtures.js";
+import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
 let t: TestServer;
 
@@ -120,26 +122,140 @@ describe("projects", () => {
 });
 
 describe("the last active project", () => {
-  it("cannot be archived or deleted (409 last_active_project), and can once another is active", async () => {
+  it("cannot be archived or deleted (409 last_active_project), which comes before default_project", async () => {
     const fresh = await startTestServer();
     try {
       const client = fresh.client();
+      // Default is both the last active project and the default one: the seed's code answers.
       await expect(client.projects.update(fresh.defaultProjectId, { status: "archived" })).rejects.toMatchObject({ status: 409, code: "last_active_project" });
       await expect(client.projects.delete(fresh.defaultProjectId)).rejects.toMatchObject({ status: 409, code: "last_active_project" });
       const other = await client.projects.create({ name: "other" });
       await client.projects.update(other.id, { status: "archived" });
       // With "other" archived, Default is the last active one again.
       await expect(client.projects.delete("Default")).rejects.toMatchObject({ status: 409, code: "last_active_project" });
-      await client.projects.update(other.id, { status: "active" });
-      await client.projects.update("Default", { status: "archived" });
-      // With no header, the archived default project is not usable.
-      await expect(client.browsers.list()).rejects.toMatchObject({ status: 404, code: "project_not_found" });
-      await expect(client.projects.update(other.id, { status: "archived" })).rejects.toMatchObject({ status: 409, code: "last_active_project" });
-      await expect(client.projects.delete(other.id)).rejects.toMatchObject({ status: 409, code: "last_active_project" });
       expect(fresh.mismatches).toEqual([]);
     } finally {
       await fresh.close();
     }
+  });
+});
+
+describe("the default project", () => {
+  it("can be neither archived nor deleted (409 default_project), only renamed; requests without the header keep working", async () => {
+    const fresh = await startTestServer();
+    try {
+      const client = fresh.client();
+      await client.projects.create({ name: "other" });
+      const archive = await client.projects.update("Default", { status: "archived" }).catch((caught: unknown) => caught);
+      expect(archive).toMatchObject({ status: 409, code: "default_project" });
+      expect((archive as Error).message).toContain("X-Service-Project-Id");
+      await expect(client.projects.update("Default", { name: "Renamed", status: "archived" })).rejects.toMatchObject({ status: 409, code: "default_project" });
+      await expect(client.projects.delete("Default")).rejects.toMatchObject({ status: 409, code: "default_project" });
+      const renamed = await client.projects.update(fresh.defaultProjectId, { name: "Main" });
+      expect(renamed).toMatchObject({ id: fresh.defaultProjectId, name: "Main", status: "active" });
+      expect(await client.browsers.list()).toEqual([]);
+      expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
+      expect(fresh.mismatches).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describe("deleting a project with resources other than browsers and extensions", () => {
+  it("is 409 project_not_empty while auth connections or pool reservations remain, whose usage keeps counting", async () => {
+    const dataDir = tempDataDir();
+    const fixtures = writeFixtures(dataDir, {
+      auth_connections: [{ project: "logins", ...managedAuth("mac_1") }],
+      pool_reservations: [
+        { project: "pools", name: "warm", size: 2 },
+        { project: "both", name: "warm", size: 1 },
+      ],
+    });
+    const fresh = await startTestServer({ dataDir, fixtures });
+    try {
+      const client = fresh.client();
+      // "both": a pool reservation from the fixtures and an extension uploaded here; the message names each.
+      await client.extensions.upload({ file: goodExtensionZip() }, { projectId: (await client.projects.get("both")).id });
+      const refusals = [
+        ["logins", "1 auth connection;"],
+        ["pools", "1 browser pool reservation;"],
+        ["both", "1 extension and 1 browser pool reservation;"],
+      ] as const;
+      for (const [name, remaining] of refusals) {
+        const error = await client.projects.delete(name).catch((caught: unknown) => caught);
+        expect(error, name).toMatchObject({ status: 409, code: "project_not_empty" });
+        expect((error as Error).message).toBe(`The project still has ${remaining} remove them first.`);
+      }
+      // An archived project holds them too.
+      await client.projects.update("pools", { status: "archived" });
+      await expect(client.projects.delete("pools")).rejects.toMatchObject({ status: 409, code: "project_not_empty" });
+      expect((await client.limits.get()).concurrent_sessions_used).toBe(3);
+      expect(await client.authConnections.get("mac_1", { projectId: (await client.projects.get("logins")).id })).toMatchObject({ id: "mac_1" });
+      expect(fresh.mismatches).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describe("a project whose browsers run (real Chromium)", () => {
+  let fresh: TestServer;
+  let launcher: TrackingLauncher;
+
+  beforeAll(async () => {
+    launcher = new TrackingLauncher();
+    fresh = await startTestServer({ launcher });
+  });
+
+  afterAll(async () => {
+    expect(fresh.mismatches).toEqual([]);
+    await fresh.close();
+  });
+
+  it("cannot be archived (409 browsers_running): the browser stays reachable, stoppable and counted; once stopped, archiving works", async () => {
+    const client = fresh.client();
+    const project = await client.projects.create({ name: "busy" });
+    const scope = { projectId: project.id };
+    const browser = await client.browsers.create({ name: "worker" }, scope);
+    const pid = launcher.latest().pid as number;
+
+    const archive = await client.projects.update(project.id, { status: "archived" }).catch((caught: unknown) => caught);
+    expect(archive).toMatchObject({ status: 409, code: "browsers_running" });
+    expect((archive as Error).message).toBe("The project still has 1 running browser; delete it before archiving the project.");
+    // Nothing changed: still active, a rename in the same request was not applied either.
+    await expect(client.projects.update(project.id, { name: "busy-2", status: "archived" })).rejects.toMatchObject({ code: "browsers_running" });
+    expect(await client.projects.get(project.id)).toMatchObject({ name: "busy", status: "active" });
+    expect(await client.browsers.get("worker", scope)).toMatchObject({ id: browser.id, status: "running" });
+    expect(processExists(pid)).toBe(true);
+    expect((await client.limits.get()).concurrent_sessions_used).toBe(1);
+
+    await expect(client.projects.delete(project.id)).rejects.toMatchObject({ status: 409, code: "project_not_empty" });
+
+    await client.browsers.delete(browser.id, scope);
+    expect(processExists(pid)).toBe(false);
+    expect(await client.projects.update(project.id, { status: "archived" })).toMatchObject({ status: "archived" });
+    expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
+    await client.projects.delete(project.id);
+  });
+
+  it("a crashed browser blocks neither archiving nor deleting: it holds no process and no slot", async () => {
+    const client = fresh.client();
+    const project = await client.projects.create({ name: "crashed" });
+    const scope = { projectId: project.id };
+    await client.browsers.create({ name: "fragile" }, scope);
+    const launched = launcher.latest();
+    const exited = new Promise((resolve) => launched.onExit(resolve));
+    process.kill(launched.pid as number, "SIGKILL");
+    await exited;
+    expect(await client.browsers.get("fragile", scope)).toMatchObject({ status: "crashed" });
+
+    await client.projects.update(project.id, { status: "archived" });
+    // Its record is kept while the project is archived, and shows again once it is active.
+    await client.projects.update(project.id, { status: "active" });
+    expect(await client.browsers.get("fragile", scope)).toMatchObject({ status: "crashed" });
+    await client.projects.delete(project.id);
+    expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
   });
 });
 

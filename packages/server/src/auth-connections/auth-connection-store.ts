@@ -1,5 +1,6 @@
 import type { ManagedAuth } from "@browser-service/types";
 import { NotFoundError } from "../http/api-errors.js";
+import { connectionAt } from "./flow-expiry.js";
 import { isStorableText, type SqliteDatabase } from "../storage/database.js";
 
 /** A stored connection and the project it belongs to. */
@@ -16,11 +17,14 @@ export class AuthConnectionStore {
     this.#db = db;
   }
 
-  /** The connection with this id in the project; one in another project is 404 `not_found` too. */
-  get(projectId: string, id: string): ManagedAuth {
+  /**
+   * The connection with this id in the project as it reads at `now` (a flow past its
+   * `flow_expires_at` reads as `EXPIRED`); one in another project is 404 `not_found` too.
+   */
+  get(projectId: string, id: string, now = Date.now()): ManagedAuth {
     const row = isStorableText(id) ? this.#db.get<{ record: string }>("SELECT record FROM auth_connections WHERE id = ? AND project_id = ?", [id, projectId]) : undefined;
     if (!row) throw new NotFoundError(`No auth connection has the id "${id}" in this project.`);
-    return JSON.parse(row.record) as ManagedAuth;
+    return connectionAt(JSON.parse(row.record) as ManagedAuth, now);
   }
 
   /** Replaces every stored connection; must run inside a transaction. */

@@ -1,6 +1,6 @@
-import { InternalError } from "../http/api-errors.js";
+import { BrowserUnavailableError, InternalError } from "../http/api-errors.js";
 import type { ProjectRow } from "../projects/project-store.js";
-import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
+import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
 import { toBrowser, type Browser, type BrowserRow, type BrowserStore } from "./browser-store.js";
 
@@ -57,7 +57,8 @@ export class BrowserService {
   /**
    * Starts a browser in `project`: reserves its slot atomically (409 `name_conflict`,
    * 429 `concurrency_limit_exceeded`), launches it, and records it as running. A launch
-   * failure frees the slot and is 500 `internal_error`.
+   * failure frees the slot; a {@link BrowserLaunchError} is 503 `browser_unavailable`,
+   * anything else 500 `internal_error`.
    */
   async create(project: ProjectRow, input: CreateBrowserInput): Promise<Browser> {
     const row = this.#store.reserve({ orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit });
@@ -66,6 +67,9 @@ export class BrowserService {
       launched = await this.#launcher.launch(input.start_url === undefined ? {} : { startUrl: input.start_url });
     } catch (error) {
       this.#store.remove(row.id);
+      // Chromium missing, not runnable, or dying before it answered: a documented 503 the
+      // client can tell from a fault of the server itself.
+      if (error instanceof BrowserLaunchError) throw new BrowserUnavailableError(error);
       throw new InternalError("The browser failed to start.", error);
     }
     if (this.#shuttingDown) {

@@ -1,5 +1,5 @@
 import { newId } from "../ids.js";
-import { NameConflictError, NotFoundError } from "../http/api-errors.js";
+import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
@@ -65,11 +65,14 @@ export class BrowserStore {
       if (request.name !== undefined && this.#db.get("SELECT 1 AS taken FROM browsers WHERE project_id = ? AND name = ?", [request.projectId, request.name])) {
         throw new NameConflictError(`A browser named "${request.name}" already exists in this project; choose another name or delete that browser.`);
       }
+      // Only an active project gains a browser, checked in the same transaction as the
+      // insert that archiving and deleting count against: a browser of an archived or
+      // deleted project could be neither listed nor stopped through the API.
       const caps = this.#db.get<{ project_cap: number | null; org_default: number | null }>(
-        "SELECT p.max_concurrent_sessions AS project_cap, o.default_project_max_concurrent_sessions AS org_default FROM projects p JOIN organizations o ON o.id = p.org_id WHERE p.id = ?",
+        "SELECT p.max_concurrent_sessions AS project_cap, o.default_project_max_concurrent_sessions AS org_default FROM projects p JOIN organizations o ON o.id = p.org_id WHERE p.id = ? AND p.status = 'active' AND p.deleted_at IS NULL",
         [request.projectId],
       );
-      if (!caps) throw new Error(`Project ${request.projectId} vanished while a browser was being reserved.`);
+      if (!caps) throw new ProjectNotFoundError(`The project ${request.projectId} is no longer active; no browser was started.`);
       assertRoomForBrowser({
         planLimit: request.planLimit,
         projectCap: effectiveProjectCap(caps.project_cap, caps.org_default),

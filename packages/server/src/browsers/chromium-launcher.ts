@@ -51,6 +51,11 @@ export class ChromiumLauncher implements BrowserLauncher {
     this.#closeGraceMs = options.closeGraceMs ?? 5_000;
   }
 
+  /** The Chromium executable this launcher starts (for the start-up check). */
+  get executablePath(): string {
+    return this.#executablePath;
+  }
+
   /** Starts Chromium with {@link CHROMIUM_FLAGS} and a fresh profile; resolves once DevTools listens. */
   async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
     const userDataDir = await mkdtemp(join(tmpdir(), "browser-service-chromium-"));

@@ -123,6 +123,27 @@ export class ProjectNotEmptyError extends ApiError {
   }
 }
 
+/**
+ * 409 `default_project`: the organization's default project cannot be archived or
+ * deleted, because every request without a project header (and without a
+ * project-scoped key) acts on it.
+ */
+export class DefaultProjectError extends ApiError {
+  constructor(action: "archive" | "delete") {
+    super(409, "default_project", `Cannot ${action} the organization's default project; requests without X-Service-Project-Id act on it.`);
+  }
+}
+
+/**
+ * 409 `browsers_running`: archiving a project whose browsers run would leave them
+ * running where no API call can reach or stop them, still holding concurrency slots.
+ */
+export class BrowsersRunningError extends ApiError {
+  constructor(count: number) {
+    super(409, "browsers_running", `The project still has ${count} running browser${count === 1 ? "" : "s"}; delete ${count === 1 ? "it" : "them"} before archiving the project.`);
+  }
+}
+
 /** 404 `tool_not_found`: the `tool_ref` was never issued by this browser, or cannot be parsed; no invocation began. */
 export class ToolNotFoundError extends ApiError {
   constructor() {
@@ -200,6 +221,17 @@ export class OutcomeUnknownError extends ApiError {
     const body: ErrorBody & { invocation_id?: string } = super.toBody();
     if (this.invocationId !== undefined) body.invocation_id = this.invocationId;
     return body;
+  }
+}
+
+/**
+ * 503 `browser_unavailable`: no browser could be started (the executable is missing,
+ * cannot run, or failed before it was ready). The cause goes to the log only: it names
+ * paths of the server's machine.
+ */
+export class BrowserUnavailableError extends ApiError {
+  constructor(cause?: unknown) {
+    super(503, "browser_unavailable", "The service could not start a browser; no browser was started. Quote X-Request-Id when reporting it.", cause === undefined ? {} : { cause });
   }
 }
 

@@ -1,7 +1,7 @@
 import { validateCreateProjectRequest } from "@browser-service/validators";
 import { newId } from "../ids.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
-import { BadRequestError, LastActiveProjectError, NameConflictError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
+import { BadRequestError, BrowsersRunningError, DefaultProjectError, LastActiveProjectError, NameConflictError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
 
 /** A project as the API shows it (the spec's `Project`). */
 export interface Project {
@@ -152,8 +152,10 @@ export class ProjectStore {
   }
 
   /**
-   * Renames and/or archives or activates a project in one transaction. Archiving the
-   * last active project is 409 `last_active_project`; a used name (equal in NFC) is 409
+   * Renames and/or archives or activates a project in one transaction. Archiving is
+   * refused, in this order, for the last active project (409 `last_active_project`), the
+   * organization's default project (409 `default_project`) and a project with running
+   * or starting browsers (409 `browsers_running`); a used name (equal in NFC) is 409
    * `name_conflict`. A change that changes nothing leaves `updated_at` as it was.
    */
   update(orgId: string, project: ProjectRow, change: ProjectChange): ProjectRow {
@@ -163,8 +165,14 @@ export class ProjectStore {
       const name = change.name === undefined ? current.name : storableName(change.name);
       const status = change.status ?? current.status;
       if (name === current.name && status === current.status) return current;
-      if (current.status === "active" && status === "archived" && this.#countActive(orgId) <= 1) {
-        throw new LastActiveProjectError("archive");
+      if (current.status === "active" && status === "archived") {
+        if (this.#countActive(orgId) <= 1) throw new LastActiveProjectError("archive");
+        if (this.#isDefault(orgId, current.id)) throw new DefaultProjectError("archive");
+        // Counted inside this transaction, and a browser's slot is reserved in one too
+        // (BrowserStore.reserve, which refuses an archived project): no browser can
+        // start between this check and the archive.
+        const browsers = this.#liveBrowsers(current.id);
+        if (browsers > 0) throw new BrowsersRunningError(browsers);
       }
       const now = new Date().toISOString();
       try {
@@ -179,20 +187,33 @@ export class ProjectStore {
 
   /**
    * Soft-deletes a project: it vanishes from every read and its name becomes free.
-   * Refused with 409 `last_active_project` for the last active project and with 409
-   * `project_not_empty` while browsers run or extensions remain in it.
+   * Refused, in this order, for the last active project (409 `last_active_project`), the
+   * organization's default project (409 `default_project`) and while active resources
+   * remain (409 `project_not_empty`): running or starting browsers, extensions, auth
+   * connections, browser pool reservations. Records of crashed browsers go with it.
    */
   delete(orgId: string, project: ProjectRow): void {
     this.#db.transaction(() => {
       const current = this.findById(orgId, project.id);
       if (!current) throw new NotFoundError(`No project has the id "${project.id}" in this organization.`);
       if (current.status === "active" && this.#countActive(orgId) <= 1) throw new LastActiveProjectError("delete");
-      const browsers = this.#db.get<{ n: number }>("SELECT count(*) AS n FROM browsers WHERE project_id = ? AND status IN ('starting', 'running')", [current.id])?.n ?? 0;
-      const extensions = this.#db.get<{ n: number }>("SELECT count(*) AS n FROM extensions WHERE project_id = ?", [current.id])?.n ?? 0;
-      if (browsers > 0 || extensions > 0) {
-        const parts = [browsers > 0 ? `${browsers} running browser${browsers === 1 ? "" : "s"}` : "", extensions > 0 ? `${extensions} extension${extensions === 1 ? "" : "s"}` : ""].filter(Boolean);
-        throw new ProjectNotEmptyError(`The project still has ${parts.join(" and ")}; remove them first.`);
+      if (this.#isDefault(orgId, current.id)) throw new DefaultProjectError("delete");
+      const count = (sql: string) => this.#db.get<{ n: number }>(sql, [current.id])?.n ?? 0;
+      // Each holds a process, stored data or concurrency capacity that nobody could reach
+      // or free once the project is gone (usage only counts live projects).
+      const remaining: [number, string][] = [
+        [this.#liveBrowsers(current.id), "running browser"],
+        [count("SELECT count(*) AS n FROM extensions WHERE project_id = ?"), "extension"],
+        [count("SELECT count(*) AS n FROM auth_connections WHERE project_id = ?"), "auth connection"],
+        [count("SELECT count(*) AS n FROM pool_reservations WHERE project_id = ?"), "browser pool reservation"],
+      ];
+      const parts = remaining.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}${n === 1 ? "" : "s"}`);
+      if (parts.length > 0) {
+        const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+        throw new ProjectNotEmptyError(`The project still has ${list}; remove them first.`);
       }
+      // A crashed browser holds no process and no slot; its record would only linger unseen.
+      this.#db.run("DELETE FROM browsers WHERE project_id = ? AND status = 'crashed'", [current.id]);
       this.#db.run("UPDATE projects SET deleted_at = ? WHERE id = ?", [new Date().toISOString(), current.id]);
     });
   }
@@ -201,6 +222,15 @@ export class ProjectStore {
   setCap(project: ProjectRow, cap: number | null): ProjectRow {
     this.#db.transaction(() => this.#db.run("UPDATE projects SET max_concurrent_sessions = ? WHERE id = ?", [cap, project.id]));
     return { ...project, max_concurrent_sessions: cap };
+  }
+
+  #isDefault(orgId: string, projectId: string): boolean {
+    return this.#db.get<{ id: string }>("SELECT default_project_id AS id FROM organizations WHERE id = ?", [orgId])?.id === projectId;
+  }
+
+  /** Browsers of the project that run or are starting (a starting one is about to run). */
+  #liveBrowsers(projectId: string): number {
+    return this.#db.get<{ n: number }>("SELECT count(*) AS n FROM browsers WHERE project_id = ? AND status IN ('starting', 'running')", [projectId])?.n ?? 0;
   }
 
   #countActive(orgId: string): number {
