@@ -8,7 +8,8 @@ import type { IssuedKey } from "./auth/api-key-store.js";
 import { DEFAULT_CONFIG } from "./config.js";
 import { readFixturesFile } from "./fixtures/fixtures-file.js";
 import { loadFixtures } from "./fixtures/load-fixtures.js";
-import { installErrorHandling } from "./http/error-handler.js";
+import { answerClientError, answerFrameworkError, installErrorHandling, MAX_HEADER_BYTES } from "./http/error-handler.js";
+import { installBodyReading } from "./http/request-validation.js";
 import { installRequestIdHeader, newRequestId } from "./http/request-id.js";
 import { installResponseCheck, type ResponseCheckOptions } from "./http/response-check.js";
 import { RateLimits, type RateLimitSettings } from "./http/rate-limiter.js";
@@ -69,8 +70,9 @@ export interface BrowserServiceServer {
 
 // The WebMCP invoke body may be 1 MiB + 4 KiB; no other JSON body comes near it.
 const JSON_BODY_LIMIT = 1024 * 1024 + 4 * 1024;
-// Project names reach 255 characters, or three times that percent-encoded.
-const MAX_PARAM_LENGTH = 1024;
+// As long as the request line may be: every path segment reaches its operation, whose
+// spec bounds it (400 maxLength), instead of the router refusing it with its own error.
+const MAX_PARAM_LENGTH = MAX_HEADER_BYTES;
 
 /**
  * Builds the browser service on a data directory: claims the directory, opens and
@@ -101,9 +103,15 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     requestIdHeader: false,
     bodyLimit: JSON_BODY_LIMIT,
     return503OnClosing: false,
-    // The spec has no HEAD operations; a HEAD request is an unknown route like any other.
+    // The spec has no HEAD operations; a HEAD of a GET path is 405 like any method a path lacks.
     exposeHeadRoutes: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Node's limit, stated so that the 431's message is true whatever node was started with;
+    // a missing Host is answered by installErrorHandling with the Error body, not by Node.
+    http: { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
+    // What Node and the router refuse before a request exists also gets the Error body.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   });
   const webmcp = new WebMcpService(app.log);
   const browsers = new BrowserService(stores.browsers, options.launcher ?? new ChromiumLauncher(), planLimit, app.log, webmcp);
@@ -120,6 +128,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     browsers.recoverAbandoned();
 
     app.removeContentTypeParser("text/plain");
+    installBodyReading(app);
     installRequestIdHeader(app);
     if (options.responseCheck) installResponseCheck(app, options.responseCheck);
     installErrorHandling(app);

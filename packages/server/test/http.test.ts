@@ -26,11 +26,15 @@ describe("routing", () => {
     }
   });
 
-  it("answers an unknown route with 404 not_found in the Error body, even without credentials", async () => {
-    for (const request of [{ method: "GET" as const, url: "/nowhere" }, { method: "PUT" as const, url: "/org/projects" }, { method: "HEAD" as const, url: "/org/limits" }]) {
-      const response = await t.server.app.inject(request);
-      expect(response.statusCode).toBe(404);
-      if (request.method !== "HEAD") expect(response.json()).toEqual({ code: "not_found", message: expect.stringContaining(request.url) });
+  it("answers an unknown path with 404 not_found and a known path's other methods with 405, even without credentials", async () => {
+    for (const request of [
+      { method: "GET" as const, url: "/nowhere", status: 404, code: "not_found" },
+      { method: "PUT" as const, url: "/org/projects", status: 405, code: "method_not_allowed" },
+      { method: "HEAD" as const, url: "/org/limits", status: 405, code: "method_not_allowed" },
+    ]) {
+      const response = await t.server.app.inject({ method: request.method, url: request.url });
+      expect(response.statusCode).toBe(request.status);
+      if (request.method !== "HEAD") expect(response.json()).toEqual({ code: request.code, message: expect.stringContaining(request.url) });
       expect(response.headers["x-request-id"]).toMatch(/^req_[0-9a-f]{20}$/);
     }
   });

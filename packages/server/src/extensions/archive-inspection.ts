@@ -1,9 +1,26 @@
+import { open } from "node:fs/promises";
+import { crc32 } from "node:zlib";
 import yauzl from "yauzl";
-import { ARCHIVE_LIMITS, unsafePathReason, type ArchiveProblem } from "./archive-rules.js";
+import {
+  ARCHIVE_LIMITS,
+  collisionKey,
+  decodeEntryName,
+  entryTypeReason,
+  invalidNameReason,
+  unsafePathReason,
+  type ArchiveProblem,
+} from "./archive-rules.js";
+import { displayName, readZipStructure, type ZipEntryRecord } from "./zip-structure.js";
 
-// Beyond this many unsafe names, one summary detail stands for the rest.
-const MAX_REPORTED_UNSAFE = 20;
+// Beyond this many problems, one summary detail stands for the rest: a hostile archive of
+// 10,000 bad names must not make a 10,000-detail answer.
+const MAX_REPORTED_PROBLEMS = 20;
 const MiB = 1024 * 1024;
+// Compression methods every unzip tool reads: stored and deflate.
+const METHODS: Readonly<Record<number, string>> = { 0: "stored", 8: "deflate" };
+const METHOD_NAMES: Readonly<Record<number, string>> = { 9: "deflate64", 12: "bzip2", 14: "LZMA", 93: "Zstandard", 95: "XZ", 98: "PPMd", 99: "AES encryption" };
+// General-purpose flag bits: 0 encrypted, 6 strong encryption, 13 encrypted central directory.
+const FLAGS_ENCRYPTED = 0x0001 | 0x0040 | 0x2000;
 
 /** An error's message as the end of a sentence, without a doubled period. */
 function reason(error: unknown): string {
@@ -15,7 +32,6 @@ type Entry = yauzl.Entry;
 
 function openZip(path: string): Promise<ZipFile> {
   return new Promise((resolve, reject) => {
-    // Names are decoded and checked here, so one bad name is one problem, not an abort.
     yauzl.open(path, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: false }, (error, zip) => {
       if (error) reject(error);
       else resolve(zip);
@@ -23,14 +39,13 @@ function openZip(path: string): Promise<ZipFile> {
   });
 }
 
-/** Every central-directory entry, or the error that stopped the reading. */
-function readEntries(zip: ZipFile, max: number): Promise<Entry[]> {
+/** Every central-directory entry as yauzl lists them (it trusts the end record's count). */
+function readEntries(zip: ZipFile): Promise<Entry[]> {
   return new Promise((resolve, reject) => {
     const entries: Entry[] = [];
     zip.on("entry", (entry: Entry) => {
       entries.push(entry);
-      if (entries.length >= max) resolve(entries);
-      else zip.readEntry();
+      zip.readEntry();
     });
     zip.on("end", () => resolve(entries));
     zip.on("error", reject);
@@ -38,26 +53,23 @@ function readEntries(zip: ZipFile, max: number): Promise<Entry[]> {
   });
 }
 
-function entryName(entry: Entry): string {
-  const raw = entry.fileName as unknown as Buffer;
-  return raw.toString((entry.generalPurposeBitFlag & 0x800) !== 0 ? "utf8" : "latin1");
-}
-
-/** Inflates one entry, counting bytes; stops as soon as `budget` bytes are passed. */
-function inflatedSize(zip: ZipFile, entry: Entry, budget: number): Promise<{ bytes: number; overBudget: boolean }> {
+/** Inflates one entry, counting bytes and its CRC-32; stops as soon as `budget` bytes are passed. */
+function inflate(zip: ZipFile, entry: Entry, budget: number): Promise<{ bytes: number; crc: number; overBudget: boolean }> {
   return new Promise((resolve, reject) => {
     zip.openReadStream(entry, (error, stream) => {
       if (error) return reject(error);
       let bytes = 0;
+      let crc = 0;
       stream.on("data", (chunk: Buffer) => {
         bytes += chunk.length;
+        crc = crc32(chunk, crc);
         if (bytes > budget) {
           // Stop inflating at once: a bomb must not be expanded to find out how big it is.
           (stream as unknown as { destroy(): void }).destroy();
-          resolve({ bytes, overBudget: true });
+          resolve({ bytes, crc, overBudget: true });
         }
       });
-      stream.on("end", () => resolve({ bytes, overBudget: false }));
+      stream.on("end", () => resolve({ bytes, crc, overBudget: false }));
       stream.on("error", reject);
     });
   });
@@ -74,15 +86,147 @@ function sizeProblem(total: number, archiveBytes: number, what: "declare" | "inf
   };
 }
 
+/** At most {@link MAX_REPORTED_PROBLEMS} details, the last one counting those left out. */
+function capped(problems: ArchiveProblem[]): ArchiveProblem[] {
+  if (problems.length <= MAX_REPORTED_PROBLEMS) return problems;
+  const shown = problems.slice(0, MAX_REPORTED_PROBLEMS - 1);
+  const rest = problems.slice(MAX_REPORTED_PROBLEMS - 1);
+  const codes = [...new Set(rest.map((problem) => problem.code))];
+  return [...shown, { code: rest[0]!.code, message: `${rest.length} more problems (${codes.join(", ")}) are not listed.` }];
+}
+
+/** The Unicode path an Info-ZIP extra field gives (version 1, CRC-32 of the name, UTF-8), or `undefined` if unreadable. */
+function unicodePath(field: Buffer): string | undefined {
+  if (field.length < 5 || field[0] !== 1) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(field.subarray(5));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One entry's problems: its name (decodable the same way by every tool, inside the root,
+ * one plain relative path, and the same in any Unicode path extra field), its type (a
+ * plain file or folder), no encryption, stored or deflate, and sizes a folder or a
+ * stored entry can have.
+ */
+function entryProblems(entry: ZipEntryRecord, label: string): { name?: string; problems: ArchiveProblem[] } {
+  const decoded = decodeEntryName(entry.nameBytes, entry.flags);
+  if ("problem" in decoded) return { problems: [{ code: "invalid_entry_name", message: `Entry ${label} ${decoded.problem}.` }] };
+  const name = decoded.name;
+  const unsafe = unsafePathReason(name);
+  if (unsafe !== undefined) return { problems: [{ code: "unsafe_entry_path", message: `Entry ${label} ${unsafe}; every entry must stay inside the extension's root.` }] };
+  const invalid = invalidNameReason(name, entry.nameBytes.length);
+  if (invalid !== undefined) return { problems: [{ code: "invalid_entry_name", message: `Entry ${label} ${invalid}; use plain relative paths such as "js/background.js".` }] };
+  const problems: ArchiveProblem[] = [];
+  // The central and the local header may each carry one; one detail per entry is enough.
+  const other = entry.unicodePaths.map(unicodePath).find((path) => path !== name);
+  if (entry.unicodePaths.some((field) => unicodePath(field) !== name)) {
+    problems.push({ code: "inconsistent_structure", message: `Entry ${label} has a Unicode path extra field naming ${other === undefined ? "an unreadable path" : JSON.stringify(other)}, which some tools unpack instead of its name.` });
+  }
+  const type = entryTypeReason(name, entry.versionMadeBy, entry.externalAttributes);
+  if (type !== undefined) problems.push({ code: "unsupported_entry_type", message: `Entry ${label} ${type}; an extension holds only plain files and folders.` });
+  if ((entry.flags & FLAGS_ENCRYPTED) !== 0) problems.push({ code: "encrypted_entry", message: `Entry ${label} is encrypted; upload an archive without a password.` });
+  if (METHODS[entry.method] === undefined) {
+    const method = METHOD_NAMES[entry.method] ?? `method ${entry.method}`;
+    problems.push({ code: "unsupported_compression", message: `Entry ${label} is compressed with ${method}; only stored and deflate entries are accepted.` });
+  } else if (entry.method === 0 && entry.compressedSize !== entry.uncompressedSize) {
+    problems.push({ code: "inconsistent_structure", message: `Entry ${label} is stored (not compressed) but declares ${entry.compressedSize} bytes stored and ${entry.uncompressedSize} uncompressed.` });
+  }
+  if (name.endsWith("/") && (entry.uncompressedSize !== 0 || entry.compressedSize !== 0)) {
+    problems.push({ code: "inconsistent_structure", message: `Entry ${label} is a folder (its name ends with '/') but holds ${entry.uncompressedSize} bytes.` });
+  }
+  return { name, problems };
+}
+
+/**
+ * Duplicates and collisions among the names: the same name twice, names that differ only
+ * by letter case or Unicode normalization (one file on macOS and Windows), and a file
+ * whose name is also used as a folder (`a` and `a/b.js`).
+ */
+function collisionProblems(names: { name: string; label: string }[]): ArchiveProblem[] {
+  const problems: ArchiveProblem[] = [];
+  const seen = new Map<string, string>();
+  const files: { key: string; label: string }[] = [];
+  for (const { name, label } of names) {
+    const key = collisionKey(name);
+    const first = seen.get(key);
+    if (first !== undefined) {
+      problems.push({
+        code: "duplicate_entry",
+        message: first === label ? `Entry ${label} appears more than once; tools keep different copies.` : `Entry ${label} collides with entry ${first}: names must differ by more than letter case or Unicode normalization, and a file and a folder cannot share a name.`,
+      });
+      continue;
+    }
+    seen.set(key, label);
+    if (!name.endsWith("/")) files.push({ key, label });
+  }
+  // Sorted keys put every name under "f/" right at the lower bound of "f/".
+  const keys = [...seen.keys()].sort();
+  for (const { key, label } of files) {
+    const prefix = `${key}/`;
+    let low = 0;
+    let high = keys.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (keys[middle]! < prefix) low = middle + 1;
+      else high = middle;
+    }
+    if (low < keys.length && keys[low]!.startsWith(prefix)) {
+      problems.push({ code: "duplicate_entry", message: `Entry ${label} is a file, but entry ${seen.get(keys[low]!)} uses it as a folder.` });
+    }
+  }
+  return problems;
+}
+
 /**
  * Checks that the file at `path` (of `archiveBytes` bytes) is a zip of an unpacked
- * extension: a readable zip, `manifest.json` at the root, no entry escaping the root,
- * at most 10,000 entries, and at most 200 MiB and 100 times the archive's size
- * uncompressed. Sizes are checked as declared AND while actually inflating every entry,
- * which stops the moment the bound is passed. Returns one problem per broken rule
- * (empty when the archive is fine).
+ * extension, as every common unzip tool would read it: one consistent container (see
+ * {@link readZipStructure}); every entry the central directory holds (not only those the
+ * end record counts) with a name every tool decodes alike, inside the root, unique even
+ * ignoring case and normalization, a plain file or folder, not encrypted, stored or
+ * deflate; `manifest.json` at the root; at most 10,000 entries; at most 200 MiB and 100
+ * times the archive's size uncompressed. Sizes are checked as declared AND while
+ * inflating every entry (with its CRC-32), which stops the moment a bound is passed.
+ * Returns one problem per broken rule (empty when the archive is fine).
  */
 export async function inspectExtensionArchive(path: string, archiveBytes: number): Promise<ArchiveProblem[]> {
+  const file = await open(path, "r");
+  let structure;
+  try {
+    structure = await readZipStructure(file, archiveBytes, ARCHIVE_LIMITS.maxEntries);
+  } finally {
+    await file.close();
+  }
+  if (!structure.isZip) return structure.problems;
+  const problems = [...structure.problems];
+
+  const names: { name: string; label: string }[] = [];
+  for (const entry of structure.entries) {
+    const label = displayName(entry.nameBytes);
+    const checked = entryProblems(entry, label);
+    problems.push(...checked.problems);
+    if (checked.name !== undefined) names.push({ name: checked.name, label });
+  }
+  problems.push(...collisionProblems(names));
+  // Only a fully read directory can tell that the manifest is missing.
+  if (structure.problems.length === 0 && !names.some(({ name }) => name === "manifest.json")) {
+    problems.push({ code: "manifest_missing", message: "The archive has no manifest.json at its root; zip the extension's folder contents, not the folder." });
+  }
+  const budget = Math.min(ARCHIVE_LIMITS.maxUncompressedBytes, ARCHIVE_LIMITS.maxCompressionRatio * archiveBytes);
+  const declared = structure.entries.reduce((sum, entry) => sum + entry.uncompressedSize, 0);
+  if (declared > budget) problems.push(sizeProblem(declared, archiveBytes, "declare"));
+  if (problems.length > 0) return capped(problems);
+  return inflateAll(path, archiveBytes, structure.entries, budget);
+}
+
+/**
+ * Declared sizes and CRCs can lie: inflates every file entry within the budget, through
+ * a second, independent reader (yauzl), which must list the very entries the structure
+ * check read.
+ */
+async function inflateAll(path: string, archiveBytes: number, records: ZipEntryRecord[], budget: number): Promise<ArchiveProblem[]> {
   let zip: ZipFile;
   try {
     zip = await openZip(path);
@@ -90,50 +234,36 @@ export async function inspectExtensionArchive(path: string, archiveBytes: number
     return [{ code: "not_a_zip", message: `The file is not a readable zip archive: ${reason(error)}.` }];
   }
   try {
-    if (zip.entryCount > ARCHIVE_LIMITS.maxEntries) {
-      return [{ code: "too_many_entries", message: `The archive has ${zip.entryCount} entries; at most ${ARCHIVE_LIMITS.maxEntries} are allowed.` }];
-    }
     let entries: Entry[];
     try {
-      entries = await readEntries(zip, ARCHIVE_LIMITS.maxEntries);
+      entries = await readEntries(zip);
     } catch (error) {
       return [{ code: "not_a_zip", message: `The zip archive is damaged: ${reason(error)}.` }];
     }
-
-    const problems: ArchiveProblem[] = [];
-    const unsafe = entries.flatMap((entry) => {
-      const name = entryName(entry);
-      const reason = unsafePathReason(name);
-      return reason === undefined ? [] : [{ code: "unsafe_entry_path" as const, message: `Entry ${JSON.stringify(name)} ${reason}; every entry must stay inside the extension's root.` }];
-    });
-    problems.push(...unsafe.slice(0, MAX_REPORTED_UNSAFE));
-    if (unsafe.length > MAX_REPORTED_UNSAFE) {
-      problems.push({ code: "unsafe_entry_path", message: `${unsafe.length - MAX_REPORTED_UNSAFE} more entries escape the extension's root.` });
+    if (entries.length !== records.length || entries.some((entry, i) => entry.relativeOffsetOfLocalHeader !== records[i]!.localHeaderOffset)) {
+      return [{ code: "inconsistent_structure", message: "Zip readers disagree about the archive's entries." }];
     }
-    if (!entries.some((entry) => entryName(entry) === "manifest.json")) {
-      problems.push({ code: "manifest_missing", message: "The archive has no manifest.json at its root; zip the extension's folder contents, not the folder." });
-    }
-    const budget = Math.min(ARCHIVE_LIMITS.maxUncompressedBytes, ARCHIVE_LIMITS.maxCompressionRatio * archiveBytes);
-    const declared = entries.reduce((sum, entry) => sum + entry.uncompressedSize, 0);
-    if (declared > budget) problems.push(sizeProblem(declared, archiveBytes, "declare"));
-    if (problems.length > 0) return problems;
-
-    // Declared sizes can lie; inflate everything within the remaining budget to be sure.
     let inflated = 0;
-    for (const entry of entries) {
-      if (entryName(entry).endsWith("/")) continue;
-      let result: { bytes: number; overBudget: boolean };
+    for (const [i, entry] of entries.entries()) {
+      const nameBytes = records[i]!.nameBytes;
+      // A folder ("/" at the end) has no data.
+      if (nameBytes.at(-1) === 0x2f) continue;
+      const label = displayName(nameBytes);
+      let result: { bytes: number; crc: number; overBudget: boolean };
       try {
-        result = await inflatedSize(zip, entry, budget - inflated);
+        result = await inflate(zip, entry, budget - inflated);
       } catch (error) {
         const message = reason(error);
         if (/too many bytes/.test(message)) {
-          return [{ code: "uncompressed_size_exceeded", message: `Entry ${JSON.stringify(entryName(entry))} inflates past its declared size of ${entry.uncompressedSize} bytes.` }];
+          return [{ code: "uncompressed_size_exceeded", message: `Entry ${label} inflates past its declared size of ${entry.uncompressedSize} bytes.` }];
         }
-        return [{ code: "not_a_zip", message: `Entry ${JSON.stringify(entryName(entry))} cannot be read: ${message}.` }];
+        return [{ code: "corrupt_entry", message: `Entry ${label} cannot be inflated: ${message}.` }];
       }
       inflated += result.bytes;
       if (result.overBudget) return [sizeProblem(inflated, archiveBytes, "inflate")];
+      if (result.crc !== entry.crc32) {
+        return [{ code: "corrupt_entry", message: `Entry ${label} inflates to data whose CRC-32 is not the declared one: the archive is corrupt.` }];
+      }
     }
     return [];
   } finally {

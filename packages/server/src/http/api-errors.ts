@@ -179,6 +179,27 @@ export class UnsupportedMediaTypeError extends ApiError {
   }
 }
 
+/** 405 `method_not_allowed`: the path exists, but not with this method; `Allow` lists its methods (RFC 9110). */
+export class MethodNotAllowedError extends ApiError {
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super(405, "method_not_allowed", `${path} does not take ${method}; it takes ${allowed.join(", ")}.`, { headers: { allow: allowed.join(", ") } });
+  }
+}
+
+/** 408 `request_timeout`: the request's headers did not arrive in time. */
+export class RequestTimeoutError extends ApiError {
+  constructor() {
+    super(408, "request_timeout", "The request did not arrive in time; send it again.");
+  }
+}
+
+/** 431 `headers_too_large`: the request line and headers are larger than the server reads. */
+export class HeadersTooLargeError extends ApiError {
+  constructor(limitBytes: number) {
+    super(431, "headers_too_large", `The request line and headers are larger than ${limitBytes / 1024} KiB; send smaller headers (cookies, long URLs).`);
+  }
+}
+
 /** 429 `concurrency_limit_exceeded`: a new browser would pass the project's cap or the organization limit. */
 export class ConcurrencyLimitExceededError extends ApiError {
   constructor(message: string) {

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { BadRequestError, type ErrorDetail } from "./api-errors.js";
 import type { ValidationIssue, Validator } from "@browser-service/validators";
 import { operationChecks } from "./operation-validators.js";
@@ -63,4 +63,33 @@ export function bodyProblems(operationId: string, body: unknown): ErrorDetail[] 
   const check = operationChecks(operationId).body;
   const result = check ? check(body) : { ok: true as const, value: body };
   return result.ok ? [] : result.errors.map((issue) => toDetail(issue, "body"));
+}
+
+/**
+ * How request bodies are read (the spec's "Errors" section says it to clients):
+ *
+ * - An empty body is no body, with or without `Content-Type: application/json`: many
+ *   clients send that header on every call, so a `DELETE` or a `POST /browsers` without
+ *   content must not fail as invalid JSON. An operation that requires a body then answers
+ *   `required`, as for a missing one.
+ * - An operation that takes no body (the spec declares no `requestBody`: every `GET` and
+ *   `DELETE`) does not read one: whatever was sent is neither parsed nor refused, and Node
+ *   discards it after the response. RFC 9110 gives `DELETE` content no meaning, so its
+ *   type or size cannot make the operation fail.
+ */
+export function installBodyReading(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "") done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
+  app.addHook("preParsing", async (request, _reply, payload) => {
+    const operationId = request.routeOptions.config.operationId;
+    if (operationId !== undefined && operationChecks(operationId).body === undefined) {
+      // Fastify parses by these headers; without them it sees no body and reads none.
+      for (const name of ["content-type", "content-length", "transfer-encoding"]) delete request.headers[name];
+    }
+    return payload;
+  });
 }

@@ -1,11 +1,26 @@
 import { rm } from "node:fs/promises";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
-import { UnsupportedMediaTypeError } from "../http/api-errors.js";
+import { BadRequestError, UnsupportedMediaTypeError, type ErrorDetail } from "../http/api-errors.js";
 import { bodyProblems, invalidRequest } from "../http/request-validation.js";
 import { inspectExtensionArchive } from "../extensions/archive-inspection.js";
 import { receiveUpload } from "../extensions/upload-receiver.js";
 import type { ApiDeps } from "./api-deps.js";
+
+// RFC 2046 5.1.1: a boundary is 1 to 70 characters, quoted or a token.
+const BOUNDARY = /;\s*boundary\s*=\s*(?:"[^"]{1,70}"|[^\s;"]{1,70})\s*(?:;|$)/i;
+// @fastify/busboy reports a malformed form with plain Errors, told apart only by these messages.
+const MALFORMED_FORM = /^(Multipart: Boundary not found|Part terminated early|Unexpected end of multipart data|Malformed part header)/;
+
+const badForm = (detail: ErrorDetail): BadRequestError => new BadRequestError("The form is invalid (1 problem).", [detail]);
+
+/** The 400 for a form busboy could not read, or `error` itself. */
+function formError(error: unknown): unknown {
+  if (error instanceof Error && !("code" in error) && MALFORMED_FORM.test(error.message)) {
+    return badForm({ code: "invalid_multipart", message: `The multipart/form-data body cannot be read: ${error.message.replace(/\.+$/, "")}; send a complete form with its closing boundary.` });
+  }
+  return error;
+}
 
 /** `POST /extensions`: streamed, checked, all-or-nothing upload of an extension archive. */
 export async function registerExtensionRoutes(app: FastifyInstance, { stores }: ApiDeps): Promise<void> {
@@ -14,14 +29,26 @@ export async function registerExtensionRoutes(app: FastifyInstance, { stores }: 
     await scope.register(multipart);
     scope.post("/extensions", { config: { operationId: "uploadExtension", formBody: true } }, async (request, reply) => {
       if (!request.isMultipart()) throw new UnsupportedMediaTypeError("multipart/form-data", request.headers["content-type"]);
+      if (!BOUNDARY.test(request.headers["content-type"] ?? "")) {
+        throw badForm({ code: "invalid_multipart", message: "Content-Type multipart/form-data needs a boundary parameter of 1 to 70 characters." });
+      }
       const project = request.scope.project();
-      const upload = await receiveUpload(request, stores.layout.uploadsDir);
+      const upload = await receiveUpload(request, stores.layout.uploadsDir).catch((error: unknown) => {
+        throw formError(error);
+      });
       try {
-        const form: Record<string, unknown> = { ...upload.fields };
+        const { file: fileField, ...fields } = upload.fields;
+        const form: Record<string, unknown> = { ...fields };
         for (const name of upload.otherFiles) form[name] = "(file)";
         if (upload.tempPath !== undefined) form.file = "(file)";
-        const formProblems = bodyProblems("uploadExtension", form);
-        if (formProblems.length > 0 || upload.tempPath === undefined) throw invalidRequest(formProblems);
+        let formProblems = bodyProblems("uploadExtension", form);
+        // A part without a filename is a text field to busboy: say so rather than "required".
+        if (fileField !== undefined && upload.tempPath === undefined) {
+          const notFile = { code: "not_a_file", message: '/file must be a file part: give its Content-Disposition a filename (filename="extension.zip").' };
+          formProblems = [...formProblems.filter((problem) => !problem.message.startsWith("/file ")), notFile];
+        }
+        if (formProblems.length > 0) throw invalidRequest(formProblems);
+        if (upload.tempPath === undefined) throw invalidRequest([{ code: "required", message: "/file is required." }]);
         const archiveProblems = await inspectExtensionArchive(upload.tempPath, upload.sizeBytes);
         if (archiveProblems.length > 0) throw invalidRequest(archiveProblems);
         const extension = stores.extensions.insert({

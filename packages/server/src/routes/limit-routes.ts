@@ -5,19 +5,33 @@ import type { Organization } from "../organization/organization-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
+/** The largest cap the spec's limits schemas allow (`maximum`); test/limits.test.ts holds the two equal. */
+export const MAX_CAP = 1_000_000;
+
+/**
+ * A stored cap as the API shows it. Caps written before the spec bounded them may be
+ * anything up to 2^63, which SQLite hands back as a BigInt (JSON cannot carry one) or a
+ * number past the bound. A cap never lets a project pass the organization limit, so any
+ * cap above the bound means what the bound means, and reads as it.
+ */
+export function storedCap(value: number | bigint | null): number | null {
+  if (value === null) return null;
+  return value > MAX_CAP ? MAX_CAP : Number(value);
+}
+
 /** `/org/limits` and `/org/projects/{id}/limits`: the concurrency limits. */
 export function registerLimitRoutes(app: FastifyInstance, { stores, planLimit }: ApiDeps): void {
   const orgLimits = (org: Organization): OrgLimits => {
     const used = stores.usage.organization(org.id);
     return {
       max_concurrent_sessions: planLimit,
-      default_project_max_concurrent_sessions: org.default_project_max_concurrent_sessions,
+      default_project_max_concurrent_sessions: storedCap(org.default_project_max_concurrent_sessions),
       concurrent_sessions_used: used,
       concurrent_sessions_available: available(planLimit, used),
     };
   };
   // max_pooled_sessions is deprecated: always null, and requests setting it never get this far.
-  const projectLimits = (project: ProjectRow): ProjectLimits => ({ max_concurrent_sessions: project.max_concurrent_sessions, max_pooled_sessions: null });
+  const projectLimits = (project: ProjectRow): ProjectLimits => ({ max_concurrent_sessions: storedCap(project.max_concurrent_sessions), max_pooled_sessions: null });
 
   app.get("/org/limits", { config: { operationId: "getOrgLimits" } }, async (request) => orgLimits(stores.organizations.get(request.scope.org.id)));
 
