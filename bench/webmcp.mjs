@@ -138,7 +138,7 @@ let invocation;
 try {
   for (const tabs of TAB_COUNTS) {
     const browser = await api("POST", "/browsers", { name: `bench-${tabs}` });
-    const launched = launcher.launched.find((each) => each.cdpWsUrl === browser.cdp_ws_url);
+    const launched = launcher.launched.at(-1);
     const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
     try {
       const context = playwright.contexts()[0];

@@ -6,6 +6,7 @@ import { firstStartBanner } from "./organization/first-start.js";
 import { createServer } from "./server.js";
 import { ChromiumLauncher } from "./browsers/chromium-launcher.js";
 import { checkChromium, chromiumCheckLine } from "./browsers/chromium-check.js";
+import { resolveChromiumUser } from "./browsers/chromium-user.js";
 import { dataDirLayout, liveOwner } from "./storage/data-dir.js";
 import { openStores } from "./storage/stores.js";
 
@@ -21,7 +22,7 @@ const processIo: CliIo = {
 };
 
 async function serve(config: ServerConfig, io: CliIo): Promise<void> {
-  const launcher = new ChromiumLauncher();
+  const launcher = new ChromiumLauncher(config.chromiumUser === undefined ? {} : { user: resolveChromiumUser(config.chromiumUser) });
   const server = await createServer({
     dataDir: config.dataDir,
     host: config.host,
@@ -29,6 +30,9 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     planLimit: config.planLimit,
     projectsDisabled: config.projectsDisabled,
     ...(config.fixtures === undefined ? {} : { fixtures: config.fixtures }),
+    ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
+    bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
+    cdpLimits: { maxClients: config.cdpMaxClients, maxMessageBytes: config.cdpMaxMessageBytes, maxBufferedBytes: config.cdpMaxBufferedBytes },
     launcher,
     rateLimits: {
       perKey: { rate: config.rateLimit, burst: config.rateLimitBurst },

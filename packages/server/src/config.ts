@@ -14,6 +14,18 @@ export interface ServerConfig {
   fixtures: string | undefined;
   /** Whether the organization has projects disabled (project administration answers 404). */
   projectsDisabled: boolean;
+  /** The URL clients reach the server at, when behind a proxy or TLS; `cdp_ws_url` follows it. */
+  publicUrl: string | undefined;
+  /** DevTools WebSocket clients at once per browser. */
+  cdpMaxClients: number;
+  /** The largest DevTools message a client may send, in bytes. */
+  cdpMaxMessageBytes: number;
+  /** Bytes queued for a DevTools client that does not read before it is disconnected. */
+  cdpMaxBufferedBytes: number;
+  /** The account Chromium runs as (name or uid), with its sandbox; `undefined`: the server's own. */
+  chromiumUser: string | undefined;
+  /** Seconds a request body may stall before the connection is closed; 0 turns it off. */
+  bodyIdleTimeoutSec: number;
   /** Requests per second each API key may make, sustained; `0` turns the limit off. */
   rateLimit: number;
   /** Requests an API key may make at once after a quiet spell. */
@@ -43,6 +55,12 @@ export const DEFAULT_CONFIG: ServerConfig = {
   planLimit: 10,
   fixtures: undefined,
   projectsDisabled: false,
+  publicUrl: undefined,
+  cdpMaxClients: 8,
+  cdpMaxMessageBytes: 16 * 1024 * 1024,
+  cdpMaxBufferedBytes: 64 * 1024 * 1024,
+  chromiumUser: undefined,
+  bodyIdleTimeoutSec: 10,
   // Far above what an agent driving browsers sends, so only a runaway loop meets it.
   rateLimit: 50,
   rateLimitBurst: 100,
@@ -64,6 +82,15 @@ Options (a flag beats its environment variable):
   --plan-limit <n>      BROWSER_SERVICE_PLAN_LIMIT         organization concurrency limit (default 10)
   --fixtures <file>     BROWSER_SERVICE_FIXTURES           JSON file of auth connections and pool reservations to load
   --projects-disabled   BROWSER_SERVICE_PROJECTS_DISABLED  answer project administration with 404 projects_disabled
+  --public-url <url>    BROWSER_SERVICE_PUBLIC_URL         URL clients reach the server at (proxy, TLS); cdp_ws_url follows it
+                                                           (default: ws:// and the request's Host)
+  --cdp-max-clients <n> BROWSER_SERVICE_CDP_MAX_CLIENTS    DevTools WebSocket clients per browser (default 8)
+  --cdp-max-message-mib <n>  BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB  largest DevTools message a client may send (default 16)
+  --cdp-max-buffer-mib <n>   BROWSER_SERVICE_CDP_MAX_BUFFER_MIB   output queued for a slow DevTools client before
+                                                           it is disconnected (default 64)
+  --chromium-user <name>  BROWSER_SERVICE_CHROMIUM_USER    run Chromium as this account, sandboxed (server must be root)
+  --body-idle-timeout-sec <n>  BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC  close a request whose body stalls this long
+                                                           (default 10; 0 turns it off)
   --rate-limit <n>      BROWSER_SERVICE_RATE_LIMIT         requests per second per API key, sustained (default 50; 0 turns it off)
   --rate-limit-burst <n>  BROWSER_SERVICE_RATE_LIMIT_BURST  requests per API key at once (default 100)
   --auth-failure-limit <n>  BROWSER_SERVICE_AUTH_FAILURE_LIMIT  failed authentications per second per client address
@@ -88,6 +115,8 @@ function integer(name: string, raw: string, min: number, max: number): number {
   }
   return Number(raw);
 }
+
+const MIB = 1024 * 1024;
 
 /** An integer flag (beating its environment variable) in `unit`s, or `undefined` when neither is set. */
 function numberSetting(flagValue: string | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string, min: number, max: number, unit: number): number | undefined {
@@ -117,6 +146,12 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "plan-limit": { type: "string" },
         fixtures: { type: "string" },
         "projects-disabled": { type: "boolean" },
+        "public-url": { type: "string" },
+        "cdp-max-clients": { type: "string" },
+        "cdp-max-message-mib": { type: "string" },
+        "cdp-max-buffer-mib": { type: "string" },
+        "chromium-user": { type: "string" },
+        "body-idle-timeout-sec": { type: "string" },
         "rate-limit": { type: "string" },
         "rate-limit-burst": { type: "string" },
         "auth-failure-limit": { type: "string" },
@@ -141,6 +176,12 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     planLimit: planLimit === undefined ? DEFAULT_CONFIG.planLimit : integer(values["plan-limit"] === undefined ? "BROWSER_SERVICE_PLAN_LIMIT" : "--plan-limit", planLimit, 0, 1_000_000),
     fixtures: values.fixtures ?? (env.BROWSER_SERVICE_FIXTURES || undefined),
     projectsDisabled: projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
+    publicUrl: values["public-url"] ?? (env.BROWSER_SERVICE_PUBLIC_URL || undefined),
+    cdpMaxClients: numberSetting(values["cdp-max-clients"], "--cdp-max-clients", env, "BROWSER_SERVICE_CDP_MAX_CLIENTS", 1, 1000, 1) ?? DEFAULT_CONFIG.cdpMaxClients,
+    cdpMaxMessageBytes: numberSetting(values["cdp-max-message-mib"], "--cdp-max-message-mib", env, "BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB", 1, 1024, MIB) ?? DEFAULT_CONFIG.cdpMaxMessageBytes,
+    cdpMaxBufferedBytes: numberSetting(values["cdp-max-buffer-mib"], "--cdp-max-buffer-mib", env, "BROWSER_SERVICE_CDP_MAX_BUFFER_MIB", 1, 4096, MIB) ?? DEFAULT_CONFIG.cdpMaxBufferedBytes,
+    chromiumUser: values["chromium-user"] ?? (env.BROWSER_SERVICE_CHROMIUM_USER || undefined),
+    bodyIdleTimeoutSec: numberSetting(values["body-idle-timeout-sec"], "--body-idle-timeout-sec", env, "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC", 0, 3600, 1) ?? DEFAULT_CONFIG.bodyIdleTimeoutSec,
     rateLimit: numberSetting(values["rate-limit"], "--rate-limit", env, "BROWSER_SERVICE_RATE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimit,
     rateLimitBurst: numberSetting(values["rate-limit-burst"], "--rate-limit-burst", env, "BROWSER_SERVICE_RATE_LIMIT_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimitBurst,
     authFailureLimit: numberSetting(values["auth-failure-limit"], "--auth-failure-limit", env, "BROWSER_SERVICE_AUTH_FAILURE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureLimit,

@@ -10,7 +10,12 @@ export { createServer, type BrowserServiceServer, type CreateServerOptions } fro
 export { runCli, type CliIo } from "./cli.js";
 export { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type Command, type ServerConfig } from "./config.js";
 export { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browsers/browser-launcher.js";
-export { ChromiumLauncher, CHROMIUM_FLAGS, type ChromiumLauncherOptions } from "./browsers/chromium-launcher.js";
+export { ChromiumLauncher, CHROMIUM_FLAGS, chromiumSandboxed, type ChromiumLauncherOptions, type ChromiumUser } from "./browsers/chromium-launcher.js";
+export { resolveChromiumUser } from "./browsers/chromium-user.js";
+export { CdpRouter, CdpChannel, CdpRouterError, type ChannelCloseReason, type ChannelMessage, type CdpRouterOptions, type DroppedEvent, type ProtocolMessage } from "./cdp/cdp-router.js";
+export { CdpPipe, type CdpPipeOptions, type OversizedMessage } from "./cdp/cdp-pipe.js";
+export { CdpClientLimitError, type CdpEndpointLimits } from "./cdp/cdp-endpoint.js";
+export { PublicUrlError } from "./cdp/public-url.js";
 export { FixturesError, parseFixtures, type Fixtures } from "./fixtures/fixtures-file.js";
 export { KeyIssueError } from "./auth/issue-key.js";
 export type { IssuedKey, Credential } from "./auth/api-key-store.js";

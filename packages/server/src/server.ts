@@ -11,6 +11,7 @@ import { loadFixtures } from "./fixtures/load-fixtures.js";
 import { answerClientError, answerFrameworkError, installErrorHandling, MAX_HEADER_BYTES } from "./http/error-handler.js";
 import { installBodyReading } from "./http/request-validation.js";
 import { installRequestIdHeader, newRequestId } from "./http/request-id.js";
+import { installBodyIdleTimeout } from "./http/body-idle-timeout.js";
 import { installResponseCheck, type ResponseCheckOptions } from "./http/response-check.js";
 import { RateLimits, type RateLimitSettings } from "./http/rate-limiter.js";
 import "./http/fastify-augment.js";
@@ -19,6 +20,8 @@ import { registerApi } from "./routes/register-api.js";
 import { claimDataDir, dataDirLayout } from "./storage/data-dir.js";
 import { openStores } from "./storage/stores.js";
 import { WebMcpService } from "./webmcp/webmcp-service.js";
+import { installCdpEndpoint, type CdpEndpointLimits } from "./cdp/cdp-endpoint.js";
+import { CdpUrls } from "./cdp/public-url.js";
 
 /** Settings of {@link createServer}; all but `dataDir` have defaults. */
 export interface CreateServerOptions {
@@ -36,6 +39,15 @@ export interface CreateServerOptions {
   fixtures?: string;
   /** Starts browsers for `POST /browsers`. Default: {@link ChromiumLauncher}. */
   launcher?: BrowserLauncher;
+  /**
+   * The URL clients reach the server at, when it differs from the request's `Host` (a
+   * proxy, TLS): `cdp_ws_url` then starts with its WebSocket form (`https` → `wss`).
+   */
+  publicUrl?: string;
+  /** Seconds a request body may stall before its connection is closed; `0` turns it off. Default {@link DEFAULT_CONFIG}`.bodyIdleTimeoutSec`. */
+  bodyIdleTimeoutSec?: number;
+  /** Bounds of the DevTools endpoint; each defaults as in {@link DEFAULT_CONFIG}. */
+  cdpLimits?: Partial<CdpEndpointLimits>;
   /** Fastify's logger setting. Default off. */
   logger?: FastifyServerOptions["logger"];
   /** Checks every response against the spec (tests turn this on). Default off. */
@@ -68,6 +80,10 @@ export interface BrowserServiceServer {
   close(): Promise<void>;
 }
 
+// Shutdown lets in-flight requests finish for this long; browsers (5 s to stop at most)
+// and the database are then closed, so a shutdown takes well under 10 s whatever clients do.
+const SHUTDOWN_GRACE_MS = 3_000;
+
 // The WebMCP invoke body may be 1 MiB + 4 KiB; no other JSON body comes near it.
 const JSON_BODY_LIMIT = 1024 * 1024 + 4 * 1024;
 // As long as the request line may be: every path segment reaches its operation, whose
@@ -80,6 +96,9 @@ const MAX_PARAM_LENGTH = MAX_HEADER_BYTES;
  * recovers from an unclean exit, and registers every operation of the spec.
  */
 export async function createServer(options: CreateServerOptions): Promise<BrowserServiceServer> {
+  let url: string | undefined;
+  // Checked before anything is opened, so a bad URL leaves nothing behind.
+  const cdpUrls = new CdpUrls(options.publicUrl, () => new URL(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`).host);
   const layout = dataDirLayout(options.dataDir);
   const planLimit = options.planLimit ?? DEFAULT_CONFIG.planLimit;
   // Built before anything is opened: a bad setting throws with nothing to undo.
@@ -130,9 +149,21 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     app.removeContentTypeParser("text/plain");
     installBodyReading(app);
     installRequestIdHeader(app);
+    installBodyIdleTimeout(app, (options.bodyIdleTimeoutSec ?? DEFAULT_CONFIG.bodyIdleTimeoutSec) * 1000);
     if (options.responseCheck) installResponseCheck(app, options.responseCheck);
     installErrorHandling(app);
-    await registerApi(app, { stores, browsers, webmcp, rateLimits, planLimit, projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled });
+    installCdpEndpoint(app, {
+      browsers,
+      rateLimits,
+      browserStore: stores.browsers,
+      apiKeys: stores.apiKeys,
+      limits: {
+        maxClients: options.cdpLimits?.maxClients ?? DEFAULT_CONFIG.cdpMaxClients,
+        maxMessageBytes: options.cdpLimits?.maxMessageBytes ?? DEFAULT_CONFIG.cdpMaxMessageBytes,
+        maxBufferedBytes: options.cdpLimits?.maxBufferedBytes ?? DEFAULT_CONFIG.cdpMaxBufferedBytes,
+      },
+    });
+    await registerApi(app, { stores, browsers, webmcp, cdpUrls, rateLimits, planLimit, projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled });
     await app.ready();
   } catch (error) {
     stores.db.close();
@@ -140,7 +171,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     throw error;
   }
 
-  let url: string | undefined;
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -158,7 +188,17 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     close() {
       closing ??= (async () => {
         try {
-          await app.close();
+          // In-flight requests get a grace period; one that is stuck must not hold the
+          // browsers and the database open, so its connection is then closed.
+          const stopped = app.close();
+          let grace: NodeJS.Timeout | undefined;
+          const graceOver = new Promise<"over">((resolve) => (grace = setTimeout(() => resolve("over"), SHUTDOWN_GRACE_MS)));
+          if ((await Promise.race([stopped.then(() => "stopped" as const), graceOver])) === "over") {
+            app.log.warn({ graceMs: SHUTDOWN_GRACE_MS }, "requests still in flight at shutdown; closing their connections");
+            app.server.closeAllConnections();
+            await stopped;
+          }
+          clearTimeout(grace);
           await browsers.closeAll();
         } finally {
           openedStores.db.close();

@@ -3,7 +3,8 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./support/test-server.js";
-import { devtoolsHttp, processExists, TrackingLauncher } from "./support/tracking-launcher.js";
+import { chromium } from "playwright-core";
+import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
 let t: TestServer;
 let launcher: TrackingLauncher;
@@ -33,16 +34,18 @@ afterAll(async () => {
 });
 
 describe("browsers", () => {
-  it("starts Chromium (201) with a working DevTools endpoint and start_url as the first tab", async () => {
+  it("starts Chromium (201) with a working DevTools endpoint on the server and start_url as the first tab", async () => {
     const client = t.client();
     const browser = await client.browsers.create({ name: "first", start_url: pageUrl });
     expect(browser).toMatchObject({ name: "first", status: "running" });
     expect(browser.id).toMatch(/^brw_[a-z2-7]{24}$/);
-    expect(browser.cdp_ws_url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/devtools\/browser\//);
-    const version = (await (await fetch(`${devtoolsHttp(browser.cdp_ws_url)}/json/version`)).json()) as { webSocketDebuggerUrl: string };
-    expect(version.webSocketDebuggerUrl).toBe(browser.cdp_ws_url);
-    const targets = (await (await fetch(`${devtoolsHttp(browser.cdp_ws_url)}/json/list`)).json()) as { type: string; url: string }[];
-    expect(targets.filter((target) => target.type === "page").map((target) => target.url)).toEqual([pageUrl]);
+    expect(browser.cdp_ws_url).toBe(`${t.url.replace("http:", "ws:")}/browsers/${browser.id}/cdp?token=${new URL(browser.cdp_ws_url).searchParams.get("token")}`);
+    const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
+    try {
+      expect(playwright.contexts()[0]?.pages().map((each) => each.url())).toEqual([pageUrl]);
+    } finally {
+      await playwright.close();
+    }
   });
 
   it("reads a browser by id and by name, lists oldest first with paging, and 404s unknown ones", async () => {
@@ -77,7 +80,7 @@ describe("browsers", () => {
     const client = t.client();
     await client.projects.updateLimits("Default", { max_concurrent_sessions: 1 });
     const browser = await client.browsers.create({ name: "solo" });
-    const pid = launcher.byCdpUrl(browser.cdp_ws_url).pid as number;
+    const pid = launcher.latest().pid as number;
     expect(processExists(pid)).toBe(true);
     await expect(client.browsers.create()).rejects.toMatchObject({ status: 429, code: "concurrency_limit_exceeded" });
     await expect(client.browsers.delete("solo")).resolves.toBeUndefined();
@@ -91,7 +94,7 @@ describe("browsers", () => {
     const client = t.client();
     await client.projects.updateLimits("Default", { max_concurrent_sessions: 1 });
     const browser = await client.browsers.create({ name: "fragile" });
-    const launched = launcher.byCdpUrl(browser.cdp_ws_url);
+    const launched = launcher.latest();
     const exited = new Promise((resolve) => launched.onExit(resolve));
     process.kill(launched.pid as number, "SIGKILL");
     await exited;

@@ -34,6 +34,34 @@ describe("configuration", () => {
     expect(parseCommand(["--projects-disabled"], {})).toMatchObject({ config: { projectsDisabled: true } });
   });
 
+  it("reads the DevTools endpoint, Chromium and body-timeout settings: defaults, environment, flags", () => {
+    const settings = (config: { publicUrl?: unknown; cdpMaxClients?: unknown; cdpMaxMessageBytes?: unknown; cdpMaxBufferedBytes?: unknown; chromiumUser?: unknown; bodyIdleTimeoutSec?: unknown }) => ({
+      publicUrl: config.publicUrl,
+      cdpMaxClients: config.cdpMaxClients,
+      cdpMaxMessageBytes: config.cdpMaxMessageBytes,
+      cdpMaxBufferedBytes: config.cdpMaxBufferedBytes,
+      chromiumUser: config.chromiumUser,
+      bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
+    });
+    const MIB = 1024 * 1024;
+    expect(settings(DEFAULT_CONFIG)).toEqual({ publicUrl: undefined, cdpMaxClients: 8, cdpMaxMessageBytes: 16 * MIB, cdpMaxBufferedBytes: 64 * MIB, chromiumUser: undefined, bodyIdleTimeoutSec: 10 });
+    const env = {
+      BROWSER_SERVICE_PUBLIC_URL: "https://browsers.example.org",
+      BROWSER_SERVICE_CDP_MAX_CLIENTS: "3",
+      BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB: "2",
+      BROWSER_SERVICE_CDP_MAX_BUFFER_MIB: "5",
+      BROWSER_SERVICE_CHROMIUM_USER: "nobody",
+      BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC: "0",
+    };
+    const fromEnv = parseCommand([], env);
+    expect(fromEnv.kind === "serve" && settings(fromEnv.config)).toEqual({ publicUrl: "https://browsers.example.org", cdpMaxClients: 3, cdpMaxMessageBytes: 2 * MIB, cdpMaxBufferedBytes: 5 * MIB, chromiumUser: "nobody", bodyIdleTimeoutSec: 0 });
+    const fromFlags = parseCommand(["--public-url", "http://h:1", "--cdp-max-clients", "1", "--cdp-max-message-mib", "1", "--cdp-max-buffer-mib", "1", "--chromium-user", "65534", "--body-idle-timeout-sec", "30"], env);
+    expect(fromFlags.kind === "serve" && settings(fromFlags.config)).toEqual({ publicUrl: "http://h:1", cdpMaxClients: 1, cdpMaxMessageBytes: MIB, cdpMaxBufferedBytes: MIB, chromiumUser: "65534", bodyIdleTimeoutSec: 30 });
+    expect(() => parseCommand(["--cdp-max-clients", "0"], {})).toThrow(/--cdp-max-clients must be an integer from 1 to 1000/);
+    expect(() => parseCommand([], { BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB: "1.5" })).toThrow(/BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB/);
+    expect(() => parseCommand(["--body-idle-timeout-sec", "-1"], {})).toThrow(/--body-idle-timeout-sec/);
+  });
+
   it("refuses unusable values with a ConfigError that says what is expected", () => {
     expect(() => parseCommand(["--port", "http"], {})).toThrow(ConfigError);
     expect(() => parseCommand(["--port", "70000"], {})).toThrow(/--port must be an integer from 0 to 65535/);

@@ -6,7 +6,8 @@ import { createClient } from "@browser-service/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnServer } from "./support/child-server.js";
 import { tempDataDir } from "./support/test-server.js";
-import { devtoolsHttp } from "./support/tracking-launcher.js";
+import { chromiumBrowserPids } from "./support/chromium-processes.js";
+import { processExists } from "./support/tracking-launcher.js";
 import { goodExtensionZip } from "./support/zip-writer.js";
 
 const dirs: string[] = [];
@@ -108,14 +109,17 @@ describe("durability across SIGKILL", () => {
     const dataDir = newDataDir();
     let server = await spawnServer(dataDir);
     const key = server.printedKey as string;
+    const before = new Set(chromiumBrowserPids());
     const browser = await clientFor(server.url, key).browsers.create({ name: "orphan" });
+    const [orphan] = chromiumBrowserPids().filter((pid) => !before.has(pid));
+    expect(orphan).toBeDefined();
     await server.kill();
     // The orphan outlives the killed server...
-    expect((await fetch(`${devtoolsHttp(browser.cdp_ws_url)}/json/version`)).ok).toBe(true);
+    expect(processExists(orphan as number)).toBe(true);
     server = await spawnServer(dataDir);
     try {
       // ...until the next start ends it and records the crash, freeing its slot.
-      await expect(fetch(`${devtoolsHttp(browser.cdp_ws_url)}/json/version`)).rejects.toThrow();
+      expect(processExists(orphan as number)).toBe(false);
       expect(await clientFor(server.url, key).browsers.get("orphan")).toMatchObject({ id: browser.id, status: "crashed" });
       expect((await clientFor(server.url, key).limits.get()).concurrent_sessions_used).toBe(0);
     } finally {

@@ -7,7 +7,14 @@ describe("page data from WebMCP events", () => {
     const checked = toToolDefinition({ name: "t", description: "d", frameId: "F", annotations: { readOnly: true, untrustedContent: false, consequential: true, debugging: true } });
     expect(checked).toEqual({
       ok: true,
-      tool: { name: "t", description: "d", inputSchema: {}, annotations: { read_only: true, untrusted_content: false, consequential: true }, backendNodeId: undefined },
+      tool: {
+        name: "t",
+        description: "d",
+        inputSchema: {},
+        annotations: { read_only: true, untrusted_content: false, consequential: true },
+        backendNodeId: undefined,
+        json: '"name":"t","description":"d","input_schema":{},"annotations":{"read_only":true,"untrusted_content":false,"consequential":true}',
+      },
     });
   });
 

@@ -358,7 +358,7 @@ describe("browser process", () => {
   it("a crash ends an invocation in flight with 504, then WebMCP answers 409 conflict", async () => {
     const fragile = await client.browsers.create({ name: "webmcp-fragile" });
     const own = await drive(fragile.cdp_ws_url);
-    const launched = launcher.byCdpUrl(fragile.cdp_ws_url);
+    const launched = launcher.latest();
     try {
       const url = pages.url("/tools");
       const page = await own.open(url);

@@ -33,7 +33,7 @@ const browser = {
   name: null,
   status: "running",
   created_at: "2026-11-01T09:30:00Z",
-  cdp_ws_url: "ws://127.0.0.1:40417/devtools/browser/6f1c2b1e-8a3d-4d2e-9b7a-0c5e4f3d2a19",
+  cdp_ws_url: "ws://127.0.0.1:8787/browsers/brw_5n8b2v6c4x1z9a3s7d0f2g4h/cdp?token=q3Jx9v0bW2mH8fT1cK7pL4sD6gY5nR0aE2uI9oZ3xV8",
 };
 const { checksum: _omitted, ...legacyExtension } = extension;
 

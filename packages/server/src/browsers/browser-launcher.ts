@@ -1,3 +1,5 @@
+import type { CdpRouter } from "../cdp/cdp-router.js";
+
 /** What a browser is started with. */
 export interface LaunchOptions {
   /** The URL the first tab opens; `about:blank` when omitted. */
@@ -12,8 +14,8 @@ export interface BrowserExit {
 
 /** A started browser process. */
 export interface LaunchedBrowser {
-  /** The DevTools WebSocket URL that drives the browser (Playwright `connectOverCDP`, Puppeteer). */
-  cdpWsUrl: string;
+  /** The browser's DevTools pipe, shared among the server and every client through channels. */
+  cdp: CdpRouter;
   /** The process id, kept so an orphan can be found after the server dies uncleanly. */
   pid?: number;
   /** The profile directory, removed when the browser closes. */
@@ -26,7 +28,7 @@ export interface LaunchedBrowser {
 
 /** Starts browser processes. The server takes one; tests may pass their own. */
 export interface BrowserLauncher {
-  /** Starts a browser and resolves once its DevTools endpoint is reachable. */
+  /** Starts a browser and resolves once it answers on its DevTools pipe. */
   launch(options: LaunchOptions): Promise<LaunchedBrowser>;
 }
 

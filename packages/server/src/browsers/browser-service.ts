@@ -1,8 +1,10 @@
+import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
+import type { CdpRouter } from "../cdp/cdp-router.js";
 import { BrowserUnavailableError, InternalError } from "../http/api-errors.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
-import { toBrowser, type Browser, type BrowserRow, type BrowserStore } from "./browser-store.js";
+import type { BrowserRow, BrowserStore } from "./browser-store.js";
 
 /** Where the service reports what happens to browsers outside a request. */
 export interface BrowserEventLog {
@@ -34,6 +36,9 @@ export class BrowserService {
   readonly #log: BrowserEventLog;
   readonly #lifecycle: BrowserLifecycle;
   readonly #running = new Map<string, LaunchedBrowser>();
+  // The DevTools access token of each running browser. Only its hash is stored; it is
+  // kept here, and only while the browser runs, so that reads can show `cdp_ws_url`.
+  readonly #tokens = new Map<string, string>();
   // Browsers the server is stopping: their exit is not a crash.
   readonly #stopping = new Set<string>();
   #shuttingDown = false;
@@ -60,7 +65,7 @@ export class BrowserService {
    * failure frees the slot; a {@link BrowserLaunchError} is 503 `browser_unavailable`,
    * anything else 500 `internal_error`.
    */
-  async create(project: ProjectRow, input: CreateBrowserInput): Promise<Browser> {
+  async create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
     const row = this.#store.reserve({ orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit });
     let launched: LaunchedBrowser;
     try {
@@ -77,9 +82,16 @@ export class BrowserService {
       this.#store.remove(row.id);
       throw new InternalError("The server is shutting down; the browser was not kept.");
     }
+    const token = newBrowserToken();
     this.#running.set(row.id, launched);
+    this.#tokens.set(row.id, token);
+    launched.cdp.onCloseRequested(() => {
+      // A client's `Browser.close` ends the browser as `DELETE /browsers/{id}` does.
+      this.delete(row).catch((error: unknown) => this.#log.error({ browser: row.id, err: error }, "could not delete a browser closed by a DevTools client"));
+    });
     launched.onExit((exit) => {
       this.#running.delete(row.id);
+      this.#tokens.delete(row.id);
       this.#lifecycle.ended(row.id);
       if (this.#stopping.has(row.id)) return;
       try {
@@ -91,14 +103,25 @@ export class BrowserService {
       // Ends whatever the crash left of the process group and removes the profile.
       launched.close().catch((error: unknown) => this.#log.error({ browser: row.id, err: error }, "could not clean up after a crashed browser"));
     });
-    const browser = toBrowser(this.#store.markRunning(row.id, launched));
+    const running = this.#store.markRunning(row.id, launched, browserTokenHash(token));
     this.#lifecycle.started(row.id, launched);
-    return browser;
+    return running;
+  }
+
+  /** The DevTools access token of a running browser; `undefined` once it stopped or crashed. */
+  token(browserId: string): string | undefined {
+    return this.#tokens.get(browserId);
+  }
+
+  /** The DevTools pipe of a running browser. */
+  cdp(browserId: string): CdpRouter | undefined {
+    return this.#running.get(browserId)?.cdp;
   }
 
   /** Stops the browser if it runs, then deletes its record (freeing its slot and name). */
   async delete(row: BrowserRow): Promise<void> {
     this.#stopping.add(row.id);
+    this.#tokens.delete(row.id);
     try {
       await this.#running.get(row.id)?.close();
       this.#store.remove(row.id);

@@ -3,7 +3,7 @@ import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
-import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 
 /** A browser as the API shows it (the spec's `Browser`). */
 export interface Browser {
@@ -20,7 +20,8 @@ export interface BrowserRow {
   project_id: string;
   name: string | null;
   status: "starting" | "running" | "crashed";
-  cdp_ws_url: string | null;
+  /** SHA-256 of the browser's DevTools access token; `null` until it runs and after it crashed. */
+  cdp_token_sha256: string | null;
   pid: number | null;
   user_data_dir: string | null;
   created_at: string;
@@ -35,13 +36,13 @@ export interface BrowserReservation {
   planLimit: number;
 }
 
-const COLUMNS = "id, project_id, name, status, cdp_ws_url, pid, user_data_dir, created_at";
+const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, created_at";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
 
-/** The API's view of a launched browser row. */
-export function toBrowser(row: BrowserRow): Browser {
-  return { id: row.id, name: row.name, status: row.status === "crashed" ? "crashed" : "running", created_at: row.created_at, cdp_ws_url: row.cdp_ws_url ?? "" };
+/** The API's view of a launched browser row, with the DevTools URL of the request's host. */
+export function toBrowser(row: BrowserRow, cdpWsUrl: string): Browser {
+  return { id: row.id, name: row.name, status: row.status === "crashed" ? "crashed" : "running", created_at: row.created_at, cdp_ws_url: cdpWsUrl };
 }
 
 /** Browser records and their concurrency slots. */
@@ -84,7 +85,7 @@ export class BrowserStore {
         project_id: request.projectId,
         name: request.name ?? null,
         status: "starting",
-        cdp_ws_url: null,
+        cdp_token_sha256: null,
         pid: null,
         user_data_dir: null,
         created_at: new Date().toISOString(),
@@ -99,10 +100,10 @@ export class BrowserStore {
     });
   }
 
-  /** Records that a reserved browser is up. */
-  markRunning(id: string, launched: Pick<LaunchedBrowser, "cdpWsUrl" | "pid" | "userDataDir">): BrowserRow {
+  /** Records that a reserved browser is up, with the hash of its access token. */
+  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">, tokenSha256: string): BrowserRow {
     this.#db.transaction(() =>
-      this.#db.run("UPDATE browsers SET status = 'running', cdp_ws_url = ?, pid = ?, user_data_dir = ? WHERE id = ?", [launched.cdpWsUrl, launched.pid ?? null, launched.userDataDir ?? null, id]),
+      this.#db.run("UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ? WHERE id = ?", [tokenSha256, launched.pid ?? null, launched.userDataDir ?? null, id]),
     );
     const row = this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
     if (!row) throw new Error(`Browser ${id} vanished while starting.`);
@@ -111,7 +112,7 @@ export class BrowserStore {
 
   /** Records that a browser's process exited on its own; its slot is free again. */
   markCrashed(id: string): void {
-    this.#db.transaction(() => this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL WHERE id = ? AND status <> 'crashed'", [id]));
+    this.#db.transaction(() => this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [id]));
   }
 
   /** Deletes a browser's record, freeing its slot and its name. */
@@ -121,11 +122,22 @@ export class BrowserStore {
 
   /** The launched browser of the project with this id or, failing that, this name; 404 `not_found` otherwise. */
   getByIdOrName(projectId: string, idOrName: string): BrowserRow {
+    // No id or name holds a NUL, which SQLite's binding would cut the text at.
+    if (!isStorableText(idOrName)) throw new NotFoundError("No browser has an id or name containing a NUL character.");
     const row =
       this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName])
       ?? this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
     if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
     return row;
+  }
+
+  /** The launched browser with this id in any project, with its project's organization; ids only, never names. */
+  findLaunched(id: string): (BrowserRow & { org_id: string }) | undefined {
+    if (!isStorableText(id)) return undefined;
+    return this.#db.get<BrowserRow & { org_id: string }>(
+      `SELECT ${COLUMNS.split(", ").map((column) => `b.${column}`).join(", ")}, p.org_id AS org_id FROM browsers b JOIN projects p ON p.id = b.project_id WHERE b.id = ? AND b.${VISIBLE}`,
+      [id],
+    );
   }
 
   /** One page of the project's launched browsers, oldest first, and whether more follow. */
@@ -143,7 +155,7 @@ export class BrowserStore {
     return this.#db.transaction(() => {
       const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE status IN ('starting', 'running')`);
       this.#db.run("DELETE FROM browsers WHERE status = 'starting'");
-      this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL WHERE status = 'running'");
+      this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE status = 'running'");
       return rows;
     });
   }

@@ -232,8 +232,8 @@ export class OutcomeUnknownError extends ApiError {
   /** The browser's id of the invocation that began, if it reported one. */
   readonly invocationId: string | undefined;
 
-  constructor(message: string, invocationId: string | undefined, innerError?: ErrorDetail) {
-    super(504, "outcome_unknown", message, innerError === undefined ? {} : { innerError });
+  constructor(message: string, invocationId: string | undefined, innerError?: ErrorDetail, details?: ErrorDetail[]) {
+    super(504, "outcome_unknown", message, { ...(innerError === undefined ? {} : { innerError }), ...(details === undefined ? {} : { details }) });
     this.invocationId = invocationId;
   }
 

@@ -1,4 +1,5 @@
 import type { BrowserService } from "../browsers/browser-service.js";
+import type { CdpUrls } from "../cdp/public-url.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import type { Stores } from "../storage/stores.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
@@ -7,6 +8,8 @@ import type { WebMcpService } from "../webmcp/webmcp-service.js";
 export interface ApiDeps {
   stores: Stores;
   browsers: BrowserService;
+  /** How `cdp_ws_url` is written for a request. */
+  cdpUrls: CdpUrls;
   /** WebMCP of the running browsers. */
   webmcp: WebMcpService;
   /** Requests per API key and failed authentications per client address. */

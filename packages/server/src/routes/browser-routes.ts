@@ -1,28 +1,31 @@
 import type { CreateBrowserRequest } from "@browser-service/types";
-import type { FastifyInstance } from "fastify";
-import { toBrowser } from "../browsers/browser-store.js";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { toBrowser, type BrowserRow } from "../browsers/browser-store.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import type { ApiDeps } from "./api-deps.js";
 
 /** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
-export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers }: ApiDeps): void {
+export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers, cdpUrls }: ApiDeps): void {
+  // `cdp_ws_url` names the host this request reached, and carries the token while the browser runs.
+  const show = (request: FastifyRequest, row: BrowserRow) => toBrowser(row, cdpUrls.forBrowser(request.headers, row.id, browsers.token(row.id)));
+
   app.post("/browsers", { config: { operationId: "createBrowser" } }, async (request, reply) => {
     const body = (request.body ?? {}) as CreateBrowserRequest;
     const input: { name?: string; start_url?: string } = {};
     if (body.name !== undefined) input.name = body.name;
     if (body.start_url !== undefined) input.start_url = body.start_url;
-    return reply.code(201).send(await browsers.create(request.scope.project(), input));
+    return reply.code(201).send(show(request, await browsers.create(request.scope.project(), input)));
   });
 
   app.get("/browsers", { config: { operationId: "listBrowsers" } }, async (request, reply) => {
     const { offset, limit } = pageOf(request.query as { offset?: number; limit?: number });
     const page = stores.browsers.list(request.scope.project().id, offset, limit);
     setPageHeaders(reply, offset, page.items.length, page.hasMore);
-    return page.items.map(toBrowser);
+    return page.items.map((row) => show(request, row));
   });
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "getBrowser" } }, async (request) =>
-    toBrowser(stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name)),
+    show(request, stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name)),
   );
 
   app.delete<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "deleteBrowser" } }, async (request, reply) => {

@@ -12,16 +12,22 @@ const DEFAULT_TIMEOUT_SEC = 60;
  * Unknown browsers are 404 `not_found`, crashed ones 409 `conflict`.
  */
 export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: ApiDeps): void {
-  app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request) => {
+  app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {
     const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
-    return { tools: await webmcp.of(row).listTools() };
+    // Already JSON: the snapshot serializes each tool once, when the page registers it.
+    return reply.type("application/json; charset=utf-8").send(await webmcp.of(row).listToolsJson());
   });
 
-  app.post<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/invoke", { config: { operationId: "invokeWebMcpTool" } }, async (request) => {
+  app.post<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/invoke", { config: { operationId: "invokeWebMcpTool" } }, async (request, reply) => {
     const body = request.body as WebMcpInvokeRequest;
     const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
     const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
     if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
-    return webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC);
+    // A caller that disconnects no longer waits: the invocation is then cancelled in the browser.
+    const callerGone = new AbortController();
+    reply.raw.once("close", () => {
+      if (!reply.raw.writableFinished) callerGone.abort();
+    });
+    return webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC, callerGone.signal);
   });
 }

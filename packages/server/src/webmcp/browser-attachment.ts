@@ -1,3 +1,4 @@
+import type { CdpRouter, DroppedEvent } from "../cdp/cdp-router.js";
 import { CdpConnection, CdpSessionClosedError, type CdpDisconnectedError, type CdpEvent } from "./cdp-connection.js";
 import type { PageFrame, PageFrameTree, TargetInfo, ToolInvokedEvent, ToolRespondedEvent } from "./cdp-protocol.js";
 import { InvocationEvents } from "./invocation-events.js";
@@ -46,11 +47,12 @@ export class BrowserAttachment {
       }),
     );
     connection.onEvent((event) => this.#handle(event));
+    connection.onDropped((event) => this.#dropped(event));
   }
 
-  /** Connects to the browser-level DevTools URL and starts following its tabs. */
-  static async open(cdpWsUrl: string, deps: AttachmentDeps): Promise<BrowserAttachment> {
-    const attachment = new BrowserAttachment(await CdpConnection.open(cdpWsUrl), deps);
+  /** Opens a session on the browser's pipe and starts following its tabs. */
+  static async open(router: CdpRouter, deps: AttachmentDeps): Promise<BrowserAttachment> {
+    const attachment = new BrowserAttachment(await CdpConnection.open(router), deps);
     try {
       // Tabs that already exist are attached too.
       await attachment.connection.send("Target.setAutoAttach", { ...AUTO_ATTACH, filter: TABS });
@@ -108,6 +110,23 @@ export class BrowserAttachment {
         return;
       default:
         return;
+    }
+  }
+
+  /**
+   * An event too large to relay: a `toolsAdded` whose tools are then missing (the
+   * snapshot says so), or a `toolResponded` whose output is dropped, which ends its
+   * invocation at once with an error text rather than a timeout.
+   */
+  #dropped(event: DroppedEvent): void {
+    const method = /^\{"method":"([^"]+)"/.exec(event.head)?.[1];
+    if (method === "WebMCP.toolsAdded" && event.sessionId !== undefined) {
+      this.snapshot.messageDropped(event.sessionId);
+    } else if (method === "WebMCP.toolResponded") {
+      const invocationId = /"invocationId":"([^"\\]+)"/.exec(event.head)?.[1];
+      const status = /"status":"([A-Za-z]+)"/.exec(event.head)?.[1];
+      if (invocationId === undefined) return;
+      this.invocations.responded({ invocationId, status: status === "Completed" ? "Completed" : "Error", outputDroppedBytes: event.bytes });
     }
   }
 

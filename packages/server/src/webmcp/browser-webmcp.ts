@@ -1,10 +1,15 @@
-import type { WebMcpInvocationResult, WebMcpTool } from "@browser-service/types";
+import type { WebMcpInvocationResult } from "@browser-service/types";
+import type { CdpRouter } from "../cdp/cdp-router.js";
 import { InternalError, ToolNotFoundError, ToolRefStaleError } from "../http/api-errors.js";
 import { BrowserAttachment } from "./browser-attachment.js";
 import { SourceNumbers } from "./source-numbers.js";
 import { runInvocation } from "./tool-invocation.js";
 import { ToolRefTable } from "./tool-refs.js";
-import type { Registration, SnapshotLog } from "./tool-snapshot.js";
+import { capText, PAGE_DATA_LIMITS } from "./page-data.js";
+import type { Registration, SnapshotLog, TabRecord } from "./tool-snapshot.js";
+
+/** How much of a snapshot's JSON is built before other work gets a turn. */
+const YIELD_EVERY_BYTES = 512 * 1024;
 
 /**
  * WebMCP of one running browser: discovery and invocation over one DevTools connection
@@ -13,15 +18,15 @@ import type { Registration, SnapshotLog } from "./tool-snapshot.js";
  * runs, every ref goes stale and the next request connects again.
  */
 export class BrowserWebMcp {
-  readonly #cdpWsUrl: string;
+  readonly #router: CdpRouter;
   readonly #log: SnapshotLog;
   readonly #refs = new ToolRefTable<Registration>();
   readonly #numbers = new SourceNumbers();
   #attachment: Promise<BrowserAttachment> | undefined;
   #ended = false;
 
-  constructor(cdpWsUrl: string, log: SnapshotLog) {
-    this.#cdpWsUrl = cdpWsUrl;
+  constructor(router: CdpRouter, log: SnapshotLog) {
+    this.#router = router;
     this.#log = log;
   }
 
@@ -29,7 +34,7 @@ export class BrowserWebMcp {
   connect(): Promise<BrowserAttachment> {
     if (this.#ended) return Promise.reject(new InternalError("The browser has stopped."));
     if (this.#attachment) return this.#attachment;
-    const attaching = BrowserAttachment.open(this.#cdpWsUrl, { refs: this.#refs, numbers: this.#numbers, log: this.#log });
+    const attaching = BrowserAttachment.open(this.#router, { refs: this.#refs, numbers: this.#numbers, log: this.#log });
     this.#attachment = attaching;
     attaching.then(
       (attachment) =>
@@ -44,37 +49,61 @@ export class BrowserWebMcp {
     return attaching;
   }
 
-  /** The browser-wide snapshot of tools: every tab and frame. */
-  async listTools(): Promise<WebMcpTool[]> {
+  /**
+   * The browser-wide snapshot of tools, every tab and frame, as the JSON body of
+   * `GET .../webmcp/tools` (the spec's `WebMcpToolList`). Each tool's own fields were
+   * serialized when the page registered it, so a large snapshot costs concatenation,
+   * bounded by the response cap; whatever is left out is counted in `omitted`.
+   */
+  async listToolsJson(): Promise<string> {
     const attachment = await this.#attached();
     const snapshot = attachment.snapshot;
     const titles = await attachment.tabTitles();
     const registrations = snapshot.registrations();
     const windows = new Map(await Promise.all([...new Set(registrations.map((registration) => registration.session.tab))].map(async (tab) => [tab, await tab.windowId] as const)));
-    const tools: WebMcpTool[] = [];
+    const tabSources = new Map<TabRecord, string>();
+    const frameSources = new Map<string, string>();
+    const parts: string[] = [];
+    let bytes = 0;
+    let sinceYield = 0;
+    let overResponse = 0;
     for (const registration of registrations) {
+      if (sinceYield > YIELD_EVERY_BYTES) {
+        // A large snapshot is built in slices, so that other requests are served between them.
+        sinceYield = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       // Dropped while the window ids were read: it is no longer in the snapshot.
       if (!snapshot.isRegistered(registration)) continue;
       const tab = registration.session.tab;
       const windowId = windows.get(tab);
       if (windowId === undefined) continue;
-      const tool: WebMcpTool = {
-        tool_ref: registration.ref,
-        name: registration.tool.name,
-        description: registration.tool.description,
-        input_schema: registration.tool.inputSchema,
-        source: {
-          window_id: windowId,
-          tab_id: tab.tabNumber,
-          page_url: tab.url,
-          page_title: titles.get(tab.targetId) ?? "",
-          frame: snapshot.isTopLevel(registration) ? null : { frame_id: this.#numbers.frame(registration.frameId), url: snapshot.frameUrl(registration) },
-        },
-      };
-      if (registration.tool.annotations) tool.annotations = registration.tool.annotations;
-      tools.push(tool);
+      let tabSource = tabSources.get(tab);
+      if (tabSource === undefined) {
+        const title = capText(titles.get(tab.targetId) ?? "", PAGE_DATA_LIMITS.titleChars);
+        tabSource = `"window_id":${windowId},"tab_id":${tab.tabNumber},"page_url":${JSON.stringify(tab.url)},"page_title":${JSON.stringify(title)}`;
+        tabSources.set(tab, tabSource);
+      }
+      let frame = "null";
+      if (!snapshot.isTopLevel(registration)) {
+        const key = `${registration.session.sessionId}\n${registration.frameId}`;
+        frame = frameSources.get(key) ?? `{"frame_id":${this.#numbers.frame(registration.frameId)},"url":${JSON.stringify(snapshot.frameUrl(registration))}}`;
+        frameSources.set(key, frame);
+      }
+      const part = `{"tool_ref":${JSON.stringify(registration.ref)},${registration.tool.json},"source":{${tabSource},"frame":${frame}}}`;
+      const partBytes = Buffer.byteLength(part);
+      if (bytes + partBytes > PAGE_DATA_LIMITS.responseBytes) {
+        overResponse++;
+        continue;
+      }
+      bytes += partBytes + 1;
+      sinceYield += partBytes;
+      parts.push(part);
     }
-    return tools;
+    const omitted = snapshot.omissions();
+    if (overResponse > 0) omitted.set("response_limit", overResponse);
+    const omittedJson = omitted.size === 0 ? "" : `,"omitted":${JSON.stringify([...omitted].map(([reason, count]) => ({ reason, count })))}`;
+    return `{"tools":[${parts.join(",")}]${omittedJson}}`;
   }
 
   /**
@@ -82,12 +111,12 @@ export class BrowserWebMcp {
    * browser never issued, 409 `tool_ref_stale` for one whose registration is gone (in
    * both cases nothing was sent), else the result or 504 `outcome_unknown`.
    */
-  async invoke(toolRef: string, input: Record<string, unknown>, timeoutSec: number): Promise<WebMcpInvocationResult> {
+  async invoke(toolRef: string, input: Record<string, unknown>, timeoutSec: number, signal?: AbortSignal): Promise<WebMcpInvocationResult> {
     const attachment = await this.#attached();
     const found = this.#refs.lookup(toolRef);
     if (found.state === "unknown") throw new ToolNotFoundError();
     if (found.state === "stale") throw new ToolRefStaleError();
-    return runInvocation(attachment, { registration: found.target, input, timeoutSec }, this.#log);
+    return runInvocation(attachment, { registration: found.target, input, timeoutSec, ...(signal === undefined ? {} : { signal }) }, this.#log);
   }
 
   /** The browser stopped or crashed: closes the connection; every ref goes stale. */

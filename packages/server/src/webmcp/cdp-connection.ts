@@ -1,4 +1,4 @@
-import WebSocket from "ws";
+import type { CdpChannel, CdpRouter, ChannelCloseReason, ChannelMessage, DroppedEvent, ProtocolMessage } from "../cdp/cdp-router.js";
 
 /** An event the browser sent over the DevTools protocol. */
 export interface CdpEvent {
@@ -68,68 +68,74 @@ interface PendingCommand {
   reject(error: Error): void;
 }
 
-interface ProtocolMessage {
-  id?: number;
-  method?: string;
-  params?: Record<string, unknown>;
-  sessionId?: string;
-  result?: unknown;
-  error?: { code: number; message: string };
+/**
+ * The largest message (in characters) the server parses for its own use: above the 4 MiB
+ * output cap, so outputs just over it are still reported as dropped by size, and far
+ * below a replay of thousands of large tools, which is then counted as omitted instead.
+ */
+const MAX_PARSED_CHARS = 8 * 1024 * 1024;
+
+/** How long a command may go unanswered before it fails with {@link CdpTimeoutError}. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
+
+/** A command got no answer in time; it may or may not have run. */
+export class CdpTimeoutError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "cdp_timeout";
+  /** The command that timed out. */
+  readonly method: string;
+
+  constructor(method: string, timeoutMs: number) {
+    super(`The browser did not answer ${method} within ${timeoutMs} ms.`);
+    this.name = "CdpTimeoutError";
+    this.method = method;
+  }
 }
 
 /**
- * Page data (tool schemas, outputs) travels inside protocol messages, so a message may be
- * large; past this the connection is dropped rather than buffering without bound.
- */
-const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
-/** A browser's DevTools endpoint is local; one that does not answer the handshake in this long is not coming up. */
-const HANDSHAKE_TIMEOUT_MS = 10_000;
-
-/**
- * One DevTools protocol connection to a browser's browser-level WebSocket, with
- * flattened sessions: commands carry an optional `sessionId`, events arrive through one
- * listener in the order the browser sent them.
+ * The server's own DevTools connection to a browser: one {@link CdpChannel} of the
+ * browser's pipe (its own browser-target session, beside any client's), with flattened
+ * sessions: commands carry an optional `sessionId`, events arrive through one listener
+ * in the order the browser sent them. Every command has a timeout.
  */
 export class CdpConnection {
-  readonly #socket: WebSocket;
+  readonly #channel: CdpChannel;
   readonly #pending = new Map<number, PendingCommand>();
   readonly #eventListeners: ((event: CdpEvent) => void)[] = [];
   readonly #closeListeners: ((error: CdpDisconnectedError) => void)[] = [];
+  readonly #droppedListeners: ((event: DroppedEvent) => void)[] = [];
   #nextId = 1;
   #closedBy: CdpDisconnectedError | undefined;
 
-  private constructor(socket: WebSocket) {
-    this.#socket = socket;
-    socket.on("message", (data: WebSocket.RawData) => this.#receive(data));
-    socket.on("close", (code: number, reason: Buffer) => this.#closed(new CdpDisconnectedError(`The DevTools connection closed (code ${code}${reason.length > 0 ? `, ${reason.toString()}` : ""}).`)));
-    // The close event follows every error; the error only explains it.
-    socket.on("error", (error: Error) => {
-      this.#closedBy ??= new CdpDisconnectedError(`The DevTools connection failed: ${error.message}`, error);
-    });
+  private constructor(channel: CdpChannel) {
+    this.#channel = channel;
+    channel.onMessage((message) => this.#receive(message));
+    channel.onClose((reason) => this.#closed(new CdpDisconnectedError(DISCONNECT_REASONS[reason])));
   }
 
-  /** Connects to a DevTools WebSocket URL such as `ws://127.0.0.1:9222/devtools/browser/…`. */
-  static async open(url: string): Promise<CdpConnection> {
-    const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
-    await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(new CdpDisconnectedError(`Could not connect to DevTools at ${url}: ${error.message}`, error));
-      socket.once("error", onError);
-      socket.once("open", () => {
-        socket.off("error", onError);
-        resolve();
-      });
-    });
-    return new CdpConnection(socket);
+  /** Opens a channel of the browser's pipe. */
+  static async open(router: CdpRouter): Promise<CdpConnection> {
+    try {
+      return new CdpConnection(await router.openChannel());
+    } catch (error) {
+      throw new CdpDisconnectedError(`Could not open a DevTools session: ${(error as Error).message}`, error);
+    }
   }
 
   /** Whether the connection has closed. */
   get closed(): boolean {
-    return this.#socket.readyState !== WebSocket.OPEN;
+    return this.#channel.closed;
   }
 
   /** Calls `listener` with every event, in order. */
   onEvent(listener: (event: CdpEvent) => void): void {
     this.#eventListeners.push(listener);
+  }
+
+  /** Calls `listener` for every event the browser sent this connection that was too large to relay or to read. */
+  onDropped(listener: (event: DroppedEvent) => void): void {
+    this.#channel.onDropped(listener);
+    this.#droppedListeners.push(listener);
   }
 
   /** Calls `listener` once when the connection closes, for whatever reason. */
@@ -140,44 +146,40 @@ export class CdpConnection {
   /**
    * Sends a command and resolves with its result. Rejects with {@link CdpProtocolError}
    * when the browser refuses it, {@link CdpSessionClosedError} when its session detaches
-   * first, {@link CdpDisconnectedError} when the connection closes first, and
+   * first, {@link CdpDisconnectedError} when the connection closes first,
+   * {@link CdpTimeoutError} when no answer comes within `timeoutMs`, and
    * {@link CdpNotConnectedError} when it was already closed (nothing was sent).
    */
-  send<T = Record<string, unknown>>(method: string, params: object = {}, sessionId?: string): Promise<T> {
-    if (this.#socket.readyState !== WebSocket.OPEN) return Promise.reject(new CdpNotConnectedError(method));
+  send<T = Record<string, unknown>>(method: string, params: object = {}, sessionId?: string, timeoutMs: number = DEFAULT_COMMAND_TIMEOUT_MS): Promise<T> {
+    if (this.#channel.closed) return Promise.reject(new CdpNotConnectedError(method));
     const id = this.#nextId++;
-    const message: { id: number; method: string; params: object; sessionId?: string } = { id, method, params };
+    const message: ProtocolMessage = { id, method, params: params as Record<string, unknown> };
     if (sessionId !== undefined) message.sessionId = sessionId;
     return new Promise<T>((resolve, reject) => {
-      this.#pending.set(id, { method, sessionId, resolve: resolve as (result: unknown) => void, reject });
-      this.#socket.send(JSON.stringify(message), (error) => {
-        if (error && this.#pending.delete(id)) reject(new CdpDisconnectedError(`Could not send ${method}: ${error.message}`, error));
-      });
+      const timer = setTimeout(() => {
+        if (this.#pending.delete(id)) reject(new CdpTimeoutError(method, timeoutMs));
+      }, timeoutMs);
+      const settle = <A>(fn: (value: A) => void) => (value: A) => {
+        clearTimeout(timer);
+        fn(value);
+      };
+      this.#pending.set(id, { method, sessionId, resolve: settle(resolve as (result: unknown) => void), reject: settle(reject) });
+      this.#channel.send(message);
     });
   }
 
   /** Closes the connection; commands in flight reject with {@link CdpDisconnectedError}. */
   async close(): Promise<void> {
-    if (this.#socket.readyState === WebSocket.CLOSED) return;
-    const closed = new Promise<void>((resolve) => this.#socket.once("close", () => resolve()));
     this.#closedBy ??= new CdpDisconnectedError("The DevTools connection was closed by the server.");
-    this.#socket.close();
-    await closed;
+    this.#channel.close();
   }
 
-  #receive(data: WebSocket.RawData): void {
-    let message: ProtocolMessage;
-    try {
-      message = JSON.parse(data.toString()) as ProtocolMessage;
-    } catch (error) {
-      // A browser that sends something other than JSON cannot be followed any further.
-      this.#closedBy = new CdpDisconnectedError("The browser sent a DevTools message that is not JSON.", error);
-      this.#socket.terminate();
-      return;
-    }
+  #receive(received: ChannelMessage): void {
+    const message = typeof received === "string" ? this.#parseLarge(received) : received;
+    if (message === undefined) return;
     if (message.id !== undefined) {
       const pending = this.#pending.get(message.id);
-      // Already failed because its session detached or the send failed.
+      // Already failed: its session detached, or it timed out.
       if (!pending) return;
       this.#pending.delete(message.id);
       if (message.error) pending.reject(new CdpProtocolError(pending.method, message.error.code, message.error.message));
@@ -188,6 +190,23 @@ export class CdpConnection {
     const event: CdpEvent = { method: message.method, params: message.params ?? {}, sessionId: message.sessionId };
     if (event.method === "Target.detachedFromTarget") this.#failSession(String(event.params.sessionId));
     for (const listener of this.#eventListeners) listener(event);
+  }
+
+  /**
+   * A large message the router relayed unparsed. Past {@link MAX_PARSED_CHARS} the server
+   * does not parse it either: an answer fails its command, an event is reported dropped
+   * (a tool output, a replay of thousands of tools), so that no page can make the server
+   * parse tens of megabytes on its event loop.
+   */
+  #parseLarge(json: string): ProtocolMessage | undefined {
+    if (json.length <= MAX_PARSED_CHARS) return JSON.parse(json) as ProtocolMessage;
+    const head = json.slice(0, 256);
+    const tail = json.slice(-256);
+    const id = /^\{"id":(\d+),/.exec(head)?.[1];
+    if (id !== undefined) return { id: Number(id), error: { code: -32000, message: `The browser's answer (${json.length} characters) is larger than the server reads (${MAX_PARSED_CHARS}).` } };
+    const sessionId = /,"sessionId":"([^"\\]*)"\}$/.exec(tail)?.[1];
+    for (const listener of this.#droppedListeners) listener({ head, tail, bytes: json.length, sessionId });
+    return undefined;
   }
 
   #failSession(sessionId: string): void {
@@ -205,3 +224,9 @@ export class CdpConnection {
     for (const listener of this.#closeListeners) listener(error);
   }
 }
+
+const DISCONNECT_REASONS: Record<ChannelCloseReason, string> = {
+  client: "The DevTools connection was closed by the server.",
+  detached: "The browser detached the server's DevTools session.",
+  browser: "The browser's DevTools pipe closed (the browser exited).",
+};

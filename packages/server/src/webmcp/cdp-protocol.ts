@@ -58,6 +58,8 @@ export interface ToolRespondedEvent {
   output?: unknown;
   errorText?: string;
   exception?: { description?: string };
+  /** Set by the service, not the browser: the event was this many bytes, too large to relay, and its output is gone. */
+  outputDroppedBytes?: number;
 }
 
 /** `WebMCP.toolInvoked`. */

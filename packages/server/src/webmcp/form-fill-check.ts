@@ -43,32 +43,41 @@ export class FormCheckError extends Error {
   }
 }
 
+/** Every object the check creates in the page belongs to this group, released at the end. */
+const OBJECT_GROUP = "browser-service-form-check";
+// Creates the input once in the isolated world; each later look passes only its handle.
+const KEEP_INPUT = "function (input) { return input; }";
+
 /**
  * Checks whether the browser has filled a declarative tool's form with an invocation's
  * input, through DevTools: `Page.createIsolatedWorld`, `DOM.resolveNode` and
  * `Runtime.callFunctionOn` with the service's fixed function; nothing the page provides
- * is evaluated. One instance serves one invocation (and creates its world once).
+ * is evaluated. The input crosses to the page once, on the first look; later looks send
+ * only object handles. One instance serves one invocation; {@link dispose} releases
+ * what it created.
  */
 export class FormFillCheck {
   readonly #connection: CdpConnection;
   readonly #form: FormLocation;
-  #contextId: number | undefined;
+  readonly #input: Record<string, unknown>;
+  #world: Promise<{ contextId: number; inputObjectId: string }> | undefined;
 
-  constructor(connection: CdpConnection, form: FormLocation) {
+  constructor(connection: CdpConnection, form: FormLocation, input: Record<string, unknown>) {
     this.#connection = connection;
     this.#form = form;
+    this.#input = input;
   }
 
-  /** Whether the form shows `input` now; rejects if the form or its frame cannot be reached. */
-  async reflects(input: Record<string, unknown>): Promise<boolean> {
-    const { sessionId, frameId, backendNodeId } = this.#form;
-    this.#contextId ??= (await this.#connection.send<{ executionContextId: number }>("Page.createIsolatedWorld", { frameId, worldName: WORLD_NAME }, sessionId)).executionContextId;
-    const { object } = await this.#connection.send<{ object: { objectId?: string } }>("DOM.resolveNode", { backendNodeId, executionContextId: this.#contextId }, sessionId);
+  /** Whether the form shows the input now; rejects if the form or its frame cannot be reached. */
+  async reflects(): Promise<boolean> {
+    const { sessionId, backendNodeId } = this.#form;
+    const { contextId, inputObjectId } = await (this.#world ??= this.#prepare());
+    const { object } = await this.#connection.send<{ object: { objectId?: string } }>("DOM.resolveNode", { backendNodeId, executionContextId: contextId, objectGroup: OBJECT_GROUP }, sessionId);
     if (object.objectId === undefined) return false;
     try {
       const { result, exceptionDetails } = await this.#connection.send<{ result: { value?: unknown }; exceptionDetails?: { text?: string } }>(
         "Runtime.callFunctionOn",
-        { objectId: object.objectId, functionDeclaration: FORM_REFLECTS_INPUT, arguments: [{ value: input }], returnByValue: true },
+        { objectId: object.objectId, functionDeclaration: FORM_REFLECTS_INPUT, arguments: [{ objectId: inputObjectId }], returnByValue: true },
         sessionId,
       );
       if (exceptionDetails) throw new FormCheckError(`The form check failed in the page: ${exceptionDetails.text ?? "exception"}`);
@@ -76,5 +85,28 @@ export class FormFillCheck {
     } finally {
       await this.#connection.send("Runtime.releaseObject", { objectId: object.objectId }, sessionId);
     }
+  }
+
+  /** Releases the objects the check made in the page; safe to call when it never ran. */
+  dispose(): void {
+    if (this.#world === undefined) return;
+    this.#world.then(
+      () => this.#connection.send("Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }, this.#form.sessionId),
+      () => undefined,
+    ).catch(() => {
+      // The frame is gone, and its objects with it.
+    });
+  }
+
+  async #prepare(): Promise<{ contextId: number; inputObjectId: string }> {
+    const { sessionId, frameId } = this.#form;
+    const { executionContextId } = await this.#connection.send<{ executionContextId: number }>("Page.createIsolatedWorld", { frameId, worldName: WORLD_NAME }, sessionId);
+    const { result, exceptionDetails } = await this.#connection.send<{ result: { objectId?: string }; exceptionDetails?: { text?: string } }>(
+      "Runtime.callFunctionOn",
+      { executionContextId, functionDeclaration: KEEP_INPUT, arguments: [{ value: this.#input }], objectGroup: OBJECT_GROUP },
+      sessionId,
+    );
+    if (exceptionDetails || result.objectId === undefined) throw new FormCheckError("The form check could not place the input in the page.");
+    return { contextId: executionContextId, inputObjectId: result.objectId };
   }
 }

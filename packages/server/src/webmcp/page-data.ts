@@ -12,8 +12,20 @@ export const PAGE_DATA_LIMITS = {
   descriptionChars: 8 * 1024,
   /** Tools whose serialized `input_schema` is larger are not listed. */
   inputSchemaBytes: 64 * 1024,
-  /** Registrations one browser tracks at most; later ones are not listed. */
+  /** Longer page and frame URLs are cut to this many characters. */
+  urlChars: 8 * 1024,
+  /** Longer page titles are cut to this many characters. */
+  titleChars: 1024,
+  /** Registrations one document (one frame's current page) keeps at most; later ones are omitted. */
+  registrationsPerDocument: 1_000,
+  /** Registrations one tab (all its frames) keeps at most, so that no tab starves the others. */
+  registrationsPerTab: 2_000,
+  /** Registrations one browser tracks at most; later ones are omitted. */
   registrationsPerBrowser: 5_000,
+  /** Serialized size of every tool definition one browser keeps; later ones are omitted. */
+  definitionBytesPerBrowser: 24 * 1024 * 1024,
+  /** The largest `GET .../webmcp/tools` body; registrations past it are omitted from that answer. */
+  responseBytes: 32 * 1024 * 1024,
   /** A larger serialized `output` is dropped and `error_text` says so. */
   outputBytes: 4 * 1024 * 1024,
   /** Longer error texts are cut to this many characters. */
@@ -28,6 +40,20 @@ export interface ToolDefinition {
   annotations: WebMcpToolAnnotations | undefined;
   /** Set for a declarative (form) tool: the form's DOM node. */
   backendNodeId: number | undefined;
+  /**
+   * The tool's own fields as they appear in the API (`"name":…,"description":…,
+   * "input_schema":…` and `annotations`), serialized once when the page registers the
+   * tool, so that listing a large snapshot is concatenation rather than serialization.
+   */
+  json: string;
+}
+
+/** Why a registration is not in a snapshot; the API's `omitted[].reason`. */
+export type OmissionReason = "invalid" | "document_limit" | "tab_limit" | "browser_limit" | "response_limit" | "message_too_large";
+
+/** Cuts a page-provided URL or title to `chars` characters, marking the cut with `…`. */
+export function capText(text: string, chars: number): string {
+  return truncate(text, chars);
 }
 
 /** Whether a `WebMCP.Tool` can be listed, and as what. */
@@ -71,16 +97,11 @@ export function toToolDefinition(raw: unknown): ToolDefinitionCheck {
   const schemaBytes = Buffer.byteLength(JSON.stringify(inputSchema));
   if (schemaBytes > PAGE_DATA_LIMITS.inputSchemaBytes) return { ok: false, reason: `its input schema is ${schemaBytes} bytes, over ${PAGE_DATA_LIMITS.inputSchemaBytes}` };
   const backendNodeId = typeof raw.backendNodeId === "number" && Number.isInteger(raw.backendNodeId) ? raw.backendNodeId : undefined;
-  return {
-    ok: true,
-    tool: {
-      name: raw.name,
-      description: truncate(typeof raw.description === "string" ? raw.description : "", PAGE_DATA_LIMITS.descriptionChars),
-      inputSchema,
-      annotations: annotationsOf(raw.annotations, backendNodeId !== undefined),
-      backendNodeId,
-    },
-  };
+  const name = raw.name;
+  const description = truncate(typeof raw.description === "string" ? raw.description : "", PAGE_DATA_LIMITS.descriptionChars);
+  const annotations = annotationsOf(raw.annotations, backendNodeId !== undefined);
+  const json = `"name":${JSON.stringify(name)},"description":${JSON.stringify(description)},"input_schema":${JSON.stringify(inputSchema)}${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}`;
+  return { ok: true, tool: { name, description, inputSchema, annotations, backendNodeId, json } };
 }
 
 /** The spec's `WebMcpInvocationResult` without its `invocation_id`. */
@@ -88,6 +109,10 @@ export type InvocationOutcome = Omit<WebMcpInvocationResult, "invocation_id">;
 
 /** Maps a `WebMCP.toolResponded` event to the API's result, bounding the page's output and error text. */
 export function toInvocationOutcome(event: ToolRespondedEvent): InvocationOutcome {
+  if (event.outputDroppedBytes !== undefined) {
+    const why = `the browser's report of it (${event.outputDroppedBytes} bytes) is over the service's limit of ${PAGE_DATA_LIMITS.outputBytes} bytes for an output and was dropped as it arrived`;
+    return event.status === "Completed" ? { status: "completed", error_text: `The tool completed, but ${why}.` } : { status: "error", error_text: `The tool failed, and ${why}.` };
+  }
   if (event.status === "Completed") {
     if (event.output === undefined) return { status: "completed" };
     const bytes = Buffer.byteLength(JSON.stringify(event.output) ?? "");

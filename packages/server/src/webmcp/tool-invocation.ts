@@ -1,9 +1,9 @@
 import type { WebMcpInvocationResult } from "@browser-service/types";
 import { InternalError, OutcomeUnknownError, ToolRefStaleError, type ErrorDetail } from "../http/api-errors.js";
 import type { BrowserAttachment } from "./browser-attachment.js";
-import { CdpDisconnectedError, CdpNotConnectedError, CdpProtocolError, CdpSessionClosedError } from "./cdp-connection.js";
+import { CdpDisconnectedError, CdpNotConnectedError, CdpProtocolError, CdpSessionClosedError, CdpTimeoutError } from "./cdp-connection.js";
 import type { ToolRespondedEvent } from "./cdp-protocol.js";
-import { FormFillCheck } from "./form-fill-check.js";
+import { FormFillCheck, type FormLocation } from "./form-fill-check.js";
 import { toInvocationOutcome } from "./page-data.js";
 import type { Registration, SnapshotLog } from "./tool-snapshot.js";
 
@@ -12,10 +12,12 @@ export interface InvocationRequest {
   registration: Registration;
   input: Record<string, unknown>;
   timeoutSec: number;
+  /** Aborted when the caller stops waiting (its HTTP client disconnected). */
+  signal?: AbortSignal;
 }
 
 /** The invocation's end was not observed. */
-type Unobserved = { kind: "timeout" } | { kind: "vanished" } | { kind: "disconnected" };
+type Unobserved = { kind: "timeout" } | { kind: "vanished" } | { kind: "disconnected" } | { kind: "abandoned" };
 /** The browser reported how the invocation ended, or the form it filled awaits submission. */
 type Observed = { kind: "responded"; event: ToolRespondedEvent } | { kind: "awaiting_submission" };
 
@@ -25,6 +27,8 @@ const GONE_IN_BROWSER = /tool not found|no frame for given id|session with given
 
 /** Between two looks at a form that the browser has not finished filling. */
 const FORM_RECHECK_MS = 50;
+/** How long a 504 waits for the browser to acknowledge `cancelInvocation`. */
+const CANCEL_ACK_MS = 2_000;
 
 const AWAITING_OUTPUT = { form_populated: true, submitted: false } as const;
 
@@ -35,10 +39,11 @@ const AWAITING_OUTPUT = { form_populated: true, submitted: false } as const;
  * filled (`awaiting_submission`), or 504 `outcome_unknown` when the timeout passes or
  * the tab or frame vanishes after the invocation may have begun. A navigation of the
  * frame does not end the wait: the browser may still report the result (a form whose
- * submission navigates does).
+ * submission navigates does). When the wait ends without a result while the tool may
+ * still run (timeout, caller gone), the browser is asked to cancel it.
  */
 export async function runInvocation(attachment: BrowserAttachment, request: InvocationRequest, log: SnapshotLog): Promise<WebMcpInvocationResult> {
-  const { registration, input, timeoutSec } = request;
+  const { registration, input, timeoutSec, signal } = request;
   const { sessionId } = registration.session;
   const { frameId } = registration;
   let settled = false;
@@ -58,46 +63,75 @@ export async function runInvocation(attachment: BrowserAttachment, request: Invo
   const stopGoneWatch = attachment.snapshot.onGone((goneSession, goneFrame) => {
     if (goneSession === sessionId && (goneFrame === undefined || goneFrame === frameId)) finish({ kind: attachment.connection.closed ? "disconnected" : "vanished" });
   });
+  const abandon = () => finish({ kind: "abandoned" });
+  if (signal?.aborted) abandon();
+  signal?.addEventListener("abort", abandon, { once: true });
   let stopEventWatch: (() => void) | undefined;
+  // Until the browser's reply names the invocation, its events are kept for it.
+  let stopExpecting: (() => void) | undefined = attachment.invocations.expect();
+  let formCheck: FormFillCheck | undefined;
 
   try {
     const sent = attachment.connection.send<{ invocationId: string }>("WebMCP.invokeTool", { frameId, toolName: registration.tool.name, input }, sessionId);
     const first = await Promise.race([sent.then((reply) => ({ kind: "started" as const, reply }), (error: unknown) => ({ kind: "refused" as const, error })), unobserved]);
     if (first.kind === "refused") return refused(attachment, registration, first.error);
     // The reply may still come; by then nobody listens.
-    if (first.kind !== "started") throw outcomeUnknown(first, undefined, timeoutSec);
+    if (first.kind !== "started") throw outcomeUnknown(first, undefined, timeoutSec, undefined);
     const invocationId = first.reply.invocationId;
     const form = awaitingForm(registration, sessionId);
     stopEventWatch = attachment.invocations.watch(invocationId, {
       invoked: () => {
-        if (form) watchFormFill(new FormFillCheck(attachment.connection, form), input, () => settled, () => finish({ kind: "awaiting_submission" }), log);
+        if (!form || formCheck) return;
+        formCheck = new FormFillCheck(attachment.connection, form, input);
+        watchFormFill(formCheck, () => settled, () => finish({ kind: "awaiting_submission" }), log);
       },
       responded: (event) => finish({ kind: "responded", event }),
     });
+    stopExpecting();
+    stopExpecting = undefined;
     const ending = await Promise.race([observed, unobserved]);
     if (ending.kind === "responded") return { invocation_id: invocationId, ...toInvocationOutcome(ending.event) };
     if (ending.kind === "awaiting_submission") return { invocation_id: invocationId, status: "awaiting_submission", output: { ...AWAITING_OUTPUT } };
-    throw outcomeUnknown(ending, invocationId, timeoutSec);
+    const cancellation = ending.kind === "timeout" || ending.kind === "abandoned" ? await requestCancel(attachment, sessionId, invocationId, log) : undefined;
+    throw outcomeUnknown(ending, invocationId, timeoutSec, cancellation);
   } finally {
     settled = true;
     clearTimeout(timer);
+    signal?.removeEventListener("abort", abandon);
     stopGoneWatch();
     stopEventWatch?.();
+    stopExpecting?.();
+    formCheck?.dispose();
+  }
+}
+
+/**
+ * Asks the browser to cancel an invocation whose result will not be waited for, and
+ * says what came of the request (acknowledged or not) for the 504's details. The
+ * outcome stays unknown either way: the tool may have had effects before it stopped.
+ */
+async function requestCancel(attachment: BrowserAttachment, sessionId: string, invocationId: string, log: SnapshotLog): Promise<ErrorDetail> {
+  try {
+    await attachment.connection.send("WebMCP.cancelInvocation", { invocationId }, sessionId, CANCEL_ACK_MS);
+    return { code: "cancellation_requested", message: "The service asked the browser to cancel the invocation (WebMCP.cancelInvocation) and the browser accepted; the page may still have acted before it stopped." };
+  } catch (error) {
+    log.warn({ invocationId, err: error }, "the browser did not accept a WebMCP cancellation");
+    return { code: "cancellation_failed", message: `The service asked the browser to cancel the invocation, but it did not accept: ${(error as Error).message}` };
   }
 }
 
 /** The form of a declarative tool without autosubmit, whose invocation ends once it is filled. */
-function awaitingForm(registration: Registration, sessionId: string): { sessionId: string; frameId: string; backendNodeId: number } | undefined {
+function awaitingForm(registration: Registration, sessionId: string): FormLocation | undefined {
   const { backendNodeId, annotations } = registration.tool;
   if (backendNodeId === undefined || annotations?.autosubmit === true) return undefined;
   return { sessionId, frameId: registration.frameId, backendNodeId };
 }
 
 /** Looks at the form until it shows the input, the invocation ends otherwise, or the form cannot be reached. */
-function watchFormFill(check: FormFillCheck, input: Record<string, unknown>, isSettled: () => boolean, filled: () => void, log: SnapshotLog): void {
+function watchFormFill(check: FormFillCheck, isSettled: () => boolean, filled: () => void, log: SnapshotLog): void {
   const look = async (): Promise<void> => {
     while (!isSettled()) {
-      if (await check.reflects(input)) {
+      if (await check.reflects()) {
         filled();
         return;
       }
@@ -118,14 +152,14 @@ function refused(attachment: BrowserAttachment, registration: Registration, erro
     throw new ToolRefStaleError(`The tool registration is gone in the browser (${error.message}); discover tools again.`);
   }
   if (error instanceof CdpNotConnectedError) throw new ToolRefStaleError("The connection to the browser was replaced; its tool registrations are gone. Discover tools again.");
-  if (error instanceof CdpSessionClosedError || error instanceof CdpDisconnectedError) {
+  if (error instanceof CdpSessionClosedError || error instanceof CdpDisconnectedError || error instanceof CdpTimeoutError) {
     // The command was sent; whether the browser started the tool is unknown.
-    throw new OutcomeUnknownError("The tool's tab or frame closed, or the browser connection was lost, while the invocation was being started; the tool may have run.", undefined, { code: error.code, message: error.message });
+    throw new OutcomeUnknownError("The tool's tab or frame closed, the browser did not answer, or the browser connection was lost while the invocation was being started; the tool may have run.", undefined, { code: error.code, message: error.message });
   }
   throw new InternalError("The browser refused to invoke the tool.", error);
 }
 
-function outcomeUnknown(ending: Unobserved, invocationId: string | undefined, timeoutSec: number): OutcomeUnknownError {
+function outcomeUnknown(ending: Unobserved, invocationId: string | undefined, timeoutSec: number, cancellation: ErrorDetail | undefined): OutcomeUnknownError {
   let inner: ErrorDetail;
   let message: string;
   if (ending.kind === "timeout") {
@@ -134,9 +168,13 @@ function outcomeUnknown(ending: Unobserved, invocationId: string | undefined, ti
   } else if (ending.kind === "vanished") {
     message = "The tool's tab or frame closed before its result arrived; the tool may have run.";
     inner = { code: "target_closed", message: "The tab or frame that registered the tool is gone." };
+  } else if (ending.kind === "abandoned") {
+    message = "The caller disconnected before the tool's result arrived; the tool may have run.";
+    inner = { code: "caller_gone", message: "The HTTP client closed its connection while the invocation ran." };
   } else {
     message = "The connection to the browser was lost before the tool's result arrived; the tool may have run.";
     inner = { code: "browser_disconnected", message: "The browser's DevTools connection closed (the browser may have crashed)." };
   }
-  return new OutcomeUnknownError(message, invocationId, inner);
+  if (cancellation?.code === "cancellation_requested") message += " The service asked the browser to cancel it.";
+  return new OutcomeUnknownError(message, invocationId, inner, cancellation === undefined ? undefined : [cancellation]);
 }

@@ -1,5 +1,5 @@
 import type { PageFrame, PageFrameTree, TargetInfo } from "./cdp-protocol.js";
-import { PAGE_DATA_LIMITS, toToolDefinition, type ToolDefinition } from "./page-data.js";
+import { capText, PAGE_DATA_LIMITS, toToolDefinition, type OmissionReason, type ToolDefinition } from "./page-data.js";
 import type { SourceNumbers } from "./source-numbers.js";
 import type { ToolRefTable } from "./tool-refs.js";
 
@@ -12,6 +12,8 @@ export interface TabRecord {
   url: string;
   /** The window the tab is in, once the browser said (`undefined` if it could not). */
   windowId: Promise<number | undefined>;
+  /** Live registrations in all of the tab's sessions. */
+  registrationCount: number;
 }
 
 /** A frame known to one session, and the URL of its current document. */
@@ -36,6 +38,13 @@ export interface SessionRecord {
   frames: Map<string, FrameRecord>;
   /** By frame id and tool name (a document registers a name once). */
   registrations: Map<string, Registration>;
+  /** Live registrations per frame (per current document). */
+  documentCounts: Map<string, number>;
+  /**
+   * Registrations of each frame's current document that are not listed, by reason;
+   * the key `""` holds what the session lost as a whole (a message too large to relay).
+   */
+  omitted: Map<string, Map<OmissionReason, number>>;
 }
 
 /** One live tool registration: a name in one document of one frame. */
@@ -56,10 +65,13 @@ export interface SnapshotLog {
 /** Something an invocation may be waiting on is gone: a whole session (`frameId` undefined) or one frame of it. */
 export type GoneListener = (sessionId: string, frameId: string | undefined) => void;
 
+/** A page-provided URL as the API shows it: without its fragment, cut to the cap. */
 const withoutFragment = (url: string): string => {
   const hash = url.indexOf("#");
-  return hash === -1 ? url : url.slice(0, hash);
+  return capText(hash === -1 ? url : url.slice(0, hash), PAGE_DATA_LIMITS.urlChars);
 };
+
+const SESSION_WIDE = "";
 
 const registrationKey = (frameId: string, name: string): string => `${frameId}\n${name}`;
 
@@ -76,8 +88,10 @@ export class ToolSnapshot {
   readonly #sessions = new Map<string, SessionRecord>();
   readonly #goneListeners = new Set<GoneListener>();
   #registrationCount = 0;
+  #definitionBytes = 0;
   #serial = 0;
-  #warnedFull = false;
+  // Each reason is logged once per browser: a hostile page must not flood the log.
+  readonly #warned = new Set<OmissionReason>();
 
   constructor(refs: ToolRefTable<Registration>, numbers: SourceNumbers, log: SnapshotLog) {
     this.#refs = refs;
@@ -93,7 +107,7 @@ export class ToolSnapshot {
 
   /** Records a newly attached tab. */
   addPageSession(sessionId: string, info: TargetInfo, windowId: Promise<number | undefined>): SessionRecord {
-    const tab: TabRecord = { targetId: info.targetId, tabNumber: this.#numbers.tab(info.targetId), url: withoutFragment(info.url), windowId };
+    const tab: TabRecord = { targetId: info.targetId, tabNumber: this.#numbers.tab(info.targetId), url: withoutFragment(info.url), windowId, registrationCount: 0 };
     return this.#addSession({ sessionId, targetId: info.targetId, kind: "page", tab, parent: undefined });
   }
 
@@ -194,7 +208,7 @@ export class ToolSnapshot {
       if (typeof frameId !== "string") continue;
       const checked = toToolDefinition(raw);
       if (!checked.ok) {
-        this.#log.warn({ frameId, reason: checked.reason }, "a page registered a WebMCP tool the service does not list");
+        this.#omit(session, frameId, "invalid", { reason: checked.reason });
         continue;
       }
       const key = registrationKey(frameId, checked.tool.name);
@@ -204,16 +218,54 @@ export class ToolSnapshot {
         this.#retire(previous);
         session.registrations.delete(key);
       }
-      if (this.#registrationCount >= PAGE_DATA_LIMITS.registrationsPerBrowser) {
-        if (!this.#warnedFull) this.#log.warn({ limit: PAGE_DATA_LIMITS.registrationsPerBrowser }, "the browser has too many WebMCP registrations; later ones are not listed");
-        this.#warnedFull = true;
+      const over = this.#limitReached(session, frameId, checked.tool);
+      if (over !== undefined) {
+        this.#omit(session, frameId, over, {});
         continue;
       }
       const registration: Registration = { ref: "", tool: checked.tool, frameId, session, serial: this.#serial++ };
       registration.ref = this.#refs.issue(registration);
       session.registrations.set(key, registration);
+      session.documentCounts.set(frameId, (session.documentCounts.get(frameId) ?? 0) + 1);
+      session.tab.registrationCount++;
       this.#registrationCount++;
+      this.#definitionBytes += checked.tool.json.length;
     }
+  }
+
+  /**
+   * A DevTools message of this session was too large to relay (a `toolsAdded` of
+   * thousands of large tools, say): what it reported is missing until the session's
+   * documents go away.
+   */
+  messageDropped(sessionId: string): void {
+    const session = this.#sessions.get(sessionId);
+    if (session) this.#omit(session, SESSION_WIDE, "message_too_large", {});
+  }
+
+  /** How many registrations of the current documents are not in the snapshot, by reason. */
+  omissions(): Map<OmissionReason, number> {
+    const totals = new Map<OmissionReason, number>();
+    for (const session of this.#sessions.values()) {
+      for (const reasons of session.omitted.values()) for (const [reason, count] of reasons) totals.set(reason, (totals.get(reason) ?? 0) + count);
+    }
+    return totals;
+  }
+
+  #limitReached(session: SessionRecord, frameId: string, tool: ToolDefinition): OmissionReason | undefined {
+    if ((session.documentCounts.get(frameId) ?? 0) >= PAGE_DATA_LIMITS.registrationsPerDocument) return "document_limit";
+    if (session.tab.registrationCount >= PAGE_DATA_LIMITS.registrationsPerTab) return "tab_limit";
+    if (this.#registrationCount >= PAGE_DATA_LIMITS.registrationsPerBrowser || this.#definitionBytes + tool.json.length > PAGE_DATA_LIMITS.definitionBytesPerBrowser) return "browser_limit";
+    return undefined;
+  }
+
+  #omit(session: SessionRecord, frameId: string, reason: OmissionReason, details: object): void {
+    const reasons = session.omitted.get(frameId) ?? new Map<OmissionReason, number>();
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+    session.omitted.set(frameId, reasons);
+    if (this.#warned.has(reason)) return;
+    this.#warned.add(reason);
+    this.#log.warn({ frameId, reason, ...details }, "a page's WebMCP registration is omitted from the snapshot (logged once per reason and browser)");
   }
 
   /** `WebMCP.toolsRemoved` on a session. */
@@ -225,10 +277,26 @@ export class ToolSnapshot {
       if (typeof name !== "string" || typeof frameId !== "string") continue;
       const key = registrationKey(frameId, name);
       const registration = session.registrations.get(key);
-      if (!registration) continue;
+      if (!registration) {
+        this.#unomitOne(session, frameId);
+        continue;
+      }
       this.#retire(registration);
       session.registrations.delete(key);
     }
+  }
+
+  /**
+   * An omitted registration was removed by its page. Omitted names are not kept (a page
+   * could make that list grow without bound), so one count of the frame goes.
+   */
+  #unomitOne(session: SessionRecord, frameId: string): void {
+    const reasons = session.omitted.get(frameId);
+    const [reason, count] = reasons?.entries().next().value ?? [];
+    if (!reasons || reason === undefined || count === undefined) return;
+    if (count > 1) reasons.set(reason, count - 1);
+    else reasons.delete(reason);
+    if (reasons.size === 0) session.omitted.delete(frameId);
   }
 
   /** Whether the registration is still in the snapshot. */
@@ -278,7 +346,7 @@ export class ToolSnapshot {
   }
 
   #addSession(fields: Pick<SessionRecord, "sessionId" | "targetId" | "kind" | "tab" | "parent">): SessionRecord {
-    const session: SessionRecord = { ...fields, children: new Set(), frames: new Map(), registrations: new Map() };
+    const session: SessionRecord = { ...fields, children: new Set(), frames: new Map(), registrations: new Map(), documentCounts: new Map(), omitted: new Map() };
     this.#sessions.set(session.sessionId, session);
     return session;
   }
@@ -309,6 +377,7 @@ export class ToolSnapshot {
   }
 
   #dropFrameRegistrations(session: SessionRecord, frameId: string): void {
+    session.omitted.delete(frameId);
     for (const [key, registration] of session.registrations) {
       if (registration.frameId !== frameId) continue;
       this.#retire(registration);
@@ -319,11 +388,18 @@ export class ToolSnapshot {
   #dropAllRegistrations(session: SessionRecord): void {
     for (const registration of session.registrations.values()) this.#retire(registration);
     session.registrations.clear();
+    session.omitted.clear();
   }
 
   #retire(registration: Registration): void {
     this.#refs.retire(registration.ref);
+    const { session, frameId } = registration;
+    const remaining = (session.documentCounts.get(frameId) ?? 1) - 1;
+    if (remaining > 0) session.documentCounts.set(frameId, remaining);
+    else session.documentCounts.delete(frameId);
+    session.tab.registrationCount--;
     this.#registrationCount--;
+    this.#definitionBytes -= registration.tool.json.length;
   }
 
   #emitGone(sessionId: string, frameId: string | undefined): void {

@@ -19,7 +19,7 @@ export class WebMcpService implements BrowserLifecycle {
 
   /** A browser is up: starts following its tools. */
   started(browserId: string, launched: LaunchedBrowser): void {
-    const webmcp = new BrowserWebMcp(launched.cdpWsUrl, this.#log);
+    const webmcp = new BrowserWebMcp(launched.cdp, this.#log);
     this.#browsers.set(browserId, webmcp);
     webmcp.connect().catch((error: unknown) => this.#log.warn({ browser: browserId, err: error }, "could not connect to a new browser's DevTools for WebMCP; the next WebMCP request tries again"));
   }

@@ -1,9 +1,14 @@
-import { ChromiumLauncher, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "../../src/index.js";
+import { readFileSync } from "node:fs";
+import { ChromiumLauncher, type BrowserLauncher, type ChromiumLauncherOptions, type LaunchedBrowser, type LaunchOptions } from "../../src/index.js";
 
 /** Real Chromium, with every launched browser kept so a test can find its process. */
 export class TrackingLauncher implements BrowserLauncher {
   readonly launched: LaunchedBrowser[] = [];
-  readonly #inner = new ChromiumLauncher();
+  readonly #inner: ChromiumLauncher;
+
+  constructor(options: ChromiumLauncherOptions = {}) {
+    this.#inner = new ChromiumLauncher(options);
+  }
 
   async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
     const browser = await this.#inner.launch(options);
@@ -11,26 +16,25 @@ export class TrackingLauncher implements BrowserLauncher {
     return browser;
   }
 
-  /** The launched browser behind a DevTools URL. */
-  byCdpUrl(url: string): LaunchedBrowser {
-    const browser = this.launched.find((candidate) => candidate.cdpWsUrl === url);
-    if (!browser) throw new Error(`No browser was launched with ${url}`);
+  /** The browser launched last (tests create one browser at a time where they use this). */
+  latest(): LaunchedBrowser {
+    const browser = this.launched.at(-1);
+    if (!browser) throw new Error("No browser was launched yet.");
     return browser;
   }
 }
 
-/** Whether a process with this pid exists. */
+/** Whether a process with this pid runs (a zombie, ended but not yet reaped by its parent, does not). */
 export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== "ESRCH";
   }
-}
-
-/** The DevTools HTTP endpoint behind a `ws://host:port/devtools/...` URL. */
-export function devtoolsHttp(cdpWsUrl: string): string {
-  const url = new URL(cdpWsUrl);
-  return `http://${url.host}`;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
 }

@@ -1,0 +1,188 @@
+import { STATUS_CODES, type IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { FastifyInstance } from "fastify";
+import WebSocket, { WebSocketServer } from "ws";
+import type { ApiKeyStore, Credential } from "../auth/api-key-store.js";
+import type { BrowserService } from "../browsers/browser-service.js";
+import type { BrowserStore } from "../browsers/browser-store.js";
+import { ApiError, ConflictError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
+import type { RateLimits } from "../http/rate-limiter.js";
+import { newRequestId } from "../http/request-id.js";
+import { browserTokenMatches } from "./browser-token.js";
+import type { CdpChannel } from "./cdp-router.js";
+
+/** Bounds of the DevTools endpoint. */
+export interface CdpEndpointLimits {
+  /** WebSocket clients at once per browser (the server's own WebMCP session is not one of them). */
+  maxClients: number;
+  /** The largest message a client may send; a larger one closes its connection (1009). */
+  maxMessageBytes: number;
+  /** Bytes queued for a client that does not read; past this it is disconnected (1008), never the others. */
+  maxBufferedBytes: number;
+}
+
+/** What the endpoint needs from the rest of the server. */
+export interface CdpEndpointDeps {
+  browsers: BrowserService;
+  browserStore: BrowserStore;
+  apiKeys: ApiKeyStore;
+  limits: CdpEndpointLimits;
+  /** The server's rate limits: failed authentications count per address, API keys per key, as on every operation. */
+  rateLimits: RateLimits;
+}
+
+/** 429 `cdp_client_limit_exceeded`: the browser already has as many DevTools clients as the server allows. */
+export class CdpClientLimitError extends ApiError {
+  constructor(limit: number) {
+    super(429, "cdp_client_limit_exceeded", `This browser already has ${limit} DevTools clients, the most this server allows; close one first.`);
+  }
+}
+
+const CDP_PATH = /^\/browsers\/([^/]+)\/cdp$/;
+
+/**
+ * The server's DevTools endpoint, `GET /browsers/{id}/cdp` upgraded to a WebSocket.
+ * The browser's token (`?token=`) or an API key of the browser's project
+ * (`Authorization: Bearer`) is checked before the upgrade: a refusal is an HTTP
+ * response with the spec's Error body. Each accepted client gets its own channel of the
+ * browser's pipe. Returns nothing; the endpoint stops with the server.
+ */
+export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps): void {
+  const { limits } = deps;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
+  const clients = new Map<string, Set<WebSocket>>();
+
+  app.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    accept(request, socket, head).catch((error: unknown) => {
+      app.log.error({ err: error }, "DevTools endpoint failed to accept a client");
+      refuse(socket, new ApiError(500, "internal_error", "The server could not open a DevTools session."));
+    });
+  });
+  // Upgraded sockets hold the HTTP server open; they end before it closes.
+  app.addHook("preClose", async () => {
+    for (const set of clients.values()) for (const ws of set) ws.terminate();
+  });
+
+  async function accept(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on("error", () => socket.destroy());
+    const address = request.socket.remoteAddress;
+    const path = CDP_PATH.exec((request.url ?? "").split("?")[0] ?? "");
+    if (request.method !== "GET" || !path) {
+      refuse(socket, new NotFoundError("WebSocket upgrades are served only at GET /browsers/{id}/cdp."));
+      return;
+    }
+    const blocked = deps.rateLimits.checkAddress(address);
+    if (blocked) {
+      refuse(socket, blocked);
+      return;
+    }
+    let browserId: string;
+    try {
+      browserId = decodeURIComponent(path[1] as string);
+    } catch {
+      refuse(socket, new NotFoundError("The browser id in the path is not valid percent-encoding."));
+      return;
+    }
+    const row = deps.browserStore.findLaunched(browserId);
+    if (!row) {
+      refuse(socket, new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`));
+      return;
+    }
+    const access = authorized(request, row);
+    if (access === "refused") {
+      deps.rateLimits.recordFailedAuth(address);
+      refuse(socket, new UnauthorizedError("Send the browser's token (the ?token= of its cdp_ws_url) or an API key of its project as \"Authorization: Bearer <key>\"."));
+      return;
+    }
+    const limited = access === "token" ? undefined : deps.rateLimits.takeKeyRequest(access.keyId);
+    if (limited) {
+      refuse(socket, limited);
+      return;
+    }
+    const router = deps.browsers.cdp(row.id);
+    if (row.status !== "running" || !router) {
+      refuse(socket, new ConflictError(`Browser ${row.id} is not running (status ${row.status}).`));
+      return;
+    }
+    const connected = clients.get(row.id) ?? new Set<WebSocket>();
+    if (connected.size >= limits.maxClients) {
+      refuse(socket, new CdpClientLimitError(limits.maxClients));
+      return;
+    }
+    const channel = await router.openChannel();
+    if (socket.destroyed) {
+      channel.close();
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      connected.add(ws);
+      clients.set(row.id, connected);
+      bridge(ws, channel, limits);
+      ws.once("close", () => {
+        connected.delete(ws);
+        if (connected.size === 0 && clients.get(row.id) === connected) clients.delete(row.id);
+      });
+    });
+  }
+
+  /** Which credential opens the browser: its token, an API key of its project, or none. */
+  function authorized(request: IncomingMessage, row: { project_id: string; org_id: string; cdp_token_sha256: string | null }): "token" | Credential | "refused" {
+    const token = new URL(request.url ?? "/", "http://endpoint").searchParams.get("token");
+    if (token !== null) return browserTokenMatches(token, row.cdp_token_sha256) ? "token" : "refused";
+    const header = request.headers.authorization;
+    const bearer = header === undefined ? undefined : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1];
+    if (bearer === undefined) return "refused";
+    const credential = deps.apiKeys.authenticate(bearer);
+    return credential !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id) ? credential : "refused";
+  }
+}
+
+/** Relays between one WebSocket client and its channel until either ends. */
+function bridge(ws: WebSocket, channel: CdpChannel, limits: CdpEndpointLimits): void {
+  ws.on("message", (data: WebSocket.RawData, isBinary: boolean) => {
+    let message: unknown;
+    try {
+      message = JSON.parse(isBinary ? Buffer.concat(toBuffers(data)).toString("utf8") : data.toString());
+    } catch {
+      ws.send(JSON.stringify({ id: 0, error: { code: -32700, message: "Message is not valid JSON." } }));
+      return;
+    }
+    channel.send(message);
+  });
+  channel.onMessage((message) => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.bufferedAmount > limits.maxBufferedBytes) {
+      // A client that does not read must not make the server hold the browser's output for it.
+      ws.close(1008, "The client read too slowly; its queue passed the server's limit.");
+      ws.terminate();
+      return;
+    }
+    // A large message arrives still serialized: it is relayed as it is, never re-serialized.
+    ws.send(typeof message === "string" ? message : JSON.stringify(message));
+  });
+  channel.onClose((reason) => {
+    if (ws.readyState === WebSocket.OPEN) ws.close(reason === "browser" ? 1001 : 1000, reason === "browser" ? "The browser has stopped." : "The DevTools session ended.");
+  });
+  ws.on("close", () => channel.close());
+  ws.on("error", () => ws.terminate());
+}
+
+function toBuffers(data: WebSocket.RawData): Buffer[] {
+  if (Array.isArray(data)) return data;
+  return [Buffer.isBuffer(data) ? data : Buffer.from(data)];
+}
+
+/** Answers a request that will not be upgraded with an HTTP error and the spec's Error body. */
+function refuse(socket: Duplex, error: ApiError): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(error.toBody());
+  const headers = {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": String(Buffer.byteLength(body)),
+    "X-Request-Id": newRequestId(),
+    Connection: "close",
+    ...error.headers,
+  };
+  const head = [`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)].join("\r\n");
+  socket.end(`${head}\r\n\r\n${body}`);
+}

@@ -1,0 +1,464 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { join } from "node:path";
+import type { Browser } from "@browser-service/types";
+import { PageServer } from "@browser-service/test-pages";
+import { chromium } from "playwright-core";
+import puppeteer from "puppeteer-core";
+import WebSocket from "ws";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { chromiumSandboxed, resolveChromiumUser } from "../src/index.js";
+import { commandLine, listeningSocketsOfGroup, processGroup } from "./support/chromium-processes.js";
+import { startTestServer, type TestServer } from "./support/test-server.js";
+import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
+import { waitForTools } from "./support/webmcp-driver.js";
+
+const TOOL_PAGE = `<!doctype html><title>Tool page</title><p>tool</p>
+<script>
+  window.calls = 0;
+  document.modelContext.registerTool({ name: "double", description: "Doubles n.", execute: async ({ n }) => { window.calls++; return { twice: n * 2 }; } });
+</script>`;
+
+const DOWNLOAD_PAGE = `<!doctype html><title>Download</title><a id="get" download="note.txt" href="data:text/plain,downloaded">get</a>`;
+
+const MIB = 1024 * 1024;
+
+let t: TestServer;
+let launcher: TrackingLauncher;
+let pages: PageServer;
+
+beforeAll(async () => {
+  pages = await PageServer.start();
+  pages.serve("/tool", TOOL_PAGE);
+  pages.serve("/plain", "<!doctype html><title>Plain</title><p>plain</p>");
+  pages.serve("/download", DOWNLOAD_PAGE);
+  launcher = new TrackingLauncher();
+  t = await startTestServer({ launcher, cdpLimits: { maxClients: 3, maxMessageBytes: MIB, maxBufferedBytes: MIB } });
+});
+
+afterEach(async () => {
+  const client = t.client();
+  for (const browser of await client.browsers.list({ limit: 100 })) await client.browsers.delete(browser.id);
+});
+
+afterAll(async () => {
+  expect(t.mismatches).toEqual([]);
+  await t.close();
+  await pages.close();
+});
+
+/** A raw DevTools client: commands by id, every message it received kept in order. */
+class RawClient {
+  readonly received: Record<string, unknown>[] = [];
+  readonly #waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  #nextId = 1;
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on("message", (data) => {
+      const message = JSON.parse(data.toString()) as Record<string, unknown>;
+      this.received.push(message);
+      if (typeof message.id === "number") this.#waiting.get(message.id)?.(message);
+    });
+  }
+
+  static async open(url: string, headers: Record<string, string> = {}): Promise<RawClient> {
+    const ws = new WebSocket(url, { headers });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    return new RawClient(ws);
+  }
+
+  send(method: string, params: object = {}, sessionId?: string): Promise<Record<string, unknown>> {
+    const id = this.#nextId++;
+    const answered = new Promise<Record<string, unknown>>((resolve) => this.#waiting.set(id, resolve));
+    this.ws.send(JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) }));
+    return answered;
+  }
+
+  async close(): Promise<void> {
+    if (this.ws.readyState === WebSocket.CLOSED) return;
+    const closed = new Promise((resolve) => this.ws.once("close", resolve));
+    this.ws.close();
+    await closed;
+  }
+}
+
+/** What a refused upgrade answered: its status, headers and JSON body. */
+async function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> {
+  const ws = new WebSocket(url, { headers });
+  return new Promise((resolve, reject) => {
+    ws.once("open", () => reject(new Error(`The upgrade to ${url} was accepted.`)));
+    ws.once("unexpected-response", (_request, response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(text) as Record<string, unknown> }));
+    });
+    ws.once("error", () => undefined);
+  });
+}
+
+function withToken(url: string, token: string | null): string {
+  const parsed = new URL(url);
+  if (token === null) parsed.searchParams.delete("token");
+  else parsed.searchParams.set("token", token);
+  return parsed.toString();
+}
+
+/** `GET /browsers/{id}` with a chosen Host header (fetch cannot set one). */
+function getWithHost(path: string, host: string): Promise<Browser> {
+  const { port } = new URL(t.url);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path, headers: { host, authorization: `Bearer ${t.orgKey}` } }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (text += chunk));
+      response.on("end", () => resolve(JSON.parse(text) as Browser));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+describe("no DevTools port", () => {
+  it("starts Chromium on a pipe: no process of any browser's group listens on TCP", async () => {
+    const client = t.client();
+    const other = await client.projects.create({ name: `cdp-ports-${Date.now()}` });
+    const browsers = [await client.browsers.create({ start_url: pages.url("/tool") }), await client.browsers.create(), await client.browsers.create({}, { projectId: other.id })];
+    expect(launcher.launched.length).toBeGreaterThanOrEqual(3);
+    for (const launched of launcher.launched.slice(-3)) {
+      const pid = launched.pid as number;
+      const args = commandLine(pid) ?? [];
+      expect(args).toContain("--remote-debugging-pipe");
+      expect(args.some((arg) => arg.startsWith("--remote-debugging-port"))).toBe(false);
+      // Renderers, GPU and network services included: the whole process group.
+      expect(processGroup(pid).length).toBeGreaterThan(1);
+      expect(listeningSocketsOfGroup(pid)).toEqual([]);
+    }
+    for (const browser of browsers.slice(0, 2)) await client.browsers.delete(browser.id);
+    await client.browsers.delete(browsers[2]?.id as string, { projectId: other.id });
+    await client.projects.delete(other.id);
+  });
+});
+
+describe("cdp_ws_url", () => {
+  it("points at the server, with a 256-bit token stored only as its hash", async () => {
+    const browser = await t.client().browsers.create();
+    const url = new URL(browser.cdp_ws_url);
+    expect(`${url.protocol}//${url.host}${url.pathname}`).toBe(`${t.url.replace("http:", "ws:")}/browsers/${browser.id}/cdp`);
+    const token = url.searchParams.get("token") as string;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await t.client().browsers.get(browser.id)).cdp_ws_url).toBe(browser.cdp_ws_url);
+    const database = readFileSync(join(t.dataDir, "browser-service.sqlite"));
+    expect(database.includes(token)).toBe(false);
+  });
+
+  it("names the host the request reached; a Host that is not a plain host:port falls back to the listening address", async () => {
+    const browser = await t.client().browsers.create();
+    expect((await getWithHost(`/browsers/${browser.id}`, "browsers.test:4321")).cdp_ws_url).toMatch(new RegExp(`^ws://browsers\\.test:4321/browsers/${browser.id}/cdp\\?token=`));
+    expect((await getWithHost(`/browsers/${browser.id}`, "[::1]:9")).cdp_ws_url).toMatch(/^ws:\/\/\[::1\]:9\/browsers\//);
+    const fallback = (await getWithHost(`/browsers/${browser.id}`, "evil.test/x?")).cdp_ws_url;
+    expect(fallback.startsWith(`${t.url.replace("http:", "ws:")}/browsers/${browser.id}/cdp?token=`)).toBe(true);
+  });
+
+  it("follows --public-url behind a proxy or TLS", async () => {
+    const proxied = await startTestServer({ launcher, publicUrl: "https://browsers.example.org/service/" });
+    try {
+      const browser = await proxied.client().browsers.create();
+      expect(browser.cdp_ws_url).toMatch(new RegExp(`^wss://browsers\\.example\\.org/service/browsers/${browser.id}/cdp\\?token=[A-Za-z0-9_-]{43}$`));
+      await proxied.client().browsers.delete(browser.id);
+      expect(proxied.mismatches).toEqual([]);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it("refuses a bad --public-url at start", async () => {
+    await expect(startTestServer({ publicUrl: "ftp://example.org" })).rejects.toMatchObject({ code: "invalid_public_url" });
+    await expect(startTestServer({ publicUrl: "https://example.org/?q=1" })).rejects.toMatchObject({ code: "invalid_public_url" });
+  });
+});
+
+describe("credentials, checked before the upgrade", () => {
+  it("refuses a missing, wrong or another browser's token with 401 and the Error body", async () => {
+    const client = t.client();
+    const [one, two] = [await client.browsers.create(), await client.browsers.create()] as [Browser, Browser];
+    const otherToken = new URL(two.cdp_ws_url).searchParams.get("token");
+    for (const url of [withToken(one.cdp_ws_url, null), withToken(one.cdp_ws_url, "A".repeat(43)), withToken(one.cdp_ws_url, otherToken), withToken(one.cdp_ws_url, "")]) {
+      const refused = await refusal(url);
+      expect(refused.status, url).toBe(401);
+      expect(refused.body).toMatchObject({ code: "unauthorized", message: expect.stringContaining("token") });
+      expect(refused.headers["content-type"]).toMatch(/^application\/json/);
+      expect(refused.headers["x-request-id"]).toMatch(/^req_/);
+    }
+  });
+
+  it("accepts an API key of the browser's project (org-wide or scoped) in Authorization, and no other", async () => {
+    const client = t.client();
+    const other = await client.projects.create({ name: `cdp-keys-${Date.now()}` });
+    const browser = await client.browsers.create();
+    const bare = withToken(browser.cdp_ws_url, null);
+    const orgWide = await RawClient.open(bare, { authorization: `Bearer ${t.orgKey}` });
+    expect((await orgWide.send("Browser.getVersion")).result).toMatchObject({ product: expect.stringMatching(/Chrome/) });
+    await orgWide.close();
+    const scoped = await RawClient.open(bare, { authorization: `Bearer ${t.server.issueApiKey("Default").secret}` });
+    expect((await scoped.send("Browser.getVersion")).result).toBeDefined();
+    await scoped.close();
+    expect((await refusal(bare, { authorization: `Bearer ${t.server.issueApiKey(other.id).secret}` })).status).toBe(401);
+    expect((await refusal(bare, { authorization: "Bearer bsk_notakey" })).status).toBe(401);
+    await client.projects.delete(other.id);
+  });
+
+  it("counts failed authentications per address with the API's: past the burst, 429 rate_limited with Retry-After", async () => {
+    let now = 0;
+    const limited = await startTestServer({ launcher, rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 1, burst: 2 }, clock: () => now } });
+    try {
+      const browser = await limited.client().browsers.create();
+      const wrong = withToken(browser.cdp_ws_url, "B".repeat(43));
+      expect((await refusal(wrong)).status).toBe(401);
+      expect((await refusal(wrong)).status).toBe(401);
+      const blocked = await refusal(wrong);
+      expect(blocked).toMatchObject({ status: 429, body: { code: "rate_limited" } });
+      expect(Number(blocked.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+      // A blocked address is refused whatever it sends, until the bucket refills.
+      expect((await refusal(browser.cdp_ws_url)).status).toBe(429);
+      now += 5_000;
+      const raw = await RawClient.open(browser.cdp_ws_url);
+      expect((await raw.send("Browser.getVersion")).result).toBeDefined();
+      await raw.close();
+      await limited.client().browsers.delete(browser.id);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("a deleted browser's URL is 404; the token dies with the browser", async () => {
+    const client = t.client();
+    const browser = await client.browsers.create();
+    await client.browsers.delete(browser.id);
+    const refused = await refusal(browser.cdp_ws_url);
+    expect(refused).toMatchObject({ status: 404, body: { code: "not_found" } });
+    expect((await refusal(browser.cdp_ws_url.replace(browser.id, "brw_%ZZ"))).status).toBe(404);
+  });
+
+  it("a crashed browser's token no longer opens anything", async () => {
+    const browser = await t.client().browsers.create();
+    const launched = launcher.latest();
+    const exited = new Promise((resolve) => launched.onExit(resolve));
+    process.kill(launched.pid as number, "SIGKILL");
+    await exited;
+    expect((await t.client().browsers.get(browser.id)).status).toBe("crashed");
+    expect((await refusal(browser.cdp_ws_url)).status).toBe(401);
+    expect((await refusal(withToken(browser.cdp_ws_url, null), { authorization: `Bearer ${t.orgKey}` })).body).toMatchObject({ code: "conflict" });
+  });
+});
+
+describe("drivers", () => {
+  it("Playwright connectOverCDP opens pages, evaluates and takes screenshots", async () => {
+    const browser = await t.client().browsers.create();
+    const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
+    try {
+      const page = await playwright.contexts()[0]!.newPage();
+      await page.goto(pages.url("/plain"));
+      expect(await page.evaluate(() => document.title)).toBe("Plain");
+      const png = await page.screenshot();
+      expect(png.subarray(1, 4).toString()).toBe("PNG");
+    } finally {
+      await playwright.close();
+    }
+    // Playwright's close of a connected browser only disconnects: the browser keeps running.
+    expect((await t.client().browsers.get(browser.id)).status).toBe("running");
+  });
+
+  it("Puppeteer connect opens pages, evaluates and takes screenshots; its browser.close() deletes the browser", async () => {
+    const client = t.client();
+    const before = (await client.limits.get()).concurrent_sessions_used;
+    const browser = await client.browsers.create();
+    const pid = launcher.latest().pid as number;
+    expect((await client.limits.get()).concurrent_sessions_used).toBe((before ?? 0) + 1);
+    const connected = await puppeteer.connect({ browserWSEndpoint: browser.cdp_ws_url, defaultViewport: { width: 1280, height: 800 } });
+    const page = await connected.newPage();
+    await page.goto(pages.url("/plain"));
+    expect(await page.evaluate(() => document.title)).toBe("Plain");
+    const png = Buffer.from(await page.screenshot());
+    expect(png.subarray(1, 4).toString()).toBe("PNG");
+    await connected.close();
+    await expect.poll(async () => client.browsers.get(browser.id).then(() => "present", (error: { status: number }) => error.status)).toBe(404);
+    expect((await client.limits.get()).concurrent_sessions_used).toBe(before);
+    await expect.poll(() => processExists(pid)).toBe(false);
+  });
+});
+
+describe("many clients, one pipe", () => {
+  it("two drivers and WebMCP through the API at once; one leaving harms neither the other nor WebMCP", async () => {
+    const client = t.client();
+    const browser = await client.browsers.create();
+    const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
+    const connected = await puppeteer.connect({ browserWSEndpoint: browser.cdp_ws_url, defaultViewport: null });
+    try {
+      const [toolTab, otherTab] = await Promise.all([
+        playwright.contexts()[0]!.newPage().then(async (page) => (await page.goto(pages.url("/tool")), page)),
+        connected.newPage().then(async (page) => (await page.goto(pages.url("/plain")), page)),
+      ]);
+      const [tool] = await waitForTools(client, browser.id, (tools) => tools.length === 1);
+      const [result, title, screenshot] = await Promise.all([
+        client.webmcp.invoke(browser.id, { tool_ref: tool!.tool_ref, input: { n: 21 } }),
+        otherTab.evaluate(() => document.title),
+        toolTab.screenshot(),
+      ]);
+      expect(result).toMatchObject({ status: "completed", output: { twice: 42 } });
+      expect(title).toBe("Plain");
+      expect(screenshot.length).toBeGreaterThan(100);
+
+      await playwright.close();
+      expect(await otherTab.evaluate(() => 1 + 1)).toBe(2);
+      const again = await client.webmcp.listTools(browser.id);
+      expect(again.tools.map((each) => each.name)).toEqual(["double"]);
+      expect(await client.webmcp.invoke(browser.id, { tool_ref: again.tools[0]!.tool_ref, input: { n: 2 } })).toMatchObject({ status: "completed", output: { twice: 4 } });
+    } finally {
+      if (playwright.isConnected()) await playwright.close();
+      await connected.disconnect();
+    }
+  });
+
+  it("a client sees only its own sessions and cannot name another's", async () => {
+    const browser = await t.client().browsers.create({ start_url: pages.url("/plain") });
+    const a = await RawClient.open(browser.cdp_ws_url);
+    const b = await RawClient.open(browser.cdp_ws_url);
+    try {
+      expect((await a.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: "page" }] })).result).toEqual({});
+      await expect.poll(() => a.received.filter((message) => message.method === "Target.attachedToTarget").length).toBeGreaterThan(0);
+      const attached = a.received.find((message) => message.method === "Target.attachedToTarget") as { params: { sessionId: string } };
+      const aSession = attached.params.sessionId;
+      expect((await a.send("Runtime.evaluate", { expression: "1 + 1", returnByValue: true }, aSession)).result).toMatchObject({ result: { value: 2 } });
+      expect((await a.send("Runtime.enable", {}, aSession)).result).toEqual({});
+      await a.send("Runtime.evaluate", { expression: "console.log('only for a')" }, aSession);
+
+      expect((await b.send("Runtime.evaluate", { expression: "1" }, aSession)).error).toMatchObject({ code: -32001 });
+      expect((await b.send("Target.detachFromTarget", { sessionId: aSession })).error).toMatchObject({ code: -32001 });
+      expect((await b.send("Tethering.bind", { port: 0 })).error).toMatchObject({ message: expect.stringContaining("Tethering") });
+      expect((await b.send("Browser.getVersion")).result).toBeDefined();
+      await expect.poll(() => a.received.some((message) => message.method === "Runtime.consoleAPICalled")).toBe(true);
+      const seenByB = JSON.stringify(b.received);
+      expect(seenByB).not.toContain(aSession);
+      expect(seenByB).not.toContain("only for a");
+      // Responses come back with the client's own ids, and no sessionId for its browser session.
+      expect(b.received.every((message) => typeof message.id === "number" && message.sessionId === undefined)).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("downloads land in the browser's own folder, whatever path a client asks for", async () => {
+    const browser = await t.client().browsers.create({ start_url: pages.url("/download") });
+    const { userDataDir } = launcher.latest();
+    const raw = await RawClient.open(browser.cdp_ws_url);
+    try {
+      const wanted = join(t.dataDir, "not-here");
+      expect((await raw.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: wanted, eventsEnabled: true })).result).toEqual({});
+      const { targetInfos } = (await raw.send("Target.getTargets")).result as { targetInfos: { targetId: string; type: string }[] };
+      const page = targetInfos.find((info) => info.type === "page") as { targetId: string };
+      const { sessionId } = (await raw.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })).result as { sessionId: string };
+      const clicked = await raw.send("Runtime.evaluate", { expression: "document.getElementById('get').click(), document.title", userGesture: true, returnByValue: true }, sessionId);
+      expect(clicked.result).toMatchObject({ result: { value: "Download" } });
+      const downloads = join(userDataDir as string, "downloads");
+      await expect.poll(() => raw.received.filter((m) => String(m.method).startsWith("Browser.download")).map((m) => JSON.stringify(m)).join(), { timeout: 10_000 }).toContain("completed");
+      await expect.poll(() => (existsSync(downloads) ? readdirSync(downloads) : []), { timeout: 10_000 }).toContain("note.txt");
+      expect(existsSync(wanted)).toBe(false);
+    } finally {
+      await raw.close();
+    }
+  });
+});
+
+describe("bounds", () => {
+  it("at most maxClients WebSocket clients per browser: the next is 429 before the upgrade", async () => {
+    const browser = await t.client().browsers.create();
+    const clients = [await RawClient.open(browser.cdp_ws_url), await RawClient.open(browser.cdp_ws_url), await RawClient.open(browser.cdp_ws_url)];
+    const refused = await refusal(browser.cdp_ws_url);
+    expect(refused).toMatchObject({ status: 429, body: { code: "cdp_client_limit_exceeded" } });
+    await clients[0]!.close();
+    await expect.poll(async () => RawClient.open(browser.cdp_ws_url).then((client) => (clients.push(client), "open"), () => "refused")).toBe("open");
+    for (const client of clients) await client.close();
+  });
+
+  it("a message over the size cap closes only its sender (1009)", async () => {
+    const browser = await t.client().browsers.create();
+    const big = await RawClient.open(browser.cdp_ws_url);
+    const other = await RawClient.open(browser.cdp_ws_url);
+    const closed = new Promise<number>((resolve) => big.ws.once("close", resolve));
+    big.ws.send(JSON.stringify({ id: 1, method: "Runtime.evaluate", params: { expression: `"${"x".repeat(MIB)}"` } }));
+    expect(await closed).toBe(1009);
+    expect((await other.send("Browser.getVersion")).result).toBeDefined();
+    await other.close();
+  });
+
+  it("a client that stops reading is disconnected once its queue passes the cap; others go on", async () => {
+    const browser = await t.client().browsers.create({ start_url: pages.url("/plain") });
+    const slow = await RawClient.open(browser.cdp_ws_url);
+    const other = await RawClient.open(browser.cdp_ws_url);
+    const { targetInfos } = (await slow.send("Target.getTargets")).result as { targetInfos: { targetId: string; type: string }[] };
+    const page = targetInfos.find((info) => info.type === "page") as { targetId: string };
+    const { sessionId } = (await slow.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })).result as { sessionId: string };
+    const closed = new Promise((resolve) => slow.ws.once("close", resolve));
+    // Stop reading: the kernel's buffers fill, then the server's queue for this client.
+    (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    for (let i = 0; i < 40; i++) {
+      slow.ws.send(JSON.stringify({ id: 1000 + i, method: "Runtime.evaluate", params: { expression: "'y'.repeat(900000)", returnByValue: true }, sessionId }));
+    }
+    // Meanwhile the other client is answered.
+    expect((await other.send("Browser.getVersion")).result).toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    await closed;
+    expect(slow.received.length).toBeLessThan(41);
+    expect((await other.send("Browser.getVersion")).result).toBeDefined();
+    await other.close();
+  });
+});
+
+describe("Chromium's sandbox", () => {
+  it("keeps the sandbox unless the server runs as root without --chromium-user", () => {
+    expect(chromiumSandboxed(undefined, 1000)).toBe(true);
+    expect(chromiumSandboxed(undefined, 0)).toBe(false);
+    expect(chromiumSandboxed({ uid: 65534, gid: 65534 }, 0)).toBe(true);
+  });
+
+  it("runs Chromium sandboxed as an unprivileged account (as nobody when the tests run as root, else as the tests' own)", async () => {
+    const asRoot = process.getuid?.() === 0;
+    const sandboxedLauncher = new TrackingLauncher(asRoot ? { user: resolveChromiumUser("nobody") } : {});
+    const sandboxed = await startTestServer({ launcher: sandboxedLauncher });
+    try {
+      const browser = await sandboxed.client().browsers.create({ start_url: pages.url("/tool") });
+      const launched = sandboxedLauncher.latest();
+      const args = commandLine(launched.pid as number) ?? [];
+      expect(args).not.toContain("--no-sandbox");
+      const expectedUid = asRoot ? 65534 : process.getuid?.();
+      expect(statSync(`/proc/${launched.pid}`).uid).toBe(expectedUid);
+      const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
+      try {
+        expect(await playwright.contexts()[0]!.pages()[0]!.evaluate(() => document.title)).toBe("Tool page");
+      } finally {
+        await playwright.close();
+      }
+      const [tool] = await waitForTools(sandboxed.client(), browser.id, (tools) => tools.length === 1);
+      expect(await sandboxed.client().webmcp.invoke(browser.id, { tool_ref: tool!.tool_ref, input: { n: 5 } })).toMatchObject({ output: { twice: 10 } });
+      await sandboxed.client().browsers.delete(browser.id);
+      expect(sandboxed.mismatches).toEqual([]);
+    } finally {
+      await sandboxed.close();
+    }
+  });
+
+  it("refuses --chromium-user without root, for root, and for unknown accounts", () => {
+    const passwd = "root:x:0:0::/root:/bin/sh\nnobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\n";
+    expect(resolveChromiumUser("nobody", passwd, 0)).toEqual({ uid: 65534, gid: 65534 });
+    expect(resolveChromiumUser("65534", passwd, 0)).toEqual({ uid: 65534, gid: 65534 });
+    expect(() => resolveChromiumUser("nobody", passwd, 1000)).toThrow(/needs a server running as root/);
+    expect(() => resolveChromiumUser("root", passwd, 0)).toThrow(/is root/);
+    expect(() => resolveChromiumUser("ghost", passwd, 0)).toThrow(/names no account/);
+  });
+});

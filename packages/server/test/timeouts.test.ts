@@ -1,0 +1,67 @@
+import { connect, type Socket } from "node:net";
+import { describe, expect, it } from "vitest";
+import { startTestServer } from "./support/test-server.js";
+import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
+
+/** A raw connection that sends `head` and then as much of a body as the test says. */
+async function rawRequest(url: string, head: string): Promise<{ socket: Socket; closed: Promise<string> }> {
+  const { port } = new URL(url);
+  const socket = connect(Number(port), "127.0.0.1");
+  await new Promise((resolve) => socket.once("connect", resolve));
+  let received = "";
+  socket.setEncoding("utf8").on("data", (chunk: string) => (received += chunk));
+  const closed = new Promise<string>((resolve) => socket.once("close", () => resolve(received)));
+  socket.write(head);
+  return { socket, closed };
+}
+
+const postHead = (key: string, length: number) =>
+  `POST /org/projects HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+
+describe("request bodies", () => {
+  it("closes the connection of a request whose body stalls past the idle timeout", async () => {
+    const t = await startTestServer({ bodyIdleTimeoutSec: 1 });
+    try {
+      const { socket, closed } = await rawRequest(t.url, `${postHead(t.orgKey, 100)}{"name":"sta`);
+      expect(await closed).toBe("");
+      expect(socket.destroyed).toBe(true);
+      // The server goes on answering.
+      expect((await t.client().limits.get()).max_concurrent_sessions).toBeGreaterThan(0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("lets a slow body through as long as bytes keep arriving", async () => {
+    const t = await startTestServer({ bodyIdleTimeoutSec: 1 });
+    try {
+      const body = JSON.stringify({ name: `slow-${Date.now()}` });
+      const { socket, closed } = await rawRequest(t.url, postHead(t.orgKey, Buffer.byteLength(body)));
+      // Four pieces, 600 ms apart: 1.8 s in all, never 1 s idle.
+      for (const piece of [body.slice(0, 5), body.slice(5, 10), body.slice(10, 15), body.slice(15)]) {
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        socket.write(piece);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.end();
+      expect(await closed).toMatch(/^HTTP\/1\.1 201/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("shutdown", () => {
+  it("closes browsers and the database even while a request is stuck", async () => {
+    const launcher = new TrackingLauncher();
+    // No idle timeout: the stuck request would otherwise be closed by it.
+    const t = await startTestServer({ launcher, bodyIdleTimeoutSec: 0 });
+    await t.client().browsers.create();
+    const pid = launcher.latest().pid as number;
+    const { closed } = await rawRequest(t.url, `${postHead(t.orgKey, 100)}{"na`);
+    await t.close();
+    expect(processExists(pid)).toBe(false);
+    // The stuck request's connection was closed without an answer.
+    expect(await closed).toBe("");
+  });
+});
