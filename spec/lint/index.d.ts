@@ -1,4 +1,4 @@
-// Types of house-rules.js for the TypeScript tests (the repository sets allowJs: false).
+// Types of index.js (the plugin) for the TypeScript tests (the repository sets allowJs: false).
 export declare const PLUGIN_ID: "house";
 export declare const rules: Record<string, (options?: unknown) => Record<string, unknown>>;
 declare function houseRulesPlugin(): {

@@ -1,17 +1,19 @@
-// Runs `redocly lint` (the CLI's own bin, as a subprocess) on the fixtures under
-// lint/fixtures: each bad fixture breaks exactly one house rule and must fail with that
-// rule's id and no other problem; the good fixture must pass the fixture config (the
-// `spec` ruleset plus every house rule) and the real config (../redocly.yaml).
+// Runs `redocly lint` (the CLI's own bin, as a subprocess) on the fixtures: each rule's
+// bad fixture (rules/<name>.bad.yaml, next to the rule) breaks exactly that rule and must
+// fail with its id and no other problem; the good fixture (fixtures/good) must pass the
+// fixture config (the `spec` ruleset plus every house rule) and the real config
+// (../redocly.yaml).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import houseRulesPlugin, { PLUGIN_ID } from "./house-rules.js";
+import houseRulesPlugin, { PLUGIN_ID } from "./index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixtures = join(here, "fixtures");
+const ruleDir = join(here, "rules");
 const fixtureConfig = join(fixtures, "redocly.yaml");
 const realConfig = join(here, "..", "redocly.yaml");
 const cliBin = join(dirname(createRequire(import.meta.url).resolve("@redocly/cli/package.json")), "bin", "cli.js");
@@ -42,11 +44,16 @@ function lint(document: string, config: string): { status: number | null; proble
 }
 
 const ruleNames = Object.keys(houseRulesPlugin().rules.oas3);
-const badFixtures = readdirSync(join(fixtures, "bad")).filter((name) => name.endsWith(".yaml"));
+const ruleFiles = readdirSync(ruleDir);
+const badFixtures = ruleFiles.filter((name) => name.endsWith(".bad.yaml"));
 
 describe("house lint rules", () => {
   it("has one bad fixture per rule, and one rule per bad fixture", () => {
-    expect(badFixtures.map((name) => name.replace(/\.yaml$/, "")).sort()).toEqual([...ruleNames].sort());
+    expect(badFixtures.map((name) => name.replace(/\.bad\.yaml$/, "")).sort()).toEqual([...ruleNames].sort());
+  });
+
+  it("keeps each rule in its own file, rules/<name>.js, which the plugin loads", () => {
+    expect(ruleFiles.filter((name) => name.endsWith(".js")).map((name) => name.replace(/\.js$/, "")).sort()).toEqual([...ruleNames].sort());
   });
 
   it("turns every rule on in the plugin's `all` config", () => {
@@ -55,7 +62,7 @@ describe("house lint rules", () => {
 
   it.each(ruleNames)("%s: its bad fixture fails with that rule id and no other", (name) => {
     const ruleId = `${PLUGIN_ID}/${name}`;
-    const fixture = join(fixtures, "bad", `${name}.yaml`);
+    const fixture = join(ruleDir, `${name}.bad.yaml`);
     expect(existsSync(fixture), `missing fixture ${fixture}`).toBe(true);
     const { status, problems, output } = lint(fixture, fixtureConfig);
     expect(status, output).not.toBe(0);
@@ -82,7 +89,7 @@ describe("house lint rules", () => {
   });
 
   it("fails the real config on a bad fixture (the plugin is loaded there too)", () => {
-    const { status, problems, output } = lint(join(fixtures, "bad", "operation-id-camel-case.yaml"), realConfig);
+    const { status, problems, output } = lint(join(ruleDir, "operation-id-camel-case.bad.yaml"), realConfig);
     expect(status, output).not.toBe(0);
     expect(problems.map((p) => p.ruleId), output).toContain(`${PLUGIN_ID}/operation-id-camel-case`);
   });
