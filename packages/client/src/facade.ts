@@ -15,7 +15,8 @@ interface OperationInit extends RequestOptions {
  * Builds the facade (`client.projects.list()`, ...) from the generated operation table.
  * Each method takes the path parameter if the operation has one, then its query or body
  * if it has one, then {@link RequestOptions}, and resolves to the parsed body. A paged
- * list also gets `<method>All`, an async iterator over every item.
+ * list also gets `<method>All`, an async iterator over every item, and an operation that
+ * answers `If-None-Match` gets `<method>IfChanged(id, etag, options)`.
  */
 export function createResources(operations: readonly OperationRow[], call: Call): Resources {
   const resources: Record<string, Record<string, unknown>> = {};
@@ -33,6 +34,16 @@ export function createResources(operations: readonly OperationRow[], call: Call)
     };
     const group = (resources[resource] ??= {});
     group[name] = async (...args: unknown[]) => (await call(method, path, await prepare(args))).data;
+    if (rules?.conditional) {
+      // The same request with `If-None-Match` (when there is a version to name); a 304 is no error here.
+      group[`${name}IfChanged`] = async (id: unknown, etag: string | null | undefined, options: RequestOptions = {}) => {
+        const init = await prepare(pathParam ? [id, options] : [options]);
+        const conditional = etag ? { ...init, params: { ...init.params, header: { "If-None-Match": etag } } } : init;
+        const { data, response } = await call(method, path, conditional);
+        const current = response.headers.get("etag") ?? undefined;
+        return response.status === 304 ? { changed: false, etag: current ?? etag } : { changed: true, data, etag: current };
+      };
+    }
     if (rules?.paged) {
       group[`${name}All`] = async function* (...args: unknown[]) {
         const init = await prepare(args);

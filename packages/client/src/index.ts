@@ -28,6 +28,7 @@ export {
   UploadInputError,
 } from "./errors.js";
 export type { ErrorBody } from "./errors.js";
+export type { ConditionalResponse } from "./conditional.js";
 export type { RawMethods, Resources } from "./generated/facade.js";
 export type { CallOptions, ClientOptions, RequestOptions } from "./options.js";
 export type { RawInit, RawMethod, RawResult } from "./raw.js";

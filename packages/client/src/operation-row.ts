@@ -6,6 +6,11 @@ export interface OperationRules {
   noRetry?: true;
   /** Default of the body's `timeout_sec`; the request timeout always exceeds the value sent. */
   timeoutSec?: number;
+  /**
+   * The operation answers `If-None-Match` with `304` and sends an `ETag`: the facade adds
+   * `<method>IfChanged`, which resolves to a `ConditionalResponse`.
+   */
+  conditional?: true;
   /** Binary parts of a multipart body, by name, with their content types. */
   files?: Record<string, string>;
 }

@@ -45,7 +45,7 @@ const defaultQuerySerializer = createQuerySerializer();
 
 /** The success body as `parseAs` asks, `undefined` when there is none (as openapi-fetch does). */
 async function readBody(response: Response, method: string, parseAs: ParseAs): Promise<unknown> {
-  if (response.status === 204 || method === "HEAD" || response.headers.get("content-length") === "0") return undefined;
+  if (response.status === 204 || response.status === 304 || method === "HEAD" || response.headers.get("content-length") === "0") return undefined;
   if (parseAs === "stream") return response.body;
   if (parseAs !== "json") return response[parseAs]();
   const text = await response.text();

@@ -13,6 +13,9 @@ export interface SendPolicy extends RetryDelays {
 /** The request of one call; `signal` is the caller's, if any. */
 export type SendInit = Omit<TransportInit, "signal"> & { signal?: AbortSignal | null | undefined };
 
+/** Whether the request carries `If-None-Match` or `If-Modified-Since`. */
+const isConditional = (headers: Headers) => headers.has("if-none-match") || headers.has("if-modified-since");
+
 /** Waits `ms`, or rejects with {@link APIUserAbortError} as soon as `signal` aborts. */
 function sleep(ms: number, call: string, signal?: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -56,7 +59,7 @@ async function attempt(url: string, init: SendInit, timeoutMs: number, transport
 
 /**
  * Sends a request under its policy: the one place that owns timeouts, aborts, retries and
- * turning a non-2xx response into an {@link APIError}. Only connection errors and the
+ * turning a non-2xx response into an {@link APIError} (but a `304` to a conditional request). Only connection errors and the
  * statuses in `retryableStatuses` are retried, and only `policy.maxRetries` times; the
  * caller sets 0 for methods and operations that must not be repeated.
  */
@@ -72,7 +75,9 @@ export async function send(url: string, init: SendInit, policy: SendPolicy, tran
       await sleep(retryDelayMs(retry, null, policy), call, init.signal);
       continue;
     }
-    if (response.ok) return response;
+    // 304 answers only a conditional request, which only the caller can make: it is
+    // that request's "you already have it", not an error.
+    if (response.ok || (response.status === 304 && isConditional(init.headers))) return response;
     if (!(canRetry && retryableStatuses.has(response.status))) {
       throw APIError.from(response.status, await response.text(), response.headers);
     }

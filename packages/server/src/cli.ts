@@ -34,6 +34,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
     cdpLimits: { maxClients: config.cdpMaxClients, maxMessageBytes: config.cdpMaxMessageBytes, maxBufferedBytes: config.cdpMaxBufferedBytes },
     launcher,
+    warmBrowsers: config.warmBrowsers,
     rateLimits: {
       perKey: { rate: config.rateLimit, burst: config.rateLimitBurst },
       authFailuresPerAddress: { rate: config.authFailureLimit, burst: config.authFailureBurst },

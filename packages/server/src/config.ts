@@ -34,6 +34,8 @@ export interface ServerConfig {
   authFailureLimit: number;
   /** Failed authentications an address may make at once after a quiet spell. */
   authFailureBurst: number;
+  /** Browsers kept launched and ready for `POST /browsers`; `0` turns the warm pool off. */
+  warmBrowsers: number;
 }
 
 /** A flag or environment variable has a value the server cannot use. */
@@ -68,6 +70,9 @@ export const DEFAULT_CONFIG: ServerConfig = {
   // flood of wrong keys (and the log noise), and is still plenty for a mistyped key.
   authFailureLimit: 10,
   authFailureBurst: 20,
+  // Two idle headless Chromiums take about 0.3 GB on a laptop and cover an agent that starts
+  // a browser or two at a time; a larger burst falls back to cold launches.
+  warmBrowsers: 2,
 };
 
 /** What `--help` prints. */
@@ -96,6 +101,8 @@ Options (a flag beats its environment variable):
   --auth-failure-limit <n>  BROWSER_SERVICE_AUTH_FAILURE_LIMIT  failed authentications per second per client address
                                                            (default 10; 0 turns it off); over it, 429 for every request
   --auth-failure-burst <n>  BROWSER_SERVICE_AUTH_FAILURE_BURST  failed authentications per address at once (default 20)
+  --warm-browsers <n>   BROWSER_SERVICE_WARM_BROWSERS      browsers kept launched and ready for POST /browsers (default 2;
+                                                           0 turns it off); they are not sessions and count against no limit
   --project <id>        (keys create) scope the new key to this project; org-wide without it
   -h, --help                                               print this help
 
@@ -156,6 +163,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "rate-limit-burst": { type: "string" },
         "auth-failure-limit": { type: "string" },
         "auth-failure-burst": { type: "string" },
+        "warm-browsers": { type: "string" },
         project: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -186,6 +194,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     rateLimitBurst: numberSetting(values["rate-limit-burst"], "--rate-limit-burst", env, "BROWSER_SERVICE_RATE_LIMIT_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimitBurst,
     authFailureLimit: numberSetting(values["auth-failure-limit"], "--auth-failure-limit", env, "BROWSER_SERVICE_AUTH_FAILURE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureLimit,
     authFailureBurst: numberSetting(values["auth-failure-burst"], "--auth-failure-burst", env, "BROWSER_SERVICE_AUTH_FAILURE_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureBurst,
+    warmBrowsers: numberSetting(values["warm-browsers"], "--warm-browsers", env, "BROWSER_SERVICE_WARM_BROWSERS", 0, 64, 1) ?? DEFAULT_CONFIG.warmBrowsers,
   };
 
   if (positionals.length === 0) {

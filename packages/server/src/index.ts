@@ -12,6 +12,7 @@ export { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type Command, typ
 export { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browsers/browser-launcher.js";
 export { ChromiumLauncher, CHROMIUM_FLAGS, chromiumSandboxed, type ChromiumLauncherOptions, type ChromiumUser } from "./browsers/chromium-launcher.js";
 export { resolveChromiumUser } from "./browsers/chromium-user.js";
+export type { WarmPoolStats } from "./browsers/warm-pool.js";
 export { CdpRouter, CdpChannel, CdpRouterError, type ChannelCloseReason, type ChannelMessage, type CdpRouterOptions, type DroppedEvent, type ProtocolMessage } from "./cdp/cdp-router.js";
 export { CdpPipe, type CdpPipeOptions, type OversizedMessage } from "./cdp/cdp-pipe.js";
 export { CdpClientLimitError, type CdpEndpointLimits } from "./cdp/cdp-endpoint.js";

@@ -2,6 +2,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import type { BrowserLauncher } from "./browsers/browser-launcher.js";
 import { BrowserService } from "./browsers/browser-service.js";
 import { ChromiumLauncher } from "./browsers/chromium-launcher.js";
+import { WarmBrowserRecords } from "./browsers/warm-browser-records.js";
+import { WarmPool, type WarmPoolStats } from "./browsers/warm-pool.js";
 import { issueApiKey } from "./auth/issue-key.js";
 import { answerKeyRequests } from "./auth/key-requests.js";
 import type { IssuedKey } from "./auth/api-key-store.js";
@@ -57,6 +59,12 @@ export interface CreateServerOptions {
    * defaults as in {@link DEFAULT_CONFIG}, and a `rate` of 0 turns one off.
    */
   rateLimits?: Partial<RateLimitSettings>;
+  /**
+   * Browsers kept launched and ready, so `POST /browsers` does not wait for Chromium to
+   * start. Default 0 (none): an embedded server starts no process it was not asked for;
+   * the command line's default is {@link DEFAULT_CONFIG}`.warmBrowsers`.
+   */
+  warmBrowsers?: number;
 }
 
 /** A server built by {@link createServer}. */
@@ -73,6 +81,8 @@ export interface BrowserServiceServer {
   issueApiKey(project?: string): IssuedKey;
   /** Answers the key requests `keys create` left in the data directory; returns how many. */
   answerKeyRequests(): number;
+  /** How many warm browsers are ready and launching (both 0 without a warm pool). */
+  warmPoolStats(): WarmPoolStats;
   /**
    * Stops gracefully: stops accepting connections, lets in-flight requests finish,
    * closes every browser, closes the database and releases the data directory.
@@ -107,6 +117,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     authFailuresPerAddress: options.rateLimits?.authFailuresPerAddress ?? { rate: DEFAULT_CONFIG.authFailureLimit, burst: DEFAULT_CONFIG.authFailureBurst },
     ...(options.rateLimits?.clock === undefined ? {} : { clock: options.rateLimits.clock }),
   });
+  const warmBrowsers = options.warmBrowsers ?? 0;
+  if (!Number.isSafeInteger(warmBrowsers) || warmBrowsers < 0) throw new RangeError(`warmBrowsers must be a non-negative integer; received ${warmBrowsers}.`);
   const releaseDataDir = claimDataDir(layout);
   let stores;
   try {
@@ -133,7 +145,10 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     frameworkErrors: answerFrameworkError,
   });
   const webmcp = new WebMcpService(app.log);
-  const browsers = new BrowserService(stores.browsers, options.launcher ?? new ChromiumLauncher(), planLimit, app.log, webmcp);
+  const launcher = options.launcher ?? new ChromiumLauncher();
+  const warmRecords = new WarmBrowserRecords(layout.warmBrowsersDir);
+  const warmPool = warmBrowsers > 0 ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log }) : undefined;
+  const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, warmPool);
   let firstStart: FirstStart | undefined;
   try {
     firstStart = initializeOrganization(stores);
@@ -145,6 +160,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     }
     stores.extensions.removeUnreferencedArchives();
     browsers.recoverAbandoned();
+    const leftOver = warmRecords.endLeftOver();
+    if (leftOver > 0) app.log.warn({ count: leftOver }, "warm browsers left by a previous server process were ended");
 
     app.removeContentTypeParser("text/plain");
     installBodyReading(app);
@@ -165,6 +182,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     });
     await registerApi(app, { stores, browsers, webmcp, cdpUrls, rateLimits, planLimit, projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled });
     await app.ready();
+    // Last, so that a failed start leaves no browser behind.
+    warmPool?.start();
   } catch (error) {
     stores.db.close();
     releaseDataDir();
@@ -185,6 +204,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     },
     issueApiKey: (project) => issueApiKey(openedStores, project),
     answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project), app.log),
+    warmPoolStats: () => warmPool?.stats() ?? { ready: 0, launching: 0 },
     close() {
       closing ??= (async () => {
         try {

@@ -362,6 +362,8 @@ describe("many clients, one pipe", () => {
       const { targetInfos } = (await raw.send("Target.getTargets")).result as { targetInfos: { targetId: string; type: string }[] };
       const page = targetInfos.find((info) => info.type === "page") as { targetId: string };
       const { sessionId } = (await raw.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })).result as { sessionId: string };
+      // start_url may still be loading.
+      await expect.poll(async () => ((await raw.send("Runtime.evaluate", { expression: "document.getElementById('get') !== null", returnByValue: true }, sessionId)).result as { result: { value: boolean } }).result.value).toBe(true);
       const clicked = await raw.send("Runtime.evaluate", { expression: "document.getElementById('get').click(), document.title", userGesture: true, returnByValue: true }, sessionId);
       expect(clicked.result).toMatchObject({ result: { value: "Download" } });
       const downloads = join(userDataDir as string, "downloads");

@@ -27,6 +27,12 @@ const { annotations: _a, ...toolWithoutAnnotations } = tool;
 
 /** WebMCP tools, snapshots, invoke requests and results. */
 export const webmcpCases: readonly SchemaCase[] = [
+  at("EntityTag", '"x7Kq2mB9vZt4RfL0pWc8Yn3a"', true, "a strong entity tag in double quotes"),
+  at("EntityTag", "x7Kq2mB9vZt4RfL0pWc8Yn3a", false, "entity tag without its quotes"),
+  at("EntityTag", 'W/"x7Kq2mB9vZt4RfL0pWc8Yn3a"', false, "a weak tag is not what the service sends"),
+  at("EntityTag", '""', false, "entity tag with nothing between the quotes"),
+  at("EntityTag", '"a b"', false, "entity tag with a space"),
+  at("EntityTag", `"${"a".repeat(129)}"`, false, "entity tag over 128 characters"),
   at("WebMcpToolAnnotations", { read_only: true, untrusted_content: false, consequential: false, autosubmit: true }, true, "all four hints"),
   at("WebMcpToolAnnotations", {}, true, "no hints"),
   at("WebMcpToolAnnotations", { read_only: "yes" }, false, "hints are booleans"),

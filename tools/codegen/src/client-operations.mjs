@@ -38,6 +38,20 @@ function isPaged(document, success) {
 }
 
 /**
+ * Whether the operation answers `If-None-Match` with `304 Not Modified`: it declares the
+ * header parameter, a `304`, and an `ETag` on that and on its success response.
+ */
+function isConditional(document, op, success) {
+  const notModified = op.responses.find((r) => r.status === "304");
+  if (!notModified) return false;
+  const hasETag = (response) => Object.keys(response.headers ?? {}).some((h) => h.toLowerCase() === "etag");
+  if (!op.parameters.some((p) => p.in === "header" && p.name.toLowerCase() === "if-none-match")) fail(op, "a 304 response needs the If-None-Match header parameter");
+  if (!hasETag(success) || !hasETag(notModified)) fail(op, "a conditional operation sends an ETag with its success and its 304 responses");
+  if (op.parameters.some((p) => p.in === "query") || op.requestBody) fail(op, "the facade's <method>IfChanged takes a path parameter and a version, not a query or a body");
+  return true;
+}
+
+/**
  * What the client needs to know about each operation, in document order: where the
  * facade puts it (`x-client`), how its arguments map onto the request, and the transport
  * rules that the spec implies for it.
@@ -46,6 +60,8 @@ function isPaged(document, success) {
  *   its method, because a retry could run the action twice.
  * - `timeoutSec`: the default of a `timeout_sec` body property; the client's request
  *   timeout for that call always exceeds the server-side wait.
+ * - `conditional`: the operation answers `If-None-Match` with `304`; the facade adds
+ *   `<method>IfChanged`.
  */
 export function describeOperations(document) {
   const seen = new Set();
@@ -75,10 +91,12 @@ export function describeOperations(document) {
       paged: isPaged(document, success),
       noRetry: op.responses.some((r) => (r["x-error-codes"] ?? []).includes("outcome_unknown")),
       timeoutSec: body.timeoutSec,
+      conditional: isConditional(document, op, success),
     };
   });
   for (const op of operations) {
     if (op.paged && seen.has(`${op.resource}.${op.method}All`)) fail(op, `x-client ${op.method}All would hide its paging iterator`);
+    if (op.conditional && seen.has(`${op.resource}.${op.method}IfChanged`)) fail(op, `x-client ${op.method}IfChanged would hide its conditional variant`);
   }
   return operations;
 }

@@ -10,6 +10,7 @@ function row(op) {
   if (op.paged) rules.paged = true;
   if (op.noRetry) rules.noRetry = true;
   if (op.timeoutSec !== undefined) rules.timeoutSec = op.timeoutSec;
+  if (op.conditional) rules.conditional = true;
   if (op.files) rules.files = op.files;
   const cells = [op.resource, op.method, op.httpMethod, op.path, op.pathParam, op.input];
   if (Object.keys(rules).length) cells.push(rules);
@@ -73,6 +74,15 @@ function facadeFile(operations) {
         ];
         out.push(`${doc(lines, "    ")}    ${op.method}All(${parameters(op)}): AsyncGenerator<T.${op.Name}Response[number], void, undefined>;\n`);
       }
+      if (op.conditional) {
+        const lines = [
+          `\`${op.method}\` unless the version \`etag\` names is still the current one (\`If-None-Match\`).`,
+          "",
+          "Resolves to `{ changed: true, data, etag }`, or to `{ changed: false, etag }` when the server answers `304 Not Modified`. Pass `null` for no version (the first call).",
+        ];
+        const id = op.pathParam ? `${op.pathParam}: T.${op.Name}PathParams[${JSON.stringify(op.pathParam)}], ` : "";
+        out.push(`${doc(lines, "    ")}    ${op.method}IfChanged(${id}etag: string | null | undefined, options?: RequestOptions): Promise<ConditionalResponse<T.${op.Name}Response>>;\n`);
+      }
       return out;
     });
     return `  /** Operations of the \`${resource}\` resource. */\n  readonly ${resource}: {\n${methods.join("")}  };\n`;
@@ -82,6 +92,7 @@ function facadeFile(operations) {
     (m) => `  /** Calls a \`${m}\` operation by its path, with openapi-fetch's typing from \`paths\`. */\n  readonly ${m}: RawMethod<"${m.toLowerCase()}">;\n`,
   );
   return `${banner("client")}import type * as T from "@browser-service/types";
+import type { ConditionalResponse } from "../conditional.js";
 import type { FormBody } from "../upload.js";
 import type { RequestOptions } from "../options.js";
 import type { RawMethod } from "../raw.js";

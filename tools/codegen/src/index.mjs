@@ -1,5 +1,6 @@
 export { loadDocument, listOperations } from "./document.mjs";
 export { forTypeScript } from "./for-typescript.mjs";
+export { collectLimits } from "./limits.mjs";
 
 /**
  * Each generator takes the bundled document and returns `{ fileName: text }`; they are

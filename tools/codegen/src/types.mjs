@@ -1,6 +1,7 @@
 import openapiTS, { astToString } from "openapi-typescript";
 import { banner, listOperations, pascal } from "./document.mjs";
 import { forTypeScript } from "./for-typescript.mjs";
+import { generateLimits } from "./limits.mjs";
 
 const docComment = (text) => {
   const lines = String(text ?? "").trim().split("\n");
@@ -49,12 +50,14 @@ function namedExports(document) {
 
 /**
  * Generates `@browser-service/types`: openapi-typescript's `paths`, `components` and
- * `operations` (with "exactly one of" unions made exclusive and never-settable fields `never`) and the named exports.
+ * `operations` (with "exactly one of" unions made exclusive and never-settable fields `never`), the named exports,
+ * and `limits`, the one runtime value: every numeric rule of the spec as a constant.
  */
 export async function generateTypes(document) {
   const ast = await openapiTS(forTypeScript(document), { alphabetize: false, defaultNonNullable: false });
   return {
     "openapi.ts": `${banner("types")}${astToString(ast)}`,
     "named.ts": namedExports(document),
+    "limits.ts": generateLimits(document),
   };
 }

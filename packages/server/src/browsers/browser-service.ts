@@ -5,6 +5,7 @@ import type { ProjectRow } from "../projects/project-store.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
 import type { BrowserRow, BrowserStore } from "./browser-store.js";
+import type { TakenBrowser, WarmPool } from "./warm-pool.js";
 
 /** Where the service reports what happens to browsers outside a request. */
 export interface BrowserEventLog {
@@ -35,6 +36,7 @@ export class BrowserService {
   readonly #planLimit: number;
   readonly #log: BrowserEventLog;
   readonly #lifecycle: BrowserLifecycle;
+  readonly #pool: WarmPool | undefined;
   readonly #running = new Map<string, LaunchedBrowser>();
   // The DevTools access token of each running browser. Only its hash is stored; it is
   // kept here, and only while the browser runs, so that reads can show `cdp_ws_url`.
@@ -43,12 +45,17 @@ export class BrowserService {
   readonly #stopping = new Set<string>();
   #shuttingDown = false;
 
-  constructor(store: BrowserStore, launcher: BrowserLauncher, planLimit: number, log: BrowserEventLog, lifecycle: BrowserLifecycle) {
+  /**
+   * `pool`, when given, supplies browsers launched ahead of time; it is closed by
+   * {@link closeAll}. Its browsers are not sessions: no slot, no record, until taken.
+   */
+  constructor(store: BrowserStore, launcher: BrowserLauncher, planLimit: number, log: BrowserEventLog, lifecycle: BrowserLifecycle, pool?: WarmPool) {
     this.#store = store;
     this.#launcher = launcher;
     this.#planLimit = planLimit;
     this.#log = log;
     this.#lifecycle = lifecycle;
+    this.#pool = pool;
   }
 
   /** Marks what a previous, killed server left running as crashed and ends those processes. */
@@ -68,8 +75,11 @@ export class BrowserService {
   async create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
     const row = this.#store.reserve({ orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit });
     let launched: LaunchedBrowser;
+    // A warm browser is handed over without awaiting anything; none ready (a burst larger
+    // than the pool, or no pool) means a cold launch, as does one that died meanwhile.
+    const taken = this.#takeWarm(input.start_url);
     try {
-      launched = await this.#launcher.launch(input.start_url === undefined ? {} : { startUrl: input.start_url });
+      launched = taken?.warm.launched ?? (await this.#launcher.launch(input.start_url === undefined ? {} : { startUrl: input.start_url }));
     } catch (error) {
       this.#store.remove(row.id);
       // Chromium missing, not runnable, or dying before it answered: a documented 503 the
@@ -79,6 +89,7 @@ export class BrowserService {
     }
     if (this.#shuttingDown) {
       await launched.close();
+      taken?.recorded();
       this.#store.remove(row.id);
       throw new InternalError("The server is shutting down; the browser was not kept.");
     }
@@ -104,8 +115,24 @@ export class BrowserService {
       launched.close().catch((error: unknown) => this.#log.error({ browser: row.id, err: error }, "could not clean up after a crashed browser"));
     });
     const running = this.#store.markRunning(row.id, launched, browserTokenHash(token));
+    // Its session's record now names the process, for the clean-up after a kill.
+    taken?.recorded();
     this.#lifecycle.started(row.id, launched);
     return running;
+  }
+
+  /** A warm browser handed over to its user (navigating to `startUrl`), or `undefined` if none is ready and usable. */
+  #takeWarm(startUrl: string | undefined): TakenBrowser | undefined {
+    for (let taken = this.#pool?.take(); taken !== undefined; taken = this.#pool?.take()) {
+      try {
+        taken.warm.handOver(startUrl);
+        return taken;
+      } catch (error) {
+        this.#log.warn({ err: error }, "a warm browser could not be handed over; trying the next");
+        taken.warm.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close an unusable warm browser")).finally(() => taken?.recorded());
+      }
+    }
+    return undefined;
   }
 
   /** The DevTools access token of a running browser; `undefined` once it stopped or crashed. */
@@ -130,15 +157,18 @@ export class BrowserService {
     }
   }
 
-  /** Closes every browser and deletes their records; later launches are refused. */
+  /** Closes every browser (the warm ones too) and deletes their records; later launches are refused. */
   async closeAll(): Promise<void> {
     this.#shuttingDown = true;
     const rows = [...this.#running.keys()];
-    const results = await Promise.allSettled(rows.map(async (id) => {
-      this.#stopping.add(id);
-      await this.#running.get(id)?.close();
-      this.#store.remove(id);
-    }));
+    const results = await Promise.allSettled([
+      ...rows.map(async (id) => {
+        this.#stopping.add(id);
+        await this.#running.get(id)?.close();
+        this.#store.remove(id);
+      }),
+      ...(this.#pool === undefined ? [] : [this.#pool.close()]),
+    ]);
     const failures = results.filter((result): result is PromiseRejectedResult => result.status === "rejected");
     if (failures.length > 0) throw new AggregateError(failures.map((failure) => failure.reason), `${failures.length} browser(s) failed to close.`);
   }

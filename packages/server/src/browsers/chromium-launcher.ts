@@ -59,6 +59,9 @@ export function chromiumSandboxed(user: ChromiumUser | undefined, serverUid: num
   return user !== undefined || serverUid !== 0;
 }
 
+/** How the name of every profile directory a {@link ChromiumLauncher} makes (in the system's temporary directory) starts. */
+export const PROFILE_PREFIX = "browser-service-chromium-";
+
 const STDERR_TAIL_LINES = 15;
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -90,7 +93,7 @@ export class ChromiumLauncher implements BrowserLauncher {
 
   /** Starts Chromium with {@link CHROMIUM_FLAGS} and a fresh profile; resolves once it answers on its pipe. */
   async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
-    const userDataDir = await mkdtemp(join(tmpdir(), "browser-service-chromium-"));
+    const userDataDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
     const downloadPath = join(userDataDir, "downloads");
     await mkdir(downloadPath);
     const user = this.#user;

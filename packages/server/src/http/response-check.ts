@@ -34,7 +34,8 @@ function parseJson(payload: unknown): { ok: true; value: unknown } | { ok: false
  * Checks every response the server sends against the spec: the body with the generated
  * response validator of its operation and status (the `Error` schema for unrouted
  * paths), the status being one the operation declares, its error code being listed,
- * `X-Request-Id` always, and the paging headers on every list.
+ * `X-Request-Id` always, the paging headers on every list, and no body but an `ETag`
+ * on a `304`.
  */
 export function installResponseCheck(app: FastifyInstance, options: ResponseCheckOptions): void {
   app.addHook("onSend", async (request, reply, payload) => {
@@ -42,8 +43,10 @@ export function installResponseCheck(app: FastifyInstance, options: ResponseChec
     const status = reply.statusCode;
     const problems: string[] = [];
     if (!reply.getHeader("x-request-id")) problems.push("X-Request-Id is missing");
-    if (status === 204) {
-      if (payload !== null && payload !== undefined && String(payload) !== "") problems.push("a 204 response has a body");
+    if (status === 204 || status === 304) {
+      if (payload !== null && payload !== undefined && String(payload) !== "") problems.push(`a ${status} response has a body`);
+      // A 304 only answers a conditional request, and must name the version it confirms.
+      if (status === 304 && !reply.getHeader("etag")) problems.push("a 304 response has no ETag");
     } else {
       const body = parseJson(payload);
       if (!body.ok) {

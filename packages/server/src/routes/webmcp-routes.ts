@@ -1,6 +1,7 @@
 import type { WebMcpInvokeRequest } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { PayloadTooLargeError } from "../http/api-errors.js";
+import { ifNoneMatchHits } from "../http/entity-tags.js";
 import type { ApiDeps } from "./api-deps.js";
 
 /** The largest serialized `input` an invocation takes (the raw body limit, 1 MiB + 4 KiB, is the server's). */
@@ -15,7 +16,11 @@ export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: A
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {
     const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
     // Already JSON: the snapshot serializes each tool once, when the page registers it.
-    return reply.type("application/json; charset=utf-8").send(await webmcp.of(row).listToolsJson());
+    const { json, etag } = await webmcp.of(row).listTools();
+    reply.header("etag", etag);
+    // A poller that has this snapshot gets no body (If-None-Match, RFC 9110 13.1.2).
+    if (ifNoneMatchHits(request.headers["if-none-match"], etag)) return reply.code(304).send();
+    return reply.type("application/json; charset=utf-8").send(json);
   });
 
   app.post<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/invoke", { config: { operationId: "invokeWebMcpTool" } }, async (request, reply) => {

@@ -19,6 +19,8 @@ export interface DataDirLayout {
   ownerFile: string;
   /** Where `keys create` leaves requests for a running server, and finds its answers. */
   keyRequestsDir: string;
+  /** One record per warm browser (not a session, so not in the database), for the clean-up after a kill. */
+  warmBrowsersDir: string;
 }
 
 /** The layout of the data directory `root` (relative paths resolve against the cwd). */
@@ -32,6 +34,7 @@ export function dataDirLayout(root: string): DataDirLayout {
     uploadsDir: join(absolute, "uploads"),
     ownerFile: join(absolute, "server.pid"),
     keyRequestsDir: join(absolute, "key-requests"),
+    warmBrowsersDir: join(absolute, "warm-browsers"),
   };
 }
 
@@ -134,7 +137,7 @@ export function ensureDataDir(layout: DataDirLayout): DataDirState {
   if (state === undefined) throw new DataDirNotOwnedError(layout);
   chmodSync(layout.root, PRIVATE_DIR_MODE);
   if (state !== "marked") writeFileSync(layout.markerFile, MARKER_TEXT, { mode: PRIVATE_FILE_MODE });
-  for (const dir of [layout.extensionsDir, layout.uploadsDir, layout.keyRequestsDir]) {
+  for (const dir of [layout.extensionsDir, layout.uploadsDir, layout.keyRequestsDir, layout.warmBrowsersDir]) {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     chmodSync(dir, PRIVATE_DIR_MODE);
   }

@@ -1,6 +1,7 @@
 import type { WebMcpInvocationResult } from "@browser-service/types";
 import type { CdpRouter } from "../cdp/cdp-router.js";
 import { InternalError, ToolNotFoundError, ToolRefStaleError } from "../http/api-errors.js";
+import { BodyTag } from "../http/entity-tags.js";
 import { BrowserAttachment } from "./browser-attachment.js";
 import { SourceNumbers } from "./source-numbers.js";
 import { runInvocation } from "./tool-invocation.js";
@@ -10,6 +11,19 @@ import type { Registration, SnapshotLog, TabRecord } from "./tool-snapshot.js";
 
 /** How much of a snapshot's JSON is built before other work gets a turn. */
 const YIELD_EVERY_BYTES = 512 * 1024;
+
+/** A snapshot as `GET .../webmcp/tools` sends it. */
+export interface ToolListBody {
+  /** The spec's `WebMcpToolList`, as JSON. */
+  json: string;
+  /**
+   * The snapshot's version, the `ETag`: a hash of `json` itself. Tab titles are read
+   * from the browser on every request (no event reports a title change), and URLs,
+   * window ids and omission counts each have their own source, so a counter bumped by
+   * snapshot events could miss a change; the body's own hash cannot.
+   */
+  etag: string;
+}
 
 /**
  * WebMCP of one running browser: discovery and invocation over one DevTools connection
@@ -53,9 +67,11 @@ export class BrowserWebMcp {
    * The browser-wide snapshot of tools, every tab and frame, as the JSON body of
    * `GET .../webmcp/tools` (the spec's `WebMcpToolList`). Each tool's own fields were
    * serialized when the page registered it, so a large snapshot costs concatenation,
-   * bounded by the response cap; whatever is left out is counted in `omitted`.
+   * bounded by the response cap; whatever is left out is counted in `omitted`. The
+   * `etag` is hashed as the JSON is built, so a large snapshot is hashed in the same
+   * slices.
    */
-  async listToolsJson(): Promise<string> {
+  async listTools(): Promise<ToolListBody> {
     const attachment = await this.#attached();
     const snapshot = attachment.snapshot;
     const titles = await attachment.tabTitles();
@@ -64,6 +80,7 @@ export class BrowserWebMcp {
     const tabSources = new Map<TabRecord, string>();
     const frameSources = new Map<string, string>();
     const parts: string[] = [];
+    const tag = new BodyTag().update(`{"tools":[`);
     let bytes = 0;
     let sinceYield = 0;
     let overResponse = 0;
@@ -98,12 +115,14 @@ export class BrowserWebMcp {
       }
       bytes += partBytes + 1;
       sinceYield += partBytes;
+      tag.update(parts.length === 0 ? part : `,${part}`);
       parts.push(part);
     }
     const omitted = snapshot.omissions();
     if (overResponse > 0) omitted.set("response_limit", overResponse);
     const omittedJson = omitted.size === 0 ? "" : `,"omitted":${JSON.stringify([...omitted].map(([reason, count]) => ({ reason, count })))}`;
-    return `{"tools":[${parts.join(",")}]${omittedJson}}`;
+    const end = `]${omittedJson}}`;
+    return { json: `{"tools":[${parts.join(",")}${end}`, etag: tag.update(end).tag };
   }
 
   /**

@@ -18,9 +18,12 @@ export interface ChildServer {
   stop(): Promise<number | null>;
 }
 
-/** Starts `browser-service-server` (the built bin) on `dataDir` and an ephemeral port of 127.0.0.1. */
+/**
+ * Starts `browser-service-server` (the built bin) on `dataDir` and an ephemeral port of
+ * 127.0.0.1, without warm browsers unless `args` asks for them (a later flag wins).
+ */
 export async function spawnServer(dataDir: string, args: string[] = []): Promise<ChildServer> {
-  const child = spawn(process.execPath, [BIN, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", ...args], {
+  const child = spawn(process.execPath, [BIN, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--warm-browsers", "0", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, LOG_LEVEL: "warn" },
   });
