@@ -19,11 +19,13 @@ const postHead = (key: string, length: number) =>
   `POST /org/projects HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
 
 describe("request bodies", () => {
-  it("closes the connection of a request whose body stalls past the idle timeout", async () => {
+  it("answers 408 request_timeout and closes the connection of a request whose body stalls past the idle timeout", async () => {
     const t = await startTestServer({ bodyIdleTimeoutSec: 1 });
     try {
       const { socket, closed } = await rawRequest(t.url, `${postHead(t.orgKey, 100)}{"name":"sta`);
-      expect(await closed).toBe("");
+      const answer = await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({ code: "request_timeout", message: expect.stringContaining("1 s") });
       expect(socket.destroyed).toBe(true);
       // The server goes on answering.
       expect((await t.client().limits.get()).max_concurrent_sessions).toBeGreaterThan(0);

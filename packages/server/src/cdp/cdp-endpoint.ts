@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
@@ -7,7 +7,7 @@ import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import { ApiError, ConflictError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
-import { newRequestId } from "../http/request-id.js";
+import { writeRawError } from "../http/raw-error-response.js";
 import { browserTokenMatches } from "./browser-token.js";
 import type { CdpChannel } from "./cdp-router.js";
 
@@ -175,14 +175,6 @@ function toBuffers(data: WebSocket.RawData): Buffer[] {
 /** Answers a request that will not be upgraded with an HTTP error and the spec's Error body. */
 function refuse(socket: Duplex, error: ApiError): void {
   if (socket.destroyed) return;
-  const body = JSON.stringify(error.toBody());
-  const headers = {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": String(Buffer.byteLength(body)),
-    "X-Request-Id": newRequestId(),
-    Connection: "close",
-    ...error.headers,
-  };
-  const head = [`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)].join("\r\n");
-  socket.end(`${head}\r\n\r\n${body}`);
+  writeRawError(socket, error);
+  socket.end();
 }

@@ -188,8 +188,8 @@ export class MethodNotAllowedError extends ApiError {
 
 /** 408 `request_timeout`: the request's headers did not arrive in time. */
 export class RequestTimeoutError extends ApiError {
-  constructor() {
-    super(408, "request_timeout", "The request did not arrive in time; send it again.");
+  constructor(message = "The request did not arrive in time; send it again.") {
+    super(408, "request_timeout", message);
   }
 }
 

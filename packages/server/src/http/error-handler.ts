@@ -1,4 +1,3 @@
-import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
@@ -13,7 +12,7 @@ import {
   RequestTimeoutError,
   UnsupportedMediaTypeError,
 } from "./api-errors.js";
-import { newRequestId } from "./request-id.js";
+import { writeRawError } from "./raw-error-response.js";
 
 /** Node's bound on a request line and its headers together (its default `maxHeaderSize`). */
 export const MAX_HEADER_BYTES = 16 * 1024;
@@ -125,18 +124,7 @@ export function answerClientError(this: FastifyInstance, error: ParserError, soc
   this.log.debug({ code: apiError.code, parser_code: error.code }, apiError.message);
   // A request in flight on this socket may have started its response; a second one would corrupt it.
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) {
-    const body = JSON.stringify(apiError.toBody());
-    const headers = {
-      ...apiError.headers,
-      "content-type": "application/json; charset=utf-8",
-      "content-length": String(Buffer.byteLength(body)),
-      "x-request-id": newRequestId(),
-      connection: "close",
-    };
-    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
-    socket.write(`HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\n${head}\r\n${body}`);
-  }
+  if (socket.writable && !inFlight?.headersSent) writeRawError(socket, apiError);
   socket.destroy(error);
 }
 
