@@ -62,6 +62,16 @@ describe("configuration", () => {
     expect(() => parseCommand(["--body-idle-timeout-sec", "-1"], {})).toThrow(/--body-idle-timeout-sec/);
   });
 
+  it("reads the warm pool's size: 2 by default, 0 turns it off, the flag beats the environment", () => {
+    expect(DEFAULT_CONFIG.warmBrowsers).toBe(2);
+    const fromEnv = parseCommand([], { BROWSER_SERVICE_WARM_BROWSERS: "0" });
+    expect(fromEnv.kind === "serve" && fromEnv.config.warmBrowsers).toBe(0);
+    const fromFlag = parseCommand(["--warm-browsers", "4"], { BROWSER_SERVICE_WARM_BROWSERS: "0" });
+    expect(fromFlag.kind === "serve" && fromFlag.config.warmBrowsers).toBe(4);
+    expect(() => parseCommand(["--warm-browsers", "65"], {})).toThrow(/--warm-browsers must be an integer from 0 to 64/);
+    expect(() => parseCommand([], { BROWSER_SERVICE_WARM_BROWSERS: "two" })).toThrow(/BROWSER_SERVICE_WARM_BROWSERS/);
+  });
+
   it("refuses unusable values with a ConfigError that says what is expected", () => {
     expect(() => parseCommand(["--port", "http"], {})).toThrow(ConfigError);
     expect(() => parseCommand(["--port", "70000"], {})).toThrow(/--port must be an integer from 0 to 65535/);

@@ -1,0 +1,195 @@
+import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
+import type { BrowserEventLog } from "./browser-service.js";
+import { WarmBrowser } from "./warm-browser.js";
+import type { WarmBrowserRecord, WarmBrowserRecords } from "./warm-browser-records.js";
+
+/** Settings of {@link WarmPool}. */
+export interface WarmPoolOptions {
+  /** How many browsers to keep launched and ready; 0 keeps none. */
+  size: number;
+  /** Starts the browsers (the same launcher as cold launches use). */
+  launcher: BrowserLauncher;
+  /** Where warm browsers are written down for the next start after a kill; none in tests that do not need it. */
+  records?: WarmBrowserRecords;
+  /** Where failures to launch or crashes of warm browsers are reported. */
+  log: BrowserEventLog;
+  /** The first wait after a failed launch, doubled on each failure in a row. Default 1,000 ms. */
+  retryMs?: number;
+  /** The longest wait between failed launches. Default 60,000 ms. */
+  maxRetryMs?: number;
+}
+
+/** A browser taken from the pool: the caller now owns it. */
+export interface TakenBrowser {
+  /** The browser, ready to be handed over. */
+  warm: WarmBrowser;
+  /** Call once the browser's session record names its process: the pool's own record is then dropped. */
+  recorded(): void;
+}
+
+/** What the pool holds right now. */
+export interface WarmPoolStats {
+  /** Browsers launched and waiting. */
+  ready: number;
+  /** Browsers being launched for the pool. */
+  launching: number;
+}
+
+interface Waiting {
+  warm: WarmBrowser;
+  record: WarmBrowserRecord | undefined;
+}
+
+/**
+ * Keeps up to `size` browsers launched, each with its own fresh profile, so that creating
+ * a session does not wait for Chromium to start. A browser is taken once and never comes
+ * back; the pool then launches a replacement in the background, one at a time, so that
+ * ready plus launching browsers never exceed `size` (and refilling never competes with
+ * more than one launch for the CPU). A warm browser that dies while waiting is replaced.
+ * Failed launches (no usable Chromium) are retried with a growing pause and logged once
+ * per run of failures.
+ */
+export class WarmPool {
+  readonly #size: number;
+  readonly #launcher: BrowserLauncher;
+  readonly #records: WarmBrowserRecords | undefined;
+  readonly #log: BrowserEventLog;
+  readonly #retryMs: number;
+  readonly #maxRetryMs: number;
+  readonly #ready: Waiting[] = [];
+  #launching = 0;
+  #failures = 0;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+  // Every launch the pool started; close() waits for them.
+  readonly #inFlight = new Set<Promise<void>>();
+
+  constructor(options: WarmPoolOptions) {
+    if (!Number.isSafeInteger(options.size) || options.size < 0) throw new RangeError(`The warm pool size must be a non-negative integer; received ${options.size}.`);
+    this.#size = options.size;
+    this.#launcher = options.launcher;
+    this.#records = options.records;
+    this.#log = options.log;
+    this.#retryMs = options.retryMs ?? 1_000;
+    this.#maxRetryMs = options.maxRetryMs ?? 60_000;
+  }
+
+  /** How many browsers the pool keeps. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** What the pool holds right now. */
+  stats(): WarmPoolStats {
+    return { ready: this.#ready.length, launching: this.#launching };
+  }
+
+  /** Starts filling the pool in the background. */
+  start(): void {
+    this.#fill();
+  }
+
+  /**
+   * A ready browser, or `undefined` when none is (the caller launches one itself). Starts
+   * a replacement.
+   */
+  take(): TakenBrowser | undefined {
+    let taken: Waiting | undefined;
+    while (taken === undefined && this.#ready.length > 0) {
+      const next = this.#ready.shift() as Waiting;
+      if (next.warm.usable) taken = next;
+      // A dead one is being cleaned up by its exit listener.
+    }
+    this.#fill();
+    if (taken === undefined) return undefined;
+    const { warm, record } = taken;
+    return { warm, recorded: () => record?.remove() };
+  }
+
+  /** Stops refilling and closes every warm browser, including those still launching. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    const waiting = this.#ready.splice(0);
+    await Promise.allSettled([...waiting.map((entry) => this.#discard(entry)), ...this.#inFlight]);
+  }
+
+  #fill(): void {
+    if (this.#closed || this.#retryTimer !== undefined || this.#launching > 0 || this.#ready.length >= this.#size) return;
+    this.#launching++;
+    const launch = this.#launchOne().finally(() => {
+      this.#launching--;
+      this.#inFlight.delete(launch);
+      this.#fill();
+    });
+    this.#inFlight.add(launch);
+  }
+
+  async #launchOne(): Promise<void> {
+    let launched: LaunchedBrowser;
+    try {
+      launched = await this.#launcher.launch({});
+    } catch (error) {
+      this.#failed(error);
+      return;
+    }
+    const record = this.#recordOf(launched);
+    let warm: WarmBrowser;
+    try {
+      warm = await WarmBrowser.prepare(launched);
+    } catch (error) {
+      await launched.close().catch(() => undefined);
+      record?.remove();
+      this.#failed(error);
+      return;
+    }
+    if (this.#closed) {
+      await this.#discard({ warm, record });
+      return;
+    }
+    if (this.#failures > 0) this.#log.warn({ failures: this.#failures }, "warm browsers launch again");
+    this.#failures = 0;
+    const entry: Waiting = { warm, record };
+    this.#ready.push(entry);
+    launched.onExit((exit) => {
+      const index = this.#ready.indexOf(entry);
+      // Taken (its session handles the exit) or discarded by close().
+      if (index === -1) return;
+      this.#ready.splice(index, 1);
+      this.#log.warn({ exit, pid: launched.pid }, "a warm browser exited while waiting; launching a replacement");
+      void this.#discard(entry).finally(() => this.#fill());
+    });
+  }
+
+  #recordOf(launched: LaunchedBrowser): WarmBrowserRecord | undefined {
+    try {
+      return this.#records?.add(launched);
+    } catch (error) {
+      // The browser still works; only its clean-up after a kill of the server is lost.
+      this.#log.error({ err: error, pid: launched.pid }, "could not record a warm browser in the data directory");
+      return undefined;
+    }
+  }
+
+  async #discard({ warm, record }: Waiting): Promise<void> {
+    try {
+      await warm.close();
+    } catch (error) {
+      this.#log.error({ err: error, pid: warm.launched.pid }, "could not close a warm browser");
+    } finally {
+      record?.remove();
+    }
+  }
+
+  #failed(error: unknown): void {
+    if (this.#closed) return;
+    if (this.#failures === 0) this.#log.error({ err: error }, "could not launch a warm browser; creates launch their own until this works again");
+    const wait = Math.min(this.#retryMs * 2 ** this.#failures, this.#maxRetryMs);
+    this.#failures++;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#fill();
+    }, wait);
+    this.#retryTimer.unref();
+  }
+}

@@ -1,0 +1,289 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PageServer } from "@browser-service/test-pages";
+import { chromium } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ChromiumLauncher, type LaunchedBrowser } from "../src/index.js";
+import { WarmBrowserRecords } from "../src/browsers/warm-browser-records.js";
+import { WarmPool } from "../src/browsers/warm-pool.js";
+import { spawnServer } from "./support/child-server.js";
+import { chromiumBrowserPids } from "./support/chromium-processes.js";
+import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
+import { named, waitForTools } from "./support/webmcp-driver.js";
+
+const POOL = 2;
+
+const TOOL_PAGE = `<!doctype html><title>Tool page</title>
+<script>document.modelContext.registerTool({ name: "echo", description: "Echoes.", execute: async (input) => input });</script>`;
+
+let t: TestServer;
+let launcher: TrackingLauncher;
+let pages: PageServer;
+
+/** Polls `condition` until it holds (bounded: a miss fails the test, whatever the machine's speed). */
+async function until(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Never happened: ${what}.`);
+}
+
+const poolFull = (server: TestServer) => until(`${POOL} warm browsers ready`, () => server.server.warmPoolStats().ready === POOL);
+
+/** The page target ids of a browser, asked on its pipe directly (not through the server). */
+async function pageTargets(launched: LaunchedBrowser): Promise<string[]> {
+  const { targetInfos } = (await launched.cdp.call("Target.getTargets")) as { targetInfos: { targetId: string; type: string }[] };
+  return targetInfos.filter((target) => target.type === "page").map((target) => target.targetId);
+}
+
+/** Which launched process serves a browser of the API: the one whose tab ids its DevTools URL shows. */
+async function processOf(cdpWsUrl: string): Promise<LaunchedBrowser> {
+  const playwright = await chromium.connectOverCDP(cdpWsUrl);
+  try {
+    const cdp = await playwright.newBrowserCDPSession();
+    const { targetInfos } = await cdp.send("Target.getTargets");
+    const ids = new Set(targetInfos.filter((target) => target.type === "page").map((target) => target.targetId));
+    for (const launched of launcher.launched) {
+      if (launched.cdp.closed) continue;
+      if ((await pageTargets(launched)).some((id) => ids.has(id))) return launched;
+    }
+  } finally {
+    await playwright.close();
+  }
+  throw new Error("No launched browser serves this DevTools URL.");
+}
+
+beforeAll(async () => {
+  pages = await PageServer.start();
+  pages.serve("/start", "<!doctype html><title>start</title><p>start");
+  pages.serve("/second", "<!doctype html><title>second</title><p>second");
+  pages.serve("/tool", TOOL_PAGE);
+  launcher = new TrackingLauncher();
+  t = await startTestServer({ launcher, warmBrowsers: POOL });
+});
+
+afterEach(async () => {
+  const client = t.client();
+  for (const browser of await client.browsers.list({ limit: 100 })) await client.browsers.delete(browser.id);
+  await client.projects.updateLimits("Default", { max_concurrent_sessions: 0 });
+});
+
+afterAll(async () => {
+  expect(t.mismatches).toEqual([]);
+  await t.close();
+  await pages.close();
+});
+
+describe("the warm pool", () => {
+  it("hands over a browser launched before the request: start_url is its one tab, with one history entry, and the pool refills", async () => {
+    await poolFull(t);
+    const warm = launcher.launched.filter((launched) => !launched.cdp.closed);
+    const browser = await t.client().browsers.create({ name: "warm", start_url: pages.url("/start") });
+    expect(warm).toContain(await processOf(browser.cdp_ws_url));
+    const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
+    try {
+      const [page, ...others] = playwright.contexts()[0]?.pages() ?? [];
+      expect(others).toEqual([]);
+      await until("the tab shows start_url", () => page?.url() === pages.url("/start"));
+      // The about:blank the warm browser waited on is gone from the history, as after a cold launch.
+      await until("one history entry", async () => (await page?.evaluate(() => history.length)) === 1);
+    } finally {
+      await playwright.close();
+    }
+    await poolFull(t);
+  });
+
+  it("shares nothing between browsers: cookies, storage and history of one are absent in the next, and profiles differ", async () => {
+    const client = t.client();
+    await poolFull(t);
+    const first = await client.browsers.create({ start_url: pages.url("/start") });
+    const firstProcess = await processOf(first.cdp_ws_url);
+    let playwright = await chromium.connectOverCDP(first.cdp_ws_url);
+    const page = playwright.contexts()[0]?.pages()[0];
+    if (!page) throw new Error("no tab");
+    await until("start_url loaded", () => page.url() === pages.url("/start"));
+    await page.evaluate(() => {
+      document.cookie = "secret=first; max-age=3600";
+      localStorage.setItem("secret", "first");
+      sessionStorage.setItem("secret", "first");
+    });
+    await page.goto(pages.url("/second"));
+    expect(await page.evaluate(() => history.length)).toBe(2);
+    await playwright.close();
+    await client.browsers.delete(first.id);
+    expect(existsSync(firstProcess.userDataDir as string)).toBe(false);
+
+    await poolFull(t);
+    const second = await client.browsers.create({ start_url: pages.url("/start") });
+    const secondProcess = await processOf(second.cdp_ws_url);
+    expect(secondProcess).not.toBe(firstProcess);
+    expect(secondProcess.userDataDir).not.toBe(firstProcess.userDataDir);
+    playwright = await chromium.connectOverCDP(second.cdp_ws_url);
+    try {
+      const context = playwright.contexts()[0];
+      const tab = context?.pages()[0];
+      if (!context || !tab) throw new Error("no tab");
+      await until("start_url loaded", () => tab.url() === pages.url("/start"));
+      await until("one history entry", async () => (await tab.evaluate(() => history.length)) === 1);
+      expect(await context.cookies()).toEqual([]);
+      expect(await tab.evaluate(() => [document.cookie, localStorage.length, sessionStorage.length])).toEqual(["", 0, 0]);
+    } finally {
+      await playwright.close();
+    }
+  });
+
+  it("follows the WebMCP tools of start_url once taken", async () => {
+    await poolFull(t);
+    const client = t.client();
+    const browser = await client.browsers.create({ start_url: pages.url("/tool") });
+    const tools = await waitForTools(client, browser.id, (list) => named(list, "echo").length === 1);
+    expect(named(tools, "echo")[0]?.source).toMatchObject({ tab_id: 1, page_url: pages.url("/tool") });
+  });
+
+  it("counts against no limit and is not listed: only the browsers created are", async () => {
+    const client = t.client();
+    await poolFull(t);
+    expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
+    expect(await client.browsers.list()).toEqual([]);
+    await client.projects.updateLimits("Default", { max_concurrent_sessions: 1 });
+    const only = await client.browsers.create({ name: "only" });
+    await expect(client.browsers.create({ name: "over" })).rejects.toMatchObject({ status: 429, code: "concurrency_limit_exceeded" });
+    expect((await client.limits.get()).concurrent_sessions_used).toBe(1);
+    expect((await client.browsers.list()).map((each) => each.id)).toEqual([only.id]);
+  });
+
+  it("serves a burst larger than the pool with cold launches, and refills to exactly its size", async () => {
+    await poolFull(t);
+    let most = 0;
+    const sampler = setInterval(() => {
+      const { ready, launching } = t.server.warmPoolStats();
+      most = Math.max(most, ready + launching);
+    }, 5);
+    try {
+      const burst = await Promise.all(Array.from({ length: POOL + 2 }, (_, index) => t.client().browsers.create({ name: `burst-${index}`, start_url: pages.url("/start") })));
+      expect(burst.map((browser) => browser.status)).toEqual(Array(POOL + 2).fill("running"));
+      await poolFull(t);
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(most).toBeLessThanOrEqual(POOL);
+    // Every live process is a session's or one of the pool's.
+    const alive = launcher.launched.filter((launched) => processExists(launched.pid as number));
+    expect(alive.length).toBe(POOL + 2 + POOL);
+  });
+
+  it("replaces a warm browser that dies while waiting", async () => {
+    await poolFull(t);
+    const before = launcher.launched.length;
+    const victim = launcher.launched.filter((launched) => !launched.cdp.closed).at(-1) as LaunchedBrowser;
+    process.kill(victim.pid as number, "SIGKILL");
+    await until("the dead one replaced", () => launcher.launched.length === before + 1 && t.server.warmPoolStats().ready === POOL);
+    expect(processExists(victim.pid as number)).toBe(false);
+    await until("its profile removed", () => !existsSync(victim.userDataDir as string));
+    expect((await t.client().browsers.create({})).status).toBe("running");
+  });
+});
+
+describe("the warm pool's end", () => {
+  it("shutdown closes every warm browser and removes its profile and record", async () => {
+    const ownLauncher = new TrackingLauncher();
+    const server = await startTestServer({ launcher: ownLauncher, warmBrowsers: POOL });
+    await poolFull(server);
+    expect(readdirSync(join(server.dataDir, "warm-browsers"))).toHaveLength(POOL);
+    await server.close({ keepData: true });
+    for (const launched of ownLauncher.launched) {
+      expect(processExists(launched.pid as number)).toBe(false);
+      expect(existsSync(launched.userDataDir as string)).toBe(false);
+    }
+    expect(readdirSync(join(server.dataDir, "warm-browsers"))).toEqual([]);
+    rmSync(server.dataDir, { recursive: true, force: true });
+  });
+
+  it("after a SIGKILL of the server, the next start ends the warm browsers it left", async () => {
+    const dataDir = tempDataDir();
+    const before = new Set(chromiumBrowserPids());
+    let server = await spawnServer(dataDir, ["--warm-browsers", "1"]);
+    let orphans: number[] = [];
+    await until("a warm browser recorded", () => {
+      orphans = chromiumBrowserPids().filter((pid) => !before.has(pid));
+      return orphans.length === 1 && readdirSync(join(dataDir, "warm-browsers")).length === 1;
+    });
+    await server.kill();
+    expect(processExists(orphans[0] as number)).toBe(true);
+    server = await spawnServer(dataDir);
+    try {
+      expect(processExists(orphans[0] as number)).toBe(false);
+      expect(readdirSync(join(dataDir, "warm-browsers"))).toEqual([]);
+    } finally {
+      expect(await server.stop()).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("never holds more than its size, ready or launching, however fast browsers are taken", async () => {
+    const chromiumLauncher = new ChromiumLauncher();
+    // The pool's processes: launches under way plus launched ones neither taken nor exited.
+    let launching = 0;
+    const waiting = new Set<LaunchedBrowser>();
+    let most = 0;
+    const count = () => (most = Math.max(most, launching + waiting.size));
+    const pool = new WarmPool({
+      size: POOL,
+      log: { warn: () => undefined, error: () => undefined },
+      launcher: {
+        async launch(options) {
+          launching++;
+          count();
+          try {
+            const launched = await chromiumLauncher.launch(options);
+            waiting.add(launched);
+            launched.onExit(() => waiting.delete(launched));
+            return launched;
+          } finally {
+            launching--;
+            count();
+          }
+        },
+      },
+    });
+    pool.start();
+    const taken: LaunchedBrowser[] = [];
+    try {
+      for (let round = 0; round < 4; round++) {
+        await until("a warm browser", () => pool.stats().ready > 0);
+        for (let next = pool.take(); next !== undefined; next = pool.take()) {
+          next.warm.handOver(undefined);
+          waiting.delete(next.warm.launched);
+          taken.push(next.warm.launched);
+        }
+      }
+    } finally {
+      await pool.close();
+      await Promise.all(taken.map((launched) => launched.close()));
+    }
+    expect(most).toBe(POOL);
+    expect(taken.length).toBeGreaterThanOrEqual(4);
+    expect(waiting.size).toBe(0);
+  });
+});
+
+// The profile prefix is what the clean-up after a kill trusts; a path elsewhere is never removed.
+describe("warm browser records", () => {
+  it("removes no directory a record names outside the launcher's profiles", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "warm-records-"));
+    const precious = mkdtempSync(join(tmpdir(), "precious-"));
+    try {
+      const records = new WarmBrowserRecords(dir);
+      records.add({ pid: 999_999_999, userDataDir: precious } as LaunchedBrowser);
+      expect(records.endLeftOver()).toBe(1);
+      expect(existsSync(precious)).toBe(true);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(precious, { recursive: true, force: true });
+    }
+  });
+});
