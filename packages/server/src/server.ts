@@ -1,3 +1,4 @@
+import { limits } from "@browser-service/types";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { BrowserLauncher } from "./browsers/browser-launcher.js";
 import { BrowserService } from "./browsers/browser-service.js";
@@ -94,8 +95,9 @@ export interface BrowserServiceServer {
 // and the database are then closed, so a shutdown takes well under 10 s whatever clients do.
 const SHUTDOWN_GRACE_MS = 3_000;
 
-// The WebMCP invoke body may be 1 MiB + 4 KiB; no other JSON body comes near it.
-const JSON_BODY_LIMIT = 1024 * 1024 + 4 * 1024;
+// The spec's cap on the WebMCP invoke body (1 MiB + 4 KiB, its `x-max-bytes`); no other
+// JSON body comes near it, so it is every JSON body's cap.
+const JSON_BODY_LIMIT = limits.schemas.WebMcpInvokeRequest.maxBytes;
 // As long as the request line may be: every path segment reaches its operation, whose
 // spec bounds it (400 maxLength), instead of the router refusing it with its own error.
 const MAX_PARAM_LENGTH = MAX_HEADER_BYTES;

@@ -1,4 +1,4 @@
-import type { WebMcpTool } from "@browser-service/types";
+import { limits, type WebMcpTool } from "@browser-service/types";
 import { checkCriteria, type ToolCriteria } from "./criteria.js";
 import { UsageError } from "./errors.js";
 import type { SchemaLimits } from "./schema/limits.js";
@@ -35,8 +35,11 @@ export type InvokeToolOptions = InvokeTarget & {
   signal?: AbortSignal;
 };
 
-/** The largest serialized `input` the service takes (413 `payload_too_large` above). */
-export const maxInputBytes = 1024 * 1024;
+/** The largest serialized `input` the service takes (413 `payload_too_large` above): the spec's `x-max-bytes` of `input`, 1 MiB. */
+export const maxInputBytes: number = limits.schemas.WebMcpInvokeRequest.input.maxBytes;
+
+// The spec's range of `timeout_sec`, and the service's wait when it is left out.
+const TIMEOUT = limits.schemas.WebMcpInvokeRequest.timeout_sec;
 
 /** {@link InvokeToolOptions} checked, with the input as the JSON the service will receive. */
 export interface CheckedInvoke {
@@ -55,7 +58,7 @@ export interface CheckedInvoke {
  * to at most 1 MiB (`input_too_large`).
  */
 export function checkInvokeOptions(options: InvokeToolOptions): CheckedInvoke {
-  const { select, toolRef, input = {}, timeoutSec = 60 } = options;
+  const { select, toolRef, input = {}, timeoutSec = TIMEOUT.default } = options;
   if ((select === undefined) === (toolRef === undefined)) {
     throw new UsageError("invalid_target", "Pass exactly one of select (criteria, to choose from a fresh snapshot) and toolRef (a tool or tool_ref you chose).");
   }
@@ -64,8 +67,8 @@ export function checkInvokeOptions(options: InvokeToolOptions): CheckedInvoke {
   if (toolRef !== undefined && !isTool && !(typeof toolRef === "string" && toolRef !== "")) {
     throw new UsageError("invalid_target", "toolRef must be a tool from a snapshot (listTools) or its non-empty tool_ref string.");
   }
-  if (!Number.isInteger(timeoutSec) || timeoutSec < 1 || timeoutSec > 120) {
-    throw new UsageError("invalid_timeout", `timeoutSec must be an integer from 1 to 120 (seconds); got ${String(timeoutSec)}.`);
+  if (!Number.isInteger(timeoutSec) || timeoutSec < TIMEOUT.minimum || timeoutSec > TIMEOUT.maximum) {
+    throw new UsageError("invalid_timeout", `timeoutSec must be an integer from ${TIMEOUT.minimum} to ${TIMEOUT.maximum} (seconds); got ${String(timeoutSec)}.`);
   }
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw new UsageError("input_not_object", `input must be a JSON object ({} when the tool takes none); got ${Array.isArray(input) ? "an array" : String(input)}.`);
@@ -78,7 +81,7 @@ export function checkInvokeOptions(options: InvokeToolOptions): CheckedInvoke {
   }
   const bytes = new TextEncoder().encode(serialized).byteLength;
   if (bytes > maxInputBytes) {
-    throw new UsageError("input_too_large", `input is ${bytes} bytes serialized; the service takes at most ${maxInputBytes} (1 MiB). Nothing was sent.`);
+    throw new UsageError("input_too_large", `input is ${bytes} bytes serialized; the service takes at most ${maxInputBytes}. Nothing was sent.`);
   }
   return {
     target: select !== undefined ? { kind: "select", criteria: select } : { kind: "toolRef", toolRef: toolRef as string | WebMcpTool },

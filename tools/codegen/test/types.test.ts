@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { forTypeScript } from "../src/for-typescript.mjs";
 import { listOperations, loadDocument } from "../src/document.mjs";
+import { collectLimits } from "../src/limits.mjs";
 import { generateTypes } from "../src/types.mjs";
 
 const document = loadDocument();
@@ -9,7 +10,7 @@ describe("types generator", () => {
   it("gives identical bytes when run twice", async () => {
     const first = await generateTypes(document);
     const second = await generateTypes(loadDocument());
-    expect(Object.keys(first)).toEqual(["openapi.ts", "named.ts"]);
+    expect(Object.keys(first)).toEqual(["openapi.ts", "named.ts", "limits.ts"]);
     expect(second).toEqual(first);
   });
 
@@ -61,5 +62,46 @@ describe("forTypeScript", () => {
     const out = forTypeScript(input);
     expect(out.properties).toEqual({ max_pooled_sessions: false, n: { type: "integer" } });
     expect(input.properties.max_pooled_sessions).toEqual({ deprecated: true, not: {} });
+  });
+});
+
+describe("limits", () => {
+  const schemas = (schemas: Record<string, unknown>) => ({ components: { schemas } });
+
+  it("copies numeric rules and x-max-bytes, through properties, items and alternatives, not through $ref", () => {
+    const document = {
+      components: {
+        schemas: {
+          Body: {
+            type: "object",
+            "x-max-bytes": 2048,
+            properties: {
+              size: { type: "integer", minimum: 1, maximum: 9, default: 5, description: "not copied" },
+              tags: { type: "array", maxItems: 3, items: { type: "string", maxLength: 8 } },
+              either: { oneOf: [{ type: "string", minLength: 1 }, { type: "null" }] },
+              other: { $ref: "#/components/schemas/Other" },
+              plain: { type: "string" },
+            },
+          },
+          Other: { type: "string", pattern: "^a$" },
+        },
+        parameters: { Page: { name: "page", in: "query", schema: { type: "integer", maximum: 50 } } },
+      },
+    };
+    expect(collectLimits(document)).toEqual({
+      schemas: {
+        Body: { maxBytes: 2048, size: { minimum: 1, maximum: 9, default: 5 }, tags: { maxItems: 3, items: { maxLength: 8 } }, either: { oneOf: [{ minLength: 1 }, {}] } },
+      },
+      parameters: { Page: { maximum: 50 } },
+    });
+  });
+
+  it("refuses an x-max-bytes that is not a positive integer", () => {
+    expect(() => collectLimits(schemas({ A: { "x-max-bytes": "1 MiB" } }))).toThrow(/#\/components\/schemas\/A\/x-max-bytes must be a positive integer/);
+    expect(() => collectLimits(schemas({ A: { "x-max-bytes": 0 } }))).toThrow(/positive integer/);
+  });
+
+  it("refuses a property named like a rule, which the constant could not tell apart", () => {
+    expect(() => collectLimits(schemas({ A: { maximum: 3, properties: { maximum: { maxLength: 2 } } } }))).toThrow(/both a property and a rule named "maximum"/);
   });
 });

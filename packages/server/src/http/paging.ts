@@ -1,11 +1,12 @@
+import { limits } from "@browser-service/types";
 import type { FastifyReply } from "fastify";
 
 /** The spec's default page size. */
-export const DEFAULT_PAGE_LIMIT = 20;
+export const DEFAULT_PAGE_LIMIT = limits.parameters.Limit.default;
 
 /** Offset and limit of a list request, with the spec's defaults applied. */
 export function pageOf(query: { offset?: number; limit?: number }): { offset: number; limit: number } {
-  return { offset: query.offset ?? 0, limit: query.limit ?? DEFAULT_PAGE_LIMIT };
+  return { offset: query.offset ?? limits.parameters.Offset.default, limit: query.limit ?? DEFAULT_PAGE_LIMIT };
 }
 
 /**

@@ -1,12 +1,15 @@
-import type { OrgLimits, ProjectLimits, UpdateOrgLimitsRequest, UpdateProjectLimitsRequest } from "@browser-service/types";
+import { limits, type OrgLimits, type ProjectLimits, type UpdateOrgLimitsRequest, type UpdateProjectLimitsRequest } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { available } from "../limits/concurrency.js";
 import type { Organization } from "../organization/organization-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
-/** The largest cap the spec's limits schemas allow (`maximum`); test/limits.test.ts holds the two equal. */
-export const MAX_CAP = 1_000_000;
+/**
+ * The largest cap the spec's limits schemas allow (their `maximum`, one value for the
+ * organization default and the project cap; test/integers.test.ts holds all four equal).
+ */
+export const MAX_CAP = limits.schemas.UpdateProjectLimitsRequest.max_concurrent_sessions.maximum;
 
 /**
  * A stored cap as the API shows it. Caps written before the spec bounded them may be

@@ -1,12 +1,13 @@
-import type { WebMcpInvokeRequest } from "@browser-service/types";
+import { limits, type WebMcpInvokeRequest } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { PayloadTooLargeError } from "../http/api-errors.js";
 import { ifNoneMatchHits } from "../http/entity-tags.js";
 import type { ApiDeps } from "./api-deps.js";
 
-/** The largest serialized `input` an invocation takes (the raw body limit, 1 MiB + 4 KiB, is the server's). */
-const MAX_INPUT_BYTES = 1024 * 1024;
-const DEFAULT_TIMEOUT_SEC = 60;
+// The spec's rules of the invoke body (the raw body's own cap is the server's bodyLimit):
+// the largest serialized `input`, and the wait when `timeout_sec` is left out.
+const MAX_INPUT_BYTES = limits.schemas.WebMcpInvokeRequest.input.maxBytes;
+const DEFAULT_TIMEOUT_SEC = limits.schemas.WebMcpInvokeRequest.timeout_sec.default;
 
 /**
  * `/browsers/{id_or_name}/webmcp/*`: the browser-wide tool snapshot and invocation.

@@ -1,21 +1,25 @@
-import type { WebMcpInvocationResult, WebMcpToolAnnotations } from "@browser-service/types";
+import { limits, type WebMcpInvocationResult, type WebMcpToolAnnotations } from "@browser-service/types";
 import type { ToolRespondedEvent } from "./cdp-protocol.js";
+
+const { WebMcpTool, WebMcpToolFrame, WebMcpToolSource } = limits.schemas;
 
 /**
  * The service's bounds on page data (names, descriptions, schemas, outputs, error texts).
- * Pages choose these values, so each is capped; the README lists them.
+ * Pages choose these values, so each is capped; the README lists them. The caps a
+ * listed tool's fields promise are the spec's (`maxLength`, `x-max-bytes`); the others
+ * are the server's own: the spec states no number for them.
  */
 export const PAGE_DATA_LIMITS = {
   /** Longer names are not listed: a name must be passed back unchanged, so it cannot be cut. */
-  toolNameChars: 256,
+  toolNameChars: WebMcpTool.name.maxLength,
   /** Longer descriptions are cut to this many characters. */
-  descriptionChars: 8 * 1024,
+  descriptionChars: WebMcpTool.description.maxLength,
   /** Tools whose serialized `input_schema` is larger are not listed. */
-  inputSchemaBytes: 64 * 1024,
-  /** Longer page and frame URLs are cut to this many characters. */
-  urlChars: 8 * 1024,
+  inputSchemaBytes: WebMcpTool.input_schema.maxBytes,
+  /** Longer page and frame URLs are cut to this many characters (one cut for both, within each one's cap). */
+  urlChars: Math.min(WebMcpToolSource.page_url.maxLength, WebMcpToolFrame.url.maxLength),
   /** Longer page titles are cut to this many characters. */
-  titleChars: 1024,
+  titleChars: WebMcpToolSource.page_title.maxLength,
   /** Registrations one document (one frame's current page) keeps at most; later ones are omitted. */
   registrationsPerDocument: 1_000,
   /** Registrations one tab (all its frames) keeps at most, so that no tab starves the others. */

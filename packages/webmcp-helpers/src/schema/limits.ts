@@ -1,3 +1,5 @@
+import { limits } from "@browser-service/types";
+
 /**
  * Bounds on the work the safe validator does for one page-provided schema and one input.
  * Every bound is checked as the work happens, so a hostile schema costs at most the
@@ -27,7 +29,7 @@ export interface SchemaLimits {
 
 /** The limits used when none are given. */
 export const defaultSchemaLimits: Readonly<SchemaLimits> = Object.freeze({
-  maxSchemaBytes: 64 * 1024,
+  maxSchemaBytes: limits.schemas.WebMcpTool.input_schema.maxBytes,
   maxSchemaNodes: 10_000,
   maxSchemaDepth: 64,
   maxPatternLength: 512,

@@ -1,0 +1,83 @@
+// `limits` against the bundled document it is generated from, read here without the
+// generator: every constant is the spec's value at its place, and every numeric rule of
+// the spec has its constant.
+import { loadDocument } from "@browser-service/codegen";
+import { describe, expect, it } from "vitest";
+import { limits } from "../src/index.js";
+
+const document = loadDocument();
+
+const NUMERIC = ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "default"];
+const LISTS = ["allOf", "anyOf", "oneOf", "prefixItems"];
+type Node = Record<string, unknown>;
+const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Each constant of `limits` as [JSON pointer into the document, value]. */
+function constants(): [string, number][] {
+  const found: [string, number][] = [];
+  const visit = (rules: unknown, schema: Node, pointer: string): void => {
+    for (const [key, value] of Object.entries(rules as Node)) {
+      if (typeof value === "number") {
+        found.push([`${pointer}/${key === "maxBytes" ? "x-max-bytes" : key}`, value]);
+      } else if (LISTS.includes(key) && Array.isArray(value) && Array.isArray(schema[key])) {
+        value.forEach((alternative, i) => visit(alternative, (schema[key] as Node[])[i]!, `${pointer}/${key}/${i}`));
+      } else if (key === "items" && isNode(schema.items)) {
+        visit(value, schema.items, `${pointer}/items`);
+      } else {
+        const property = (schema.properties as Record<string, Node> | undefined)?.[key];
+        if (!property) throw new Error(`limits has ${pointer}/properties/${key}, which the document does not`);
+        visit(value, property, `${pointer}/properties/${key}`);
+      }
+    }
+  };
+  for (const [kind, byName] of Object.entries(limits)) {
+    for (const [name, rules] of Object.entries(byName)) {
+      const component = document.components[kind]![name]!;
+      const withSchema = kind === "schemas" ? "" : "/schema";
+      visit(rules, kind === "schemas" ? component : (component.schema as Node), `/components/${kind}/${name}${withSchema}`);
+    }
+  }
+  return found;
+}
+
+/** Each numeric rule of the document's components (without following `$ref`), as [pointer, value]. */
+function rulesInDocument(): [string, number][] {
+  const found: [string, number][] = [];
+  const visit = (schema: unknown, pointer: string): void => {
+    if (!isNode(schema)) return;
+    for (const keyword of [...NUMERIC, "x-max-bytes"]) if (typeof schema[keyword] === "number") found.push([`${pointer}/${keyword}`, schema[keyword]]);
+    if (isNode(schema.properties)) for (const [name, property] of Object.entries(schema.properties)) visit(property, `${pointer}/properties/${name}`);
+    visit(schema.items, `${pointer}/items`);
+    for (const keyword of LISTS) if (Array.isArray(schema[keyword])) (schema[keyword] as unknown[]).forEach((sub, i) => visit(sub, `${pointer}/${keyword}/${i}`));
+  };
+  for (const [name, schema] of Object.entries(document.components.schemas ?? {})) visit(schema, `/components/schemas/${name}`);
+  for (const kind of ["parameters", "headers"]) {
+    for (const [name, component] of Object.entries(document.components[kind] ?? {})) visit(component.schema, `/components/${kind}/${name}/schema`);
+  }
+  return found;
+}
+
+function at(pointer: string): unknown {
+  return pointer.slice(1).split("/").reduce<unknown>((node, segment) => (node as Node | undefined)?.[segment], document);
+}
+
+describe("limits", () => {
+  it("holds each rule at the spec's value", () => {
+    const found = constants();
+    expect(found.length).toBeGreaterThan(0);
+    for (const [pointer, value] of found) expect(at(pointer), pointer).toBe(value);
+  });
+
+  it("holds every numeric rule of the spec, x-max-bytes included", () => {
+    expect(constants().sort()).toEqual(rulesInDocument().sort());
+  });
+
+  it("has the rules other packages import (server, client, webmcp-helpers)", () => {
+    expect(limits.schemas.WebMcpInvokeRequest.maxBytes).toBe(at("/components/schemas/WebMcpInvokeRequest/x-max-bytes"));
+    expect(limits.schemas.WebMcpInvokeRequest.input.maxBytes).toBe(at("/components/schemas/WebMcpInvokeRequest/properties/input/x-max-bytes"));
+    const timeout = "/components/schemas/WebMcpInvokeRequest/properties/timeout_sec";
+    expect(limits.schemas.WebMcpInvokeRequest.timeout_sec).toEqual({ minimum: at(`${timeout}/minimum`), maximum: at(`${timeout}/maximum`), default: at(`${timeout}/default`) });
+    expect(limits.schemas.WebMcpTool.input_schema.maxBytes).toBe(at("/components/schemas/WebMcpTool/properties/input_schema/x-max-bytes"));
+    expect(limits.parameters.Offset.maximum).toBe(at("/components/parameters/Offset/schema/maximum"));
+  });
+});

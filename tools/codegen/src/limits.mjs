@@ -1,0 +1,135 @@
+import { banner } from "./document.mjs";
+
+/** The JSON Schema keywords that carry a number the API promises, copied as they are. */
+const NUMERIC_KEYWORDS = [
+  "minimum",
+  "exclusiveMinimum",
+  "maximum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+  "default",
+];
+
+/**
+ * The spec's one extension for a rule JSON Schema cannot say (spec/CONVENTIONS.md): the
+ * most bytes of a value's JSON, emitted as `maxBytes`.
+ */
+const MAX_BYTES = "x-max-bytes";
+
+/** Keywords whose value is a list of alternative or combined subschemas. */
+const LIST_KEYWORDS = ["allOf", "anyOf", "oneOf", "prefixItems"];
+
+const isObject = (node) => node !== null && typeof node === "object" && !Array.isArray(node);
+
+/**
+ * The numeric rules of one schema and of its inline subschemas (properties by name,
+ * `items`, and the alternatives of `oneOf`/`anyOf`/`allOf`, by position), without
+ * following `$ref`: a referenced component has its own entry. `undefined` when it has none.
+ */
+function rulesOf(schema, where) {
+  if (!isObject(schema)) return undefined;
+  const rules = {};
+  const put = (key, value) => {
+    if (key in rules) throw new Error(`codegen limits: ${where} has both a property and a rule named "${key}"; rename the property.`);
+    rules[key] = value;
+  };
+  for (const keyword of NUMERIC_KEYWORDS) {
+    if (typeof schema[keyword] === "number") put(keyword, schema[keyword]);
+  }
+  if (MAX_BYTES in schema) {
+    const value = schema[MAX_BYTES];
+    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`codegen limits: ${where}/${MAX_BYTES} must be a positive integer, found ${JSON.stringify(value)}.`);
+    put("maxBytes", value);
+  }
+  if (isObject(schema.properties)) {
+    for (const [name, property] of Object.entries(schema.properties)) {
+      const nested = rulesOf(property, `${where}/properties/${name}`);
+      if (nested) put(name, nested);
+    }
+  }
+  const items = rulesOf(schema.items, `${where}/items`);
+  if (items) put("items", items);
+  for (const keyword of LIST_KEYWORDS) {
+    if (!Array.isArray(schema[keyword])) continue;
+    const alternatives = schema[keyword].map((sub, i) => rulesOf(sub, `${where}/${keyword}/${i}`));
+    if (alternatives.some(Boolean)) put(keyword, alternatives.map((rule) => rule ?? {}));
+  }
+  return Object.keys(rules).length > 0 ? rules : undefined;
+}
+
+/**
+ * Every numeric rule of the document's components, by component kind and name:
+ * `schemas.X` from the schema itself, `parameters.X` and `headers.X` from their `schema`.
+ * Kinds and components without rules are left out; names keep the document's order.
+ */
+export function collectLimits(document) {
+  const components = document.components ?? {};
+  const limits = {};
+  for (const [kind, schemaOf] of [
+    ["schemas", (component) => component],
+    ["parameters", (component) => component.schema],
+    ["headers", (component) => component.schema],
+  ]) {
+    const entries = Object.entries(components[kind] ?? {})
+      .map(([name, component]) => [name, rulesOf(schemaOf(component), `#/components/${kind}/${name}`)])
+      .filter(([, rules]) => rules !== undefined);
+    if (entries.length > 0) limits[kind] = Object.fromEntries(entries);
+  }
+  return limits;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+const keySource = (key) => (IDENTIFIER.test(key) ? key : JSON.stringify(key));
+
+/** A value of {@link collectLimits} as TypeScript source: one rule set per line, the rest one key per line. */
+function source(value, indent, comment) {
+  if (typeof value === "number") return String(value);
+  const entries = Object.entries(value);
+  if (!Array.isArray(value) && !comment && entries.every(([, item]) => typeof item === "number")) {
+    return entries.length === 0 ? "{}" : `{ ${entries.map(([key, item]) => `${keySource(key)}: ${item}`).join(", ")} }`;
+  }
+  const pad = "  ".repeat(indent + 1);
+  if (Array.isArray(value)) return `[\n${value.map((item) => `${pad}${source(item, indent + 1)},\n`).join("")}${"  ".repeat(indent)}]`;
+  const lines = entries.map(([key, item]) => {
+    const doc = comment?.(key);
+    return `${doc ? `${pad}/** ${doc} */\n` : ""}${pad}${keySource(key)}: ${source(item, indent + 1)},\n`;
+  });
+  return `{\n${lines.join("")}${"  ".repeat(indent)}}`;
+}
+
+/**
+ * `limits.ts` of `@browser-service/types`: the `limits` constant, every numeric rule of
+ * the spec (and `x-max-bytes`), so that no package writes one of them again.
+ */
+export function generateLimits(document) {
+  const limits = collectLimits(document);
+  const kinds = Object.entries(limits).map(([kind, components]) => {
+    const byName = source(components, 1, (name) => `\`#/components/${kind}/${name}\``);
+    return `  ${kind}: ${byName},\n`;
+  });
+  return `${banner("types")}
+/**
+ * Every numeric rule of the API, as the OpenAPI document states it, by component:
+ * \`limits.schemas.<Schema>\` (and \`.<property>\`, \`.items\`, \`.oneOf[i]\` below it),
+ * \`limits.parameters.<Parameter>\` and \`limits.headers.<Header>\`. Each rule keeps its
+ * JSON Schema name (\`minimum\`, \`maximum\`, \`minLength\`, \`maxLength\`, \`default\`, ...);
+ * \`maxBytes\` is the spec's \`x-max-bytes\`: the most bytes of a request body as sent, or
+ * of a property's value serialized as compact JSON in UTF-8.
+ *
+ * @example
+ * \`\`\`ts
+ * import { limits } from "@browser-service/types";
+ * const { minimum, maximum } = limits.schemas.WebMcpInvokeRequest.timeout_sec; // 1, 120
+ * \`\`\`
+ */
+export const limits = {
+${kinds.join("")}} as const;
+`;
+}
