@@ -1,0 +1,131 @@
+import { APIError, type BrowserServiceClient } from "@browser-service/client";
+import type { WebMcpTool } from "@browser-service/types";
+import { type McpTool, toMcpTool } from "./mcp-tool.js";
+import { ToolNames } from "./tool-names.js";
+
+/** One MCP tool and the registration behind it, as of the latest snapshot. */
+export interface CatalogEntry {
+  /** What `tools/list` shows. */
+  mcp: McpTool;
+  /** The page's tool, with the `tool_ref` to invoke. */
+  tool: WebMcpTool;
+}
+
+/** A browser's tools as MCP tools, as of one snapshot. */
+export interface CatalogState {
+  /** The snapshot's `ETag`, when the service sent one. */
+  etag: string | undefined;
+  /** Every tool, in snapshot order. */
+  tools: McpTool[];
+  /** By MCP name. */
+  entries: ReadonlyMap<string, CatalogEntry>;
+}
+
+/** Options of {@link ToolCatalog}. */
+export interface ToolCatalogOptions {
+  /** Project of the browser, as the client takes it. */
+  projectId?: string | null;
+  /** Where failures of background polling are reported. */
+  log?: (message: string) => void;
+}
+
+const empty: CatalogState = { etag: undefined, tools: [], entries: new Map() };
+
+/**
+ * The browser's WebMCP tools as MCP tools, kept current by conditional reads of the
+ * snapshot (`If-None-Match`: while nothing changes, each read is a `304` without a body).
+ * Listeners hear of every change of what `tools/list` shows; a new `tool_ref` behind an
+ * unchanged tool is taken in silently, since no client needs to list again for it.
+ */
+export class ToolCatalog {
+  readonly #client: BrowserServiceClient;
+  readonly #browser: string;
+  readonly #options: ToolCatalogOptions;
+  readonly #names = new ToolNames();
+  readonly #listeners = new Set<() => void>();
+  #state: CatalogState = empty;
+  #shown = "[]";
+  #started = 0;
+  #applied = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #polling = false;
+
+  /** @param browser - the browser's id. */
+  constructor(client: BrowserServiceClient, browser: string, options: ToolCatalogOptions = {}) {
+    this.#client = client;
+    this.#browser = browser;
+    this.#options = options;
+  }
+
+  /** The latest state read (empty before the first read). */
+  get state(): CatalogState {
+    return this.#state;
+  }
+
+  /** Calls `listener` after each change of what `tools/list` shows; returns the function that stops it. */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Reads the snapshot now (a conditional read when a version is known) and returns the
+   * state. Reads may overlap (a poll and a `tools/list`); the answer of the read started
+   * last is the one kept, so an older answer never replaces a newer one.
+   */
+  async refresh(): Promise<CatalogState> {
+    const read = ++this.#started;
+    const answer = await this.#client.webmcp.listToolsIfChanged(this.#browser, this.#state.etag ?? null, this.#request());
+    if (read < this.#applied) return this.#state;
+    this.#applied = read;
+    if (answer.changed) this.#apply(answer.data.tools, answer.etag);
+    return this.#state;
+  }
+
+  /** Polls every `intervalMs` until {@link ToolCatalog.stop}; a failed read is logged and the next one comes as usual. */
+  start(intervalMs: number): void {
+    if (this.#polling) return;
+    this.#polling = true;
+    const tick = async () => {
+      try {
+        await this.refresh();
+      } catch (error) {
+        this.#failed(error);
+      }
+      if (this.#polling) this.#timer = setTimeout(tick, intervalMs);
+    };
+    this.#timer = setTimeout(tick, 0);
+  }
+
+  /** Stops polling. */
+  stop(): void {
+    this.#polling = false;
+    clearTimeout(this.#timer);
+  }
+
+  #request() {
+    return this.#options.projectId === undefined ? {} : { projectId: this.#options.projectId };
+  }
+
+  #apply(tools: WebMcpTool[], etag: string | undefined): void {
+    const names = this.#names.assign(tools);
+    const entries = new Map<string, CatalogEntry>();
+    const shown = tools.map((tool, index) => {
+      const mcp = toMcpTool(names[index] as string, tool);
+      entries.set(mcp.name, { mcp, tool });
+      return mcp;
+    });
+    this.#state = { etag, tools: shown, entries };
+    const text = JSON.stringify(shown);
+    if (text === this.#shown) return;
+    this.#shown = text;
+    for (const listener of this.#listeners) listener();
+  }
+
+  /** A poll failed. A browser that is gone (404) or not running (409) has no tools any more. */
+  #failed(error: unknown): void {
+    const gone = error instanceof APIError && (error.status === 404 || error.status === 409);
+    this.#options.log?.(`could not read the browser's tools: ${error instanceof Error ? error.message : String(error)}${gone ? " (listing none)" : ""}`);
+    if (gone) this.#apply([], undefined);
+  }
+}
