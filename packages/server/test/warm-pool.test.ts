@@ -254,10 +254,10 @@ describe("the warm pool's end", () => {
     try {
       for (let round = 0; round < 4; round++) {
         await until("a warm browser", () => pool.stats().ready > 0);
-        for (let next = pool.take(); next !== undefined; next = pool.take()) {
-          next.warm.handOver(undefined);
-          waiting.delete(next.warm.launched);
-          taken.push(next.warm.launched);
+        for (let next = pool.next(); next !== undefined; next = pool.next()) {
+          pool.take(next).warm.handOver(undefined);
+          waiting.delete(next.launched);
+          taken.push(next.launched);
         }
       }
     } finally {

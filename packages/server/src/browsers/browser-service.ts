@@ -4,8 +4,8 @@ import { BrowserUnavailableError, InternalError } from "../http/api-errors.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
-import type { BrowserRow, BrowserStore } from "./browser-store.js";
-import type { TakenBrowser, WarmPool } from "./warm-pool.js";
+import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+import type { WarmPool } from "./warm-pool.js";
 
 /** Where the service reports what happens to browsers outside a request. */
 export interface BrowserEventLog {
@@ -68,18 +68,19 @@ export class BrowserService {
 
   /**
    * Starts a browser in `project`: reserves its slot atomically (409 `name_conflict`,
-   * 429 `concurrency_limit_exceeded`), launches it, and records it as running. A launch
-   * failure frees the slot; a {@link BrowserLaunchError} is 503 `browser_unavailable`,
-   * anything else 500 `internal_error`.
+   * 429 `concurrency_limit_exceeded`), takes a warm browser or launches one, and records
+   * it as running. A launch failure frees the slot; a {@link BrowserLaunchError} is 503
+   * `browser_unavailable`, anything else 500 `internal_error`.
    */
   async create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
-    const row = this.#store.reserve({ orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit });
+    const reservation = { orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit };
+    // None ready (a burst larger than the pool, or no pool) means a cold launch.
+    const warm = this.#createFromPool(reservation, input.start_url);
+    if (warm !== undefined) return warm;
+    const row = this.#store.reserve(reservation);
     let launched: LaunchedBrowser;
-    // A warm browser is handed over without awaiting anything; none ready (a burst larger
-    // than the pool, or no pool) means a cold launch, as does one that died meanwhile.
-    const taken = this.#takeWarm(input.start_url);
     try {
-      launched = taken?.warm.launched ?? (await this.#launcher.launch(input.start_url === undefined ? {} : { startUrl: input.start_url }));
+      launched = await this.#launcher.launch(input.start_url === undefined ? {} : { startUrl: input.start_url });
     } catch (error) {
       this.#store.remove(row.id);
       // Chromium missing, not runnable, or dying before it answered: a documented 503 the
@@ -89,50 +90,68 @@ export class BrowserService {
     }
     if (this.#shuttingDown) {
       await launched.close();
-      taken?.recorded();
       this.#store.remove(row.id);
       throw new InternalError("The server is shutting down; the browser was not kept.");
     }
     const token = newBrowserToken();
-    this.#running.set(row.id, launched);
-    this.#tokens.set(row.id, token);
-    launched.cdp.onCloseRequested(() => {
-      // A client's `Browser.close` ends the browser as `DELETE /browsers/{id}` does.
-      this.delete(row).catch((error: unknown) => this.#log.error({ browser: row.id, err: error }, "could not delete a browser closed by a DevTools client"));
-    });
-    launched.onExit((exit) => {
-      this.#running.delete(row.id);
-      this.#tokens.delete(row.id);
-      this.#lifecycle.ended(row.id);
-      if (this.#stopping.has(row.id)) return;
-      try {
-        this.#store.markCrashed(row.id);
-        this.#log.warn({ browser: row.id, exit }, "browser process exited unexpectedly; marked crashed");
-      } catch (error) {
-        this.#log.error({ browser: row.id, err: error }, "could not mark an exited browser as crashed");
-      }
-      // Ends whatever the crash left of the process group and removes the profile.
-      launched.close().catch((error: unknown) => this.#log.error({ browser: row.id, err: error }, "could not clean up after a crashed browser"));
-    });
     const running = this.#store.markRunning(row.id, launched, browserTokenHash(token));
-    // Its session's record now names the process, for the clean-up after a kill.
-    taken?.recorded();
-    this.#lifecycle.started(row.id, launched);
+    this.#adopt(row.id, launched, token);
     return running;
   }
 
-  /** A warm browser handed over to its user (navigating to `startUrl`), or `undefined` if none is ready and usable. */
-  #takeWarm(startUrl: string | undefined): TakenBrowser | undefined {
-    for (let taken = this.#pool?.take(); taken !== undefined; taken = this.#pool?.take()) {
+  /**
+   * A browser from the warm pool, recorded and handed over (navigating to `startUrl`)
+   * without awaiting anything: the whole of it runs in one tick, so no other create can
+   * take the same one, and a create refused by a limit or a name leaves the pool as it was.
+   * `undefined` when no warm browser is ready.
+   */
+  #createFromPool(reservation: BrowserReservation, startUrl: string | undefined): BrowserRow | undefined {
+    if (this.#pool === undefined || this.#shuttingDown) return undefined;
+    for (let warm = this.#pool.next(); warm !== undefined; warm = this.#pool.next()) {
+      // The token is made only now: a warm browser has none while it waits.
+      const token = newBrowserToken();
+      const row = this.#store.reserve({ ...reservation, running: { launched: warm.launched, tokenSha256: browserTokenHash(token) } });
+      const taken = this.#pool.take(warm);
       try {
-        taken.warm.handOver(startUrl);
-        return taken;
+        warm.handOver(startUrl);
       } catch (error) {
+        // Its pipe closed in the meantime: the slot is freed and the next one tried.
+        this.#store.remove(row.id);
         this.#log.warn({ err: error }, "a warm browser could not be handed over; trying the next");
-        taken.warm.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close an unusable warm browser")).finally(() => taken?.recorded());
+        warm.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close an unusable warm browser")).finally(() => taken.recorded());
+        continue;
       }
+      // Its session's record now names the process, for the clean-up after a kill.
+      taken.recorded();
+      this.#adopt(row.id, warm.launched, token);
+      return row;
     }
     return undefined;
+  }
+
+  /** Makes a recorded, running browser the service's: its token, its end (deleted or crashed), its WebMCP. */
+  #adopt(id: string, launched: LaunchedBrowser, token: string): void {
+    this.#running.set(id, launched);
+    this.#tokens.set(id, token);
+    launched.cdp.onCloseRequested(() => {
+      // A client's `Browser.close` ends the browser as `DELETE /browsers/{id}` does.
+      this.#stop(id).catch((error: unknown) => this.#log.error({ browser: id, err: error }, "could not delete a browser closed by a DevTools client"));
+    });
+    launched.onExit((exit) => {
+      this.#running.delete(id);
+      this.#tokens.delete(id);
+      this.#lifecycle.ended(id);
+      if (this.#stopping.has(id)) return;
+      try {
+        this.#store.markCrashed(id);
+        this.#log.warn({ browser: id, exit }, "browser process exited unexpectedly; marked crashed");
+      } catch (error) {
+        this.#log.error({ browser: id, err: error }, "could not mark an exited browser as crashed");
+      }
+      // Ends whatever the crash left of the process group and removes the profile.
+      launched.close().catch((error: unknown) => this.#log.error({ browser: id, err: error }, "could not clean up after a crashed browser"));
+    });
+    this.#lifecycle.started(id, launched);
   }
 
   /** The DevTools access token of a running browser; `undefined` once it stopped or crashed. */
@@ -147,13 +166,17 @@ export class BrowserService {
 
   /** Stops the browser if it runs, then deletes its record (freeing its slot and name). */
   async delete(row: BrowserRow): Promise<void> {
-    this.#stopping.add(row.id);
-    this.#tokens.delete(row.id);
+    await this.#stop(row.id);
+  }
+
+  async #stop(id: string): Promise<void> {
+    this.#stopping.add(id);
+    this.#tokens.delete(id);
     try {
-      await this.#running.get(row.id)?.close();
-      this.#store.remove(row.id);
+      await this.#running.get(id)?.close();
+      this.#store.remove(id);
     } finally {
-      this.#stopping.delete(row.id);
+      this.#stopping.delete(id);
     }
   }
 

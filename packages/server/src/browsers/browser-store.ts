@@ -34,6 +34,12 @@ export interface BrowserReservation {
   name: string | undefined;
   /** The organization limit from its plan. */
   planLimit: number;
+  /**
+   * A browser already running (taken from the warm pool): the row is inserted `running`
+   * with its process and token hash, in the same transaction as the checks, so one
+   * commit (one round of fsyncs) records it instead of two.
+   */
+  running?: { launched: Pick<LaunchedBrowser, "pid" | "userDataDir">; tokenSha256: string };
 }
 
 const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, created_at";
@@ -58,7 +64,7 @@ export class BrowserStore {
   /**
    * Takes a concurrency slot for a new browser: in ONE transaction it checks the name,
    * the project's effective cap and the organization limit, and inserts a `starting`
-   * row that counts as usage. Concurrent creates therefore never exceed a cap. The caps
+   * (or, given `running`, a `running`) row that counts as usage. Concurrent creates therefore never exceed a cap. The caps
    * are read inside the transaction too, so a cap changed a moment ago applies.
    */
   reserve(request: BrowserReservation): BrowserRow {
@@ -80,18 +86,22 @@ export class BrowserStore {
         orgUsed: this.#usage.organization(request.orgId),
         projectUsed: this.#usage.project(request.projectId),
       });
+      const running = request.running;
       const row: BrowserRow = {
         id: newId("browser"),
         project_id: request.projectId,
         name: request.name ?? null,
-        status: "starting",
-        cdp_token_sha256: null,
-        pid: null,
-        user_data_dir: null,
+        status: running === undefined ? "starting" : "running",
+        cdp_token_sha256: running?.tokenSha256 ?? null,
+        pid: running?.launched.pid ?? null,
+        user_data_dir: running?.launched.userDataDir ?? null,
         created_at: new Date().toISOString(),
       };
       try {
-        this.#db.run("INSERT INTO browsers (id, project_id, name, status, created_at) VALUES (?, ?, ?, 'starting', ?)", [row.id, row.project_id, row.name, row.created_at]);
+        this.#db.run(
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+          [row.id, row.project_id, row.name, row.status, row.cdp_token_sha256, row.pid, row.user_data_dir, row.created_at],
+        );
       } catch (error) {
         if (isUniqueViolation(error)) throw new NameConflictError(`A browser named "${request.name}" already exists in this project.`);
         throw error;

@@ -35,6 +35,10 @@ export interface WarmPoolStats {
   launching: number;
 }
 
+// A burst of creates arrives within a few milliseconds; its answers go out before the
+// refill's launch (a synchronous fork, then Chromium's start on the same cores) begins.
+const REFILL_DELAY_MS = 100;
+
 interface Waiting {
   warm: WarmBrowser;
   record: WarmBrowserRecord | undefined;
@@ -60,6 +64,7 @@ export class WarmPool {
   #launching = 0;
   #failures = 0;
   #retryTimer: NodeJS.Timeout | undefined;
+  #refillTimer: NodeJS.Timeout | undefined;
   #closed = false;
   // Every launch the pool started; close() waits for them.
   readonly #inFlight = new Set<Promise<void>>();
@@ -90,19 +95,25 @@ export class WarmPool {
   }
 
   /**
-   * A ready browser, or `undefined` when none is (the caller launches one itself). Starts
-   * a replacement.
+   * The ready browser a create would take, still the pool's, or `undefined` when none is
+   * (the caller launches one itself). Looking is free: only {@link take} uses it up, so a
+   * create refused by a limit leaves the pool as it was.
    */
-  take(): TakenBrowser | undefined {
-    let taken: Waiting | undefined;
-    while (taken === undefined && this.#ready.length > 0) {
-      const next = this.#ready.shift() as Waiting;
-      if (next.warm.usable) taken = next;
-      // A dead one is being cleaned up by its exit listener.
-    }
-    this.#fill();
-    if (taken === undefined) return undefined;
-    const { warm, record } = taken;
+  next(): WarmBrowser | undefined {
+    // A dead one is being cleaned up by its exit listener.
+    return this.#ready.find((entry) => entry.warm.usable)?.warm;
+  }
+
+  /**
+   * Takes `warm` (from {@link next}, in the same tick) out of the pool for good, and
+   * starts its replacement a moment later, so that the answers to a burst of creates go
+   * out before the replacement's launch takes its share of the CPU.
+   */
+  take(warm: WarmBrowser): TakenBrowser {
+    const index = this.#ready.findIndex((entry) => entry.warm === warm);
+    if (index === -1) throw new Error("This browser is not waiting in the warm pool.");
+    const [{ record }] = this.#ready.splice(index, 1) as [Waiting];
+    this.#refillSoon();
     return { warm, recorded: () => record?.remove() };
   }
 
@@ -110,8 +121,18 @@ export class WarmPool {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
+    clearTimeout(this.#refillTimer);
     const waiting = this.#ready.splice(0);
     await Promise.allSettled([...waiting.map((entry) => this.#discard(entry)), ...this.#inFlight]);
+  }
+
+  #refillSoon(): void {
+    if (this.#closed || this.#refillTimer !== undefined) return;
+    this.#refillTimer = setTimeout(() => {
+      this.#refillTimer = undefined;
+      this.#fill();
+    }, REFILL_DELAY_MS);
+    this.#refillTimer.unref();
   }
 
   #fill(): void {
