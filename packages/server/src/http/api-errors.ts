@@ -1,16 +1,7 @@
-/** One problem behind an error: the spec's `ErrorDetail`. */
-export interface ErrorDetail {
-  code: string;
-  message: string;
-}
+import type { Error as ErrorBody, ErrorDetail, OutcomeUnknownError as OutcomeUnknownBody } from "@browser-service/types";
 
-/** The spec's `Error` body, which every error response carries. */
-export interface ErrorBody {
-  code: string;
-  message: string;
-  details?: ErrorDetail[];
-  inner_error?: ErrorDetail;
-}
+// The bodies are the spec's types, generated; the server's modules import them from here.
+export type { ErrorBody, ErrorDetail };
 
 /** Optional parts of an {@link ApiError}. */
 export interface ApiErrorOptions {
@@ -238,8 +229,8 @@ export class OutcomeUnknownError extends ApiError {
   }
 
   /** The spec's `OutcomeUnknownError` body: the `Error` fields plus `invocation_id` when known. */
-  override toBody(): ErrorBody & { invocation_id?: string } {
-    const body: ErrorBody & { invocation_id?: string } = super.toBody();
+  override toBody(): ErrorBody & Pick<OutcomeUnknownBody, "invocation_id"> {
+    const body: ErrorBody & Pick<OutcomeUnknownBody, "invocation_id"> = super.toBody();
     if (this.invocationId !== undefined) body.invocation_id = this.invocationId;
     return body;
   }

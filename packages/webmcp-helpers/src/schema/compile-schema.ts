@@ -15,8 +15,8 @@ export interface SchemaNode {
   /** The `false` schema: nothing matches. */
   never?: true;
   types?: readonly JsonType[];
-  enum?: readonly unknown[];
-  const?: { value: unknown };
+  enum?: readonly JsonValue[];
+  const?: JsonValue;
   minimum?: number;
   maximum?: number;
   exclusiveMinimum?: number;
@@ -43,6 +43,25 @@ export interface SchemaNode {
   then?: SchemaNode;
   else?: SchemaNode;
 }
+
+/**
+ * A value of the schema (an `enum` option, the `const`) and what comparing with it may
+ * cost: its number of values, which `jsonEqual` walks at most (it walks the schema's side).
+ */
+export interface JsonValue {
+  value: unknown;
+  cost: number;
+}
+
+/** How many values `value` holds (itself included); finite, as `measureSchema` bounded the schema. */
+function sizeOf(value: unknown): number {
+  if (typeof value !== "object" || value === null) return 1;
+  let size = 1;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) size += sizeOf(item);
+  return size;
+}
+
+const jsonValue = (value: unknown): JsonValue => ({ value, cost: sizeOf(value) });
 
 const jsonTypes: readonly string[] = ["null", "boolean", "object", "array", "number", "integer", "string"];
 const numberKeywords = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] as const;
@@ -90,9 +109,9 @@ function compileAt(schema: unknown, path: (string | number)[], limits: PatternLi
   }
   if (has("enum")) {
     if (!Array.isArray(raw.enum)) refuse("enum", "an array");
-    node.enum = raw.enum as unknown[];
+    node.enum = (raw.enum as unknown[]).map(jsonValue);
   }
-  if (has("const")) node.const = { value: raw.const };
+  if (has("const")) node.const = jsonValue(raw.const);
 
   for (const keyword of numberKeywords) {
     if (!has(keyword)) continue;

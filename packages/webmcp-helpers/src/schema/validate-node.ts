@@ -1,7 +1,7 @@
+import { jsonEqual } from "@browser-service/validators";
 import type { InputProblem } from "../errors.js";
 import { cleanPageText } from "../untrusted-text.js";
-import type { JsonType, SchemaNode } from "./compile-schema.js";
-import { jsonEqual } from "./json-equal.js";
+import type { JsonType, JsonValue, SchemaNode } from "./compile-schema.js";
 import { jsonPointer } from "./json-pointer.js";
 import type { StepBudget } from "./step-budget.js";
 
@@ -49,8 +49,13 @@ export function validateNode(node: SchemaNode, value: unknown, path: (string | n
     fail("type", `must be ${node.types.join(" or ")}, not ${typeOf(value)}`);
     return false;
   }
-  if (node.enum && !node.enum.some((option) => jsonEqual(option, value, run.budget)) && fail("enum", `must be one of ${quote(node.enum)}`)) return false;
-  if (node.const && !jsonEqual(node.const.value, value, run.budget) && fail("const", `must be ${quote(node.const.value)}`)) return false;
+  // Each comparison is paid for before it is made, at the most it can cost.
+  const equals = (option: JsonValue) => {
+    run.budget.spend(option.cost);
+    return jsonEqual(option.value, value);
+  };
+  if (node.enum && !node.enum.some(equals) && fail("enum", `must be one of ${quote(node.enum.map((option) => option.value))}`)) return false;
+  if (node.const && !equals(node.const) && fail("const", `must be ${quote(node.const.value)}`)) return false;
 
   if (typeof value === "number") {
     if (node.minimum !== undefined && value < node.minimum && fail("minimum", `must be at least ${node.minimum}`)) return false;

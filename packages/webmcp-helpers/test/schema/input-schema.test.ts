@@ -40,6 +40,19 @@ describe("keywords", () => {
     expect(valid({ const: { a: 1 } }, { b: 1 })).toBe(false);
   });
 
+  it("pays for each enum and const comparison with the size of the schema's value", () => {
+    // One option of 1,001 values, compared with each of 100 elements: over 100,000 steps,
+    // and as many when an element differs early (the comparison is paid before it is made).
+    const option = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, i]));
+    const schema = { type: "array", items: { enum: [option] } };
+    const same = Array.from({ length: 100 }, () => ({ ...option }));
+    const result = compileInputSchema(schema, { maxSteps: 1_000_000 }).validate(same);
+    expect(result.valid).toBe(true);
+    expect(result.steps).toBeGreaterThan(100_000);
+    const differing = Array.from({ length: 100 }, () => ({ ...option, k0: -1 }));
+    expect(() => compileInputSchema(schema, { maxSteps: 50_000, maxProblems: 100 }).validate(differing)).toThrow(expect.objectContaining({ code: "validation_steps_exceeded" }));
+  });
+
   it("numeric bounds, draft 4's boolean exclusive bounds included", () => {
     expect(valid({ minimum: 1, maximum: 3 }, 3)).toBe(true);
     expect(valid({ exclusiveMaximum: 3 }, 3)).toBe(false);
