@@ -8,6 +8,10 @@
 // delete), and the p99 of GET /org/limits without and with the hostile page (goal: within
 // 2x). It stops by itself after --seconds (default 300).
 //
+// RSS is a high-water mark: after the hostile page, V8 keeps the pages it grew into even
+// though the heap itself returns to its size before (checked in-process with
+// --expose-gc: ~14 MiB used after each of four hostile browsers was deleted, no growth).
+//
 //   node bench/soak.mjs                 (after `pnpm build`)
 //   node bench/soak.mjs --seconds 60
 import { spawn } from "node:child_process";
