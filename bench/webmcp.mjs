@@ -13,14 +13,13 @@
 //
 //   node bench/webmcp.mjs                    (after `pnpm build`; runs from anywhere)
 //   node bench/webmcp.mjs --requests 300     (GETs per size and invocations per path; default 200)
-import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
+import { PageServer } from "../tools/test-pages/src/page-server.mjs";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "200" } } });
 const REQUESTS = Number(values.requests);
@@ -47,19 +46,12 @@ const tools = (where) => `<script>
     });
   }
 </script>`;
-const pageServer = createHttpServer((request, response) => {
-  const { pathname } = new URL(request.url ?? "/", "http://127.0.0.1");
-  const port = pageServer.address().port;
-  const pages = {
-    "/tab": `<!doctype html><title>Bench tab</title>${tools("top")}<iframe src="/frame?same"></iframe><iframe src="http://localhost:${port}/frame?cross" allow="tools"></iframe>`,
-    "/frame": `<!doctype html><title>Bench frame</title>${tools("frame")}`,
-  };
-  if (!(pathname in pages)) return response.writeHead(404).end();
-  response.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(pages[pathname]);
-});
-pageServer.listen(0, "127.0.0.1");
-await once(pageServer, "listening");
-const pageUrl = `http://127.0.0.1:${pageServer.address().port}/tab`;
+// The tests' page server (tools/test-pages): a tab on 127.0.0.1 with a same-origin frame and
+// a cross-origin (localhost) frame.
+const pageServer = await PageServer.start();
+pageServer.serve("/tab", (port) => `<!doctype html><title>Bench tab</title>${tools("top")}<iframe src="/frame?same"></iframe><iframe src="http://localhost:${port}/frame?cross" allow="tools"></iframe>`);
+pageServer.serve("/frame", `<!doctype html><title>Bench frame</title>${tools("frame")}`);
+const pageUrl = pageServer.url("/tab");
 
 // ---- measurement helpers -----------------------------------------------------------
 const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -200,8 +192,7 @@ try {
 } finally {
   await server.close();
   rmSync(dataDir, { recursive: true, force: true });
-  pageServer.closeAllConnections();
-  pageServer.close();
+  await pageServer.close();
 }
 if (process.exitCode === 1) process.exit();
 

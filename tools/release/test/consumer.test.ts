@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installNode } from "../src/node-runtimes.mjs";
 import { mustRun, run, userEnv } from "../src/run.mjs";
 import { repoRoot } from "../src/workspace.mjs";
-import { servePage } from "./support/page-server.js";
+import { PageServer } from "@browser-service/test-pages";
 import { startReferenceServer, type RunningServer } from "./support/reference-server.js";
 
 const packed = inject("packed");
@@ -21,6 +21,7 @@ const authConnection = JSON.parse(readFileSync(join(fixtures, "server-fixtures.j
 
 const withHelpers = packed.some((pkg) => pkg.name === "@browser-service/webmcp-helpers");
 const serverPackage = "@browser-service/server";
+const mcpPackage = packed.find((pkg) => pkg.name === "@browser-service/mcp");
 /** The Node majors besides the one running this test (in CI the oldest supported, 20). */
 const currentMajor = Number(process.versions.node.split(".")[0]);
 const otherMajors = [22, 24].filter((major) => major !== currentMajor);
@@ -42,7 +43,7 @@ describe("a consumer project outside the workspace", () => {
   /** The node binary of each major. */
   const runtimes = new Map<number, string>([[currentMajor, process.execPath]]);
   let server: RunningServer | undefined;
-  let page: Awaited<ReturnType<typeof servePage>> | undefined;
+  let page: PageServer | undefined;
   let env: NodeJS.ProcessEnv;
   let installLog = "";
 
@@ -68,13 +69,14 @@ describe("a consumer project outside the workspace", () => {
     const serverManifest = JSON.parse(readFileSync(join(project, "node_modules", serverPackage, "package.json"), "utf8"));
     const bin = join(project, "node_modules", ".bin", Object.keys(serverManifest.bin)[0]!);
     server = await startReferenceServer(bin, ["--data-dir", join(project, ".data"), "--fixtures", join(fixtures, "server-fixtures.json")], { ...userEnv(), LOG_LEVEL: "warn" });
-    page = await servePage(join(fixtures, "tool-page.html"), "/tools.html");
+    page = await PageServer.start();
+    page.serve("/tools.html", readFileSync(join(fixtures, "tool-page.html"), "utf8"));
     env = {
       ...userEnv(),
       BROWSER_SERVICE_BASE_URL: server.url,
       BROWSER_SERVICE_API_KEY: server.apiKey,
       CONSUMER_AUTH_CONNECTION_ID: authConnection.id,
-      CONSUMER_TOOL_PAGE_URL: page.url,
+      CONSUMER_TOOL_PAGE_URL: page.url("/tools.html"),
     };
     delete env.BROWSER_SERVICE_PROJECT_ID; // the default project
   }, 240_000);
@@ -138,6 +140,15 @@ describe("a consumer project outside the workspace", () => {
       expect(seen.pageUrl).toBe(env.CONSUMER_TOOL_PAGE_URL);
       expect(seen.result).toEqual({ status: "completed", output: { sum: 5 } });
     }, 120_000);
+
+    it.runIf(mcpPackage !== undefined)("runs the browser-service-mcp command: its version, and a refusal of an unknown flag", async () => {
+      const bin = join(project, "node_modules", ".bin", "browser-service-mcp");
+      const version = await mustRun(node(), [bin, "--version"], { cwd: project, env });
+      expect(version.stdout.trim()).toBe(mcpPackage?.version);
+      const refused = await run(node(), [bin, "--no-such-flag"], { cwd: project, env });
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toContain("Unknown option '--no-such-flag'");
+    }, 60_000);
 
     it("loads every entry point with require() as with import (ESM only, require(esm))", async () => {
       const specifiers = entrySpecifiers();

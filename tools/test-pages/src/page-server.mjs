@@ -1,9 +1,9 @@
+// One WebMCP test page server for every test and bench that drives a browser: the
+// server's and the helpers' tests, the release consumer test and bench/webmcp.mjs. It is
+// JavaScript (typed by page-server.d.mts) so that Node runs it as it is, without a build,
+// from the TypeScript tests and from the benches' .mjs files alike.
 import { once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-
-/** A page's HTML, given the server's port (to link 127.0.0.1 and localhost pages). */
-export type PageSource = string | ((port: number) => string);
+import { createServer } from "node:http";
 
 /**
  * Test pages on 127.0.0.1, also reachable as localhost: two sites to Chromium, so a
@@ -12,12 +12,12 @@ export type PageSource = string | ((port: number) => string);
  * outside the page, so that a count survives navigation and closed tabs.
  */
 export class PageServer {
-  readonly #pages = new Map<string, PageSource>();
-  readonly #runs = new Map<string, number>();
-  readonly #server: Server;
+  #pages = new Map();
+  #runs = new Map();
+  #server;
   #port = 0;
 
-  private constructor() {
+  constructor() {
     this.#server = createServer((request, response) => {
       const { pathname } = new URL(request.url ?? "/", "http://127.0.0.1");
       if (request.method === "POST" && pathname.startsWith("/runs/")) {
@@ -38,40 +38,41 @@ export class PageServer {
   }
 
   /** Starts on an ephemeral port of 127.0.0.1. */
-  static async start(): Promise<PageServer> {
+  static async start() {
     const pages = new PageServer();
     pages.#server.listen(0, "127.0.0.1");
     await once(pages.#server, "listening");
-    pages.#port = (pages.#server.address() as AddressInfo).port;
+    pages.#port = pages.#server.address().port;
     return pages;
   }
 
   /** Serves `source` at `path`. */
-  serve(path: string, source: PageSource): void {
+  serve(path, source) {
     this.#pages.set(path, source);
   }
 
   /** The URL of `path` on 127.0.0.1 or localhost. */
-  url(path: string, host: "127.0.0.1" | "localhost" = "127.0.0.1"): string {
+  url(path, host = "127.0.0.1") {
     return `http://${host}:${this.#port}${path}`;
   }
 
   /** The origin of this server on 127.0.0.1 or localhost. */
-  origin(host: "127.0.0.1" | "localhost" = "127.0.0.1"): string {
+  origin(host = "127.0.0.1") {
     return `http://${host}:${this.#port}`;
   }
 
   /** How many times pages reported running the tool counted as `name`. */
-  runs(name: string): number {
+  runs(name) {
     return this.#runs.get(name) ?? 0;
   }
 
   /** Forgets every count (between tests). */
-  resetRuns(): void {
+  resetRuns() {
     this.#runs.clear();
   }
 
-  async close(): Promise<void> {
+  /** Stops the server, dropping open connections. */
+  async close() {
     this.#server.closeAllConnections();
     this.#server.close();
     await once(this.#server, "close");
