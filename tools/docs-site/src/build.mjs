@@ -6,15 +6,17 @@
 //   api/               the API reference (Redoc) that @browser-service/openapi builds,
 //                      with the bundled openapi.json and openapi.yaml beside it
 //   packages/<name>/   TypeDoc of each public package with a TypeScript API
+//   guides/<slug>.html the guides (guides/*.md), whose code test/guides.test.ts runs
 //
 // Nothing is loaded from the network, then or when the site is viewed. A public package
 // that the site cannot document (no declarations to run TypeDoc on) is listed without a
 // link, and the docs-site test fails on it: the build itself only fails when a tool does.
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hasTypeScriptApi, publicPackages, repoRoot } from "@browser-service/release/workspace";
+import { guidePage, loadGuides } from "./guides.mjs";
 import { landingPage } from "./landing-page.mjs";
 import { buildTypeDoc } from "./typedoc.mjs";
 
@@ -75,6 +77,11 @@ await inParallel(documented, availableParallelism(), async (pkg) => {
   }
 });
 
+const guides = loadGuides();
+mkdirSync(join(siteDir, "guides"), { recursive: true });
+for (const guide of guides) writeFileSync(join(siteDir, "guides", `${guide.slug}.html`), guidePage(guide, guides));
+console.log(`  guides    ${guides.length} guides -> dist/site/guides`);
+
 const root = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
 const html = landingPage({
   title: "browser-service docs",
@@ -84,6 +91,7 @@ const html = landingPage({
     { href: "api/openapi.json", label: "openapi.json" },
     { href: "api/openapi.yaml", label: "openapi.yaml" },
   ],
+  guides: guides.map((guide) => ({ href: `guides/${guide.slug}.html`, title: guide.title })),
   packages: packages.map((pkg) => ({
     name: pkg.name,
     version: pkg.manifest.version,

@@ -15,9 +15,9 @@ const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`
 /**
  * The HTML of index.html. Static and self-contained: inline styles, no scripts, and a
  * policy that lets the page load nothing from anywhere else.
- * @param {{ title: string, description: string, apiReference: string, documents: { href: string, label: string }[], packages: PackageEntry[] }} site
+ * @param {{ title: string, description: string, apiReference: string, documents: { href: string, label: string }[], guides: { href: string, title: string }[], packages: PackageEntry[] }} site
  */
-export function landingPage({ title, description, apiReference, documents, packages }) {
+export function landingPage({ title, description, apiReference, documents, guides, packages }) {
   const rows = packages
     .map(
       (pkg) => `      <tr>
@@ -53,6 +53,10 @@ export function landingPage({ title, description, apiReference, documents, packa
     <h2>HTTP API</h2>
     <p class="api"><a href="${escape(apiReference)}">API reference</a>: every operation, schema and error code of the service, from the bundled OpenAPI 3.1 document.</p>
     <p>The document itself: ${documents.map((doc) => `<a href="${escape(doc.href)}">${escape(doc.label)}</a>`).join(" and ")}.</p>
+    <h2>Guides</h2>
+    <ul>
+${guides.map((guide) => `      <li><a href="${escape(guide.href)}">${escape(guide.title)}</a></li>`).join("\n")}
+    </ul>
     <h2>Packages</h2>
     <table>
       <thead><tr><th>Package</th><th>Version</th><th>What it is</th><th>Docs</th></tr></thead>
