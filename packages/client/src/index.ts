@@ -31,7 +31,7 @@ export type { ErrorBody } from "./errors.js";
 export type { ConditionalResponse } from "./conditional.js";
 export type { RawMethods, Resources } from "./generated/facade.js";
 export type { CallOptions, ClientOptions, RequestOptions } from "./options.js";
-export type { RawInit, RawMethod, RawResult } from "./raw.js";
+export type { HttpMethod, Operation, RawInit, RawMethod, RawResult } from "./raw.js";
 export { timeoutSecMarginMs } from "./request.js";
 export type { FetchLike } from "./transport.js";
 export type { FormBody, UploadFile } from "./upload.js";

@@ -14,8 +14,10 @@ import type {
 } from "openapi-fetch";
 import type { CallOptions } from "./options.js";
 
-type HttpMethod = "get" | "put" | "post" | "delete" | "options" | "head" | "patch" | "trace";
-type Operation<P extends keyof paths, M extends HttpMethod> = NonNullable<paths[P][M]>;
+/** An HTTP method as the spec's `paths` name it (lowercase). */
+export type HttpMethod = "get" | "put" | "post" | "delete" | "options" | "head" | "patch" | "trace";
+/** The operation of the spec at path `P` and method `M`. */
+export type Operation<P extends keyof paths, M extends HttpMethod> = NonNullable<paths[P][M]>;
 
 /**
  * The options of a raw call for operation `T`: openapi-fetch's request options (typed

@@ -9,7 +9,7 @@ export interface RateLimit {
   burst: number;
 }
 
-/** Settings of {@link RateLimits}. */
+/** Settings of the server's rate limits (`createServer({ rateLimits })`). */
 export interface RateLimitSettings {
   /** Requests of each API key. */
   perKey: RateLimit;
