@@ -99,6 +99,9 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
     const server = options.createServer();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // A result as one JSON body rather than an SSE stream per request: nothing here
+      // streams within a request, and notifications go on the session's GET stream.
+      enableJsonResponse: true,
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, server, lastUsed: Date.now() });
       },

@@ -19,5 +19,5 @@ export { mcpInputSchema, type McpInputSchema } from "./input-schema.js";
 export { type McpTool, toMcpTool } from "./mcp-tool.js";
 export { createSessionServer, type ServerIdentity, serverInstructions } from "./session-server.js";
 export { type CatalogEntry, type CatalogState, ToolCatalog, type ToolCatalogOptions } from "./tool-catalog.js";
-export { describeTool, descriptionCaps, toolTitle } from "./tool-description.js";
+export { describeTool, descriptionCaps, descriptionLabel, toolTitle } from "./tool-description.js";
 export { maxToolNameLength, sanitizeToolName, slotKey, ToolNames } from "./tool-names.js";

@@ -37,9 +37,8 @@ describe.each<TransportKind>(["stdio", "http"])("the bridge over %s, with the SD
       // The browser reports every hint, false where the page said nothing.
       expect(search.annotations).toEqual({ title: "search", readOnlyHint: true, destructiveHint: false, openWorldHint: true });
       expect(byName(tools, "checkout").annotations).toEqual({ title: "checkout", readOnlyHint: false, destructiveHint: true, openWorldHint: true });
-      expect(search.description).toContain(`The page's description:\n${untrustedOpen}\nSearch the shop.\n${untrustedClose}`);
-      expect(search.description).toContain(`Page URL: ${untrustedOpen}${h.pages.url("/shop")}${untrustedClose}`);
-      expect(search.description).toMatch(/Registered by the top-level document of tab \d+ \(window \d+\)\./);
+      expect(search.description).toContain(`\n${untrustedOpen}\nSearch the shop.\n${untrustedClose}\n`);
+      expect(search.description).toMatch(/Registered by the top-level document of tab \d+ \(window \d+\), page <untrusted-page-text>[^<]+\/shop<\/untrusted-page-text> titled <untrusted-page-text>Shop<\/untrusted-page-text>\./);
     });
   });
 
@@ -124,9 +123,9 @@ describe.each<TransportKind>(["stdio", "http"])("the bridge over %s, with the SD
     await waitForSnapshot(h.client, h.browser, (tools) => tools.filter((tool) => tool.source.page_url === url).length === 2);
     await withBridge(kind, [], async (bridge) => {
       const tools = await bridge.waitForTools((list) => list.length === 2);
-      const frameTool = tools.find((tool) => tool.description?.includes(`Origin: ${untrustedOpen}${h.pages.origin("localhost")}${untrustedClose}`)) as Tool;
+      const frameTool = tools.find((tool) => tool.description?.includes(`of origin ${untrustedOpen}${h.pages.origin("localhost")}${untrustedClose}`)) as Tool;
       expect(frameTool.name).toMatch(/^search\.t\d+\.f\d+$/);
-      expect(frameTool.description).toMatch(/Registered by frame \d+ inside tab \d+/);
+      expect(frameTool.description).toMatch(/Registered by the frame \d+ <untrusted-page-text>[^<]+\/widget<\/untrusted-page-text> of origin/);
       expect(withStructured(await bridge.call(frameTool.name, { q: "shade" }))).toEqual({ where: "widget", origin: h.pages.origin("localhost"), results: ["shade"] });
     });
   });
@@ -178,8 +177,9 @@ describe.each<TransportKind>(["stdio", "http"])("the bridge over %s, with the SD
       const outside = description.replace(/<untrusted-page-text>[\s\S]*?<\/untrusted-page-text>/g, "");
       expect(outside).not.toMatch(/SYSTEM|IGNORE|Admin|find things/);
       expect(outside).toContain("The page's input schema is not shown (it holds a `$` keyword");
-      expect(description.split(untrustedOpen)).toHaveLength(7);
-      expect(description.split(untrustedClose)).toHaveLength(7);
+      // The label names the opening tag once; then description, name, page URL and title.
+      expect(description.split(untrustedOpen)).toHaveLength(6);
+      expect(description.split(untrustedClose)).toHaveLength(5);
       expect(description.length).toBeLessThan(5000);
       expect(tool?.inputSchema).toEqual({ type: "object", additionalProperties: true });
       const result = await bridge.call(tool?.name as string, { q: "anything" });
