@@ -2,7 +2,10 @@
 // Server benchmark: requests/s and p50/p99 latency of GET /org/projects and GET /org/limits
 // with 1 and with 32 concurrent clients, side by side, against the reference server run as
 // a child process on 127.0.0.1, plus the server's resident memory idle and at its peak
-// under load. Every run is a fixed number of requests, so the whole benchmark is bounded.
+// under load. Beside them, a bare Fastify app (bench/fixtures/bare-fastify.mjs, another
+// child) serving the same GET /org/projects JSON from memory: the framework's ceiling,
+// and the ratio to it (goal ≥ 0.6x). Runs of the two alternate, so noise hits both alike.
+// Every run is a fixed number of requests, so the whole benchmark is bounded.
 //
 //   node bench/server.mjs                 (after `pnpm build`; runs from anywhere)
 //   node bench/server.mjs --requests 4000 (requests per run; default 3000)
@@ -37,7 +40,8 @@ function memoryMiB(pid, field) {
 
 async function startServer(dataDir) {
   // The per-key rate limit is off: this measures serving requests, not refusing them (bench/rate-limit.mjs measures the limit).
-  const child = spawn(process.execPath, [bin, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--rate-limit", "0"], {
+  // No warm browsers: Chromium starting beside the server would take the CPU being measured.
+  const child = spawn(process.execPath, [bin, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--rate-limit", "0", "--warm-browsers", "0"], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, LOG_LEVEL: "warn" },
   });
@@ -55,6 +59,24 @@ async function startServer(dataDir) {
   const key = /BROWSER_SERVICE_API_KEY=(bsk_\w+)/.exec(out)?.[1];
   if (!key) die("the first start printed no API key");
   return { child, url, key, exited };
+}
+
+/** The bare Fastify app, serving `rows` with `headers` on GET /org/projects. */
+async function startBare(rows, headers) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL("fixtures/bare-fastify.mjs", import.meta.url))], { stdio: ["pipe", "pipe", "inherit"] });
+  child.stdin.end(JSON.stringify({ rows, headers }));
+  let out = "";
+  child.stdout.setEncoding("utf8");
+  const exited = once(child, "exit");
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    exited.then(([code]) => reject(new Error(`bare Fastify exited with ${code} before listening:\n${out}`)));
+  });
+  return { child, url, exited };
 }
 
 /** One request over a keep-alive agent; resolves with its latency in milliseconds. */
@@ -96,18 +118,27 @@ async function run(url, key, clients, total) {
 
 const dataDir = mkdtempSync(join(tmpdir(), "browser-service-bench-"));
 const server = await startServer(dataDir);
+let bare;
 try {
   const seeding = new Agent({ keepAlive: true });
   for (let i = 0; i < SEEDED_PROJECTS; i++) {
     await timedRequest(seeding, `${server.url}/org/projects`, server.key, "POST", JSON.stringify({ name: `bench-${i}` }));
   }
   seeding.destroy();
+  // The same rows and paging headers, for the bare app to serve.
+  const sample = await fetch(`${server.url}/org/projects`, { headers: { authorization: `Bearer ${server.key}` } });
+  const pagingHeaders = Object.fromEntries([...sample.headers].filter(([name]) => name.startsWith("x-has-more") || name.startsWith("x-next-offset")));
+  bare = await startBare(await sample.json(), pagingHeaders);
   for (const endpoint of ENDPOINTS) await run(`${server.url}${endpoint}`, server.key, 4, WARMUP);
+  await run(`${bare.url}/org/projects`, server.key, 4, WARMUP);
   const idleMiB = memoryMiB(server.child.pid, "VmRSS");
 
   const results = new Map();
   for (const endpoint of ENDPOINTS) {
-    for (const clients of CONCURRENCY) results.set(`${endpoint} ${clients}`, await run(`${server.url}${endpoint}`, server.key, clients, REQUESTS));
+    for (const clients of CONCURRENCY) {
+      results.set(`${endpoint} ${clients}`, await run(`${server.url}${endpoint}`, server.key, clients, REQUESTS));
+      if (endpoint === "/org/projects") results.set(`bare ${clients}`, await run(`${bare.url}/org/projects`, server.key, clients, REQUESTS));
+    }
   }
   const peakMiB = memoryMiB(server.child.pid, "VmHWM");
 
@@ -122,11 +153,22 @@ try {
     });
     console.log(`| GET ${endpoint.padEnd(14)} | ${cells.join(" | ")} |`);
   }
+  const bareCells = CONCURRENCY.map((c) => {
+    const r = results.get(`bare ${c}`);
+    return `${fmt(r.rps, 0).padStart(16)} | ${fmt(r.p50, 2).padStart(11)} | ${fmt(r.p99, 2).padStart(11)}`;
+  });
+  console.log(`| bare Fastify, same JSON | ${bareCells.join(" | ")} |`);
+  const ratios = CONCURRENCY.map((c) => `${c} client${c === 1 ? "" : "s"}: ${(results.get(`/org/projects ${c}`).rps / results.get(`bare ${c}`).rps).toFixed(2)}x`);
+  console.log(`\nGET /org/projects vs bare Fastify (req/s): ${ratios.join(", ")} (goal ≥ 0.60x)`);
   console.log(`\n| server memory (RSS) | MiB |\n| ------------------- | --: |`);
   console.log(`| idle, after warm-up | ${idleMiB.toFixed(1)} |`);
   console.log(`| peak under load     | ${peakMiB.toFixed(1)} |`);
 } finally {
   server.child.kill("SIGTERM");
   await server.exited;
+  if (bare) {
+    bare.child.kill("SIGTERM");
+    await bare.exited;
+  }
   rmSync(dataDir, { recursive: true, force: true });
 }

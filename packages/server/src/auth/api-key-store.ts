@@ -48,7 +48,8 @@ export class ApiKeyStore {
   /** The credential whose secret this is, or `undefined`. */
   authenticate(secret: string): Credential | undefined {
     // A hash lookup: comparing digests of a secret with ~190 random bits leaks nothing useful through timing.
-    const row = this.#db.get<{ id: string; org_id: string; project_id: string | null }>("SELECT id, org_id, project_id FROM api_keys WHERE secret_sha256 = ?", [sha256(secret)]);
+    // Remembered only until the next write: a key removed or changed is never served from memory.
+    const row = this.#db.remembered<{ id: string; org_id: string; project_id: string | null }>("get", "SELECT id, org_id, project_id FROM api_keys WHERE secret_sha256 = ?", [sha256(secret)]);
     return row && { keyId: row.id, orgId: row.org_id, projectId: row.project_id };
   }
 }

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance } from "fastify";
 import { RequestTimeoutError } from "./api-errors.js";
 import { writeRawError } from "./raw-error-response.js";
@@ -12,21 +13,41 @@ import { writeRawError } from "./raw-error-response.js";
  */
 export function installBodyIdleTimeout(app: FastifyInstance, idleMs: number): void {
   if (idleMs <= 0) return;
-  app.addHook("onRequest", async (request, reply) => {
-    if (!setIdleTimeout(request.raw.socket, idleMs)) return;
-    // Listening here keeps Node from destroying the socket unanswered: the client is told why.
-    request.raw.once("timeout", () => {
-      const socket = request.raw.socket;
-      if (!reply.sent && !reply.raw.headersSent && socket.writable) writeRawError(socket, new RequestTimeoutError(`No part of the request body arrived for ${idleMs / 1000} s; send it again without pausing.`));
-      socket.destroy();
-    });
+  // Callback hooks: an async one costs a promise and a microtask on every request.
+  app.addHook("onRequest", (request, reply, done) => {
+    // A request without a body (no Content-Length, or 0, and no Transfer-Encoding: every
+    // GET a client sends) has nothing left to stall on: no timer, no listener.
+    if (hasBody(request.headers) && setIdleTimeout(request.raw.socket, idleMs)) {
+      armed.add(request.raw);
+      // Listening here keeps Node from destroying the socket unanswered: the client is told why.
+      request.raw.once("timeout", () => {
+        const socket = request.raw.socket;
+        if (!reply.sent && !reply.raw.headersSent && socket.writable) writeRawError(socket, new RequestTimeoutError(`No part of the request body arrived for ${idleMs / 1000} s; send it again without pausing.`));
+        socket.destroy();
+      });
+    }
+    done();
   });
-  app.addHook("preHandler", async (request) => {
-    if (!/^multipart\//i.test(request.headers["content-type"] ?? "")) setIdleTimeout(request.raw.socket, 0);
+  app.addHook("preHandler", (request, _reply, done) => {
+    if (armed.has(request.raw) && !/^multipart\//i.test(request.headers["content-type"] ?? "")) disarm(request.raw);
+    done();
   });
-  app.addHook("onResponse", async (request) => {
-    setIdleTimeout(request.raw.socket, 0);
+  app.addHook("onResponse", (request, _reply, done) => {
+    if (armed.has(request.raw)) disarm(request.raw);
+    done();
   });
+}
+
+// The requests whose socket has the timer running.
+const armed = new WeakSet<object>();
+
+function disarm(raw: { socket: { setTimeout?: (ms: number) => unknown } }): void {
+  armed.delete(raw);
+  setIdleTimeout(raw.socket, 0);
+}
+
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return headers["transfer-encoding"] !== undefined || (headers["content-length"] !== undefined && headers["content-length"] !== "0");
 }
 
 // In-process requests (`app.inject`) have a stand-in socket without timers: nothing to bound there.

@@ -84,12 +84,12 @@ export function installBodyReading(app: FastifyInstance): void {
     if (body === "") done(null, undefined);
     else parseJson(request, body as string, done);
   });
-  app.addHook("preParsing", async (request, _reply, payload) => {
+  app.addHook("preParsing", (request, _reply, payload, done) => {
     const operationId = request.routeOptions.config.operationId;
     if (operationId !== undefined && operationChecks(operationId).body === undefined) {
       // Fastify parses by these headers; without them it sees no body and reads none.
       for (const name of ["content-type", "content-length", "transfer-encoding"]) delete request.headers[name];
     }
-    return payload;
+    done(null, payload);
   });
 }

@@ -25,7 +25,7 @@ export class OrganizationStore {
 
   /** The organization with this id; it must exist (every key names one). */
   get(id: string): Organization {
-    const org = this.#db.get<Organization>("SELECT id, default_project_id, default_project_max_concurrent_sessions, created_at FROM organizations WHERE id = ?", [id]);
+    const org = this.#db.remembered<Organization>("get", "SELECT id, default_project_id, default_project_max_concurrent_sessions, created_at FROM organizations WHERE id = ?", [id]);
     if (!org) throw new Error(`Organization ${id} named by an API key does not exist; the database is inconsistent.`);
     return org;
   }

@@ -38,21 +38,35 @@ function authenticate(deps: ApiDeps, request: FastifyRequest): Credential {
 export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.decorateRequest("scope");
   await app.register(async (api) => {
-    api.addHook("onRequest", async (request) => {
-      // Before the credential is read: a blocked address costs a map lookup, never a key lookup.
-      const blocked = deps.rateLimits.checkAddress(request.ip);
-      if (blocked) throw blocked;
-      const credential = authenticate(deps, request);
-      const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
-      if (limited) throw limited;
-      const header = request.headers[PROJECT_HEADER];
-      request.scope = new RequestScope(credential, deps.stores.organizations.get(credential.orgId), deps.stores.projects, Array.isArray(header) ? header.join(",") : header);
+    // Callback hooks (a thrown error is passed to `done`): an async hook costs a promise and
+    // a microtask on every request, which showed in profiles of the control plane.
+    api.addHook("onRequest", (request, _reply, done) => {
+      try {
+        // Before the credential is read: a blocked address costs a map lookup, never a key lookup.
+        const blocked = deps.rateLimits.checkAddress(request.ip);
+        if (blocked) throw blocked;
+        const credential = authenticate(deps, request);
+        const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
+        if (limited) throw limited;
+        const header = request.headers[PROJECT_HEADER];
+        request.scope = new RequestScope(credential, deps.stores.organizations.get(credential.orgId), deps.stores.projects, Array.isArray(header) ? header.join(",") : header);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done();
     });
-    api.addHook("preValidation", async (request) => {
-      const config = request.routeOptions.config;
-      if (config.projectAdmin && deps.projectsDisabled) throw new ProjectsDisabledError();
-      if (config.orgWideOnly !== undefined) request.scope.requireOrgWide(config.orgWideOnly);
-      validateRequest(request);
+    api.addHook("preValidation", (request, _reply, done) => {
+      try {
+        const config = request.routeOptions.config;
+        if (config.projectAdmin && deps.projectsDisabled) throw new ProjectsDisabledError();
+        if (config.orgWideOnly !== undefined) request.scope.requireOrgWide(config.orgWideOnly);
+        validateRequest(request);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done();
     });
     registerProjectRoutes(api, deps);
     registerLimitRoutes(api, deps);

@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { issueApiKey } from "../src/auth/issue-key.js";
+import { initializeOrganization } from "../src/organization/first-start.js";
+import { SqliteDatabase } from "../src/storage/database.js";
+import { dataDirLayout } from "../src/storage/data-dir.js";
+import { openStores } from "../src/storage/stores.js";
+import { startTestServer, type TestServer } from "./support/test-server.js";
+
+// The hot reads of every request (its key, its organization, a page of projects) are
+// remembered between writes. These tests warm them first, then change what they read.
+
+const dirs: string[] = [];
+function scratchDb(): SqliteDatabase {
+  const dir = mkdtempSync(join(tmpdir(), "browser-service-remembered-"));
+  dirs.push(dir);
+  const db = SqliteDatabase.open(join(dir, "db.sqlite"));
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL UNIQUE)");
+  db.run("INSERT INTO t (id, v) VALUES (1, 'one')");
+  return db;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("remembered reads", () => {
+  it("read what is stored now after every kind of write: run, a committed and a rolled-back transaction", () => {
+    const db = scratchDb();
+    try {
+      const read = () => db.remembered<{ v: string }>("get", "SELECT v FROM t WHERE id = ?", [1])?.v;
+      expect(read()).toBe("one");
+      db.run("UPDATE t SET v = 'uno' WHERE id = 1");
+      expect(read()).toBe("uno");
+      db.transaction(() => db.run("UPDATE t SET v = 'eins' WHERE id = 1"));
+      expect(read()).toBe("eins");
+      expect(() =>
+        db.transaction(() => {
+          db.run("UPDATE t SET v = 'un' WHERE id = 1");
+          // Inside the transaction the write shows...
+          expect(read()).toBe("un");
+          throw new Error("changed my mind");
+        }),
+      ).toThrow("changed my mind");
+      // ...and after its rollback it is gone.
+      expect(read()).toBe("eins");
+      db.run("DELETE FROM t WHERE id = 1");
+      expect(read()).toBeUndefined();
+    } finally {
+      db.close();
+    }
+  });
+
+  it("are frozen, so no caller can change what the next one reads", () => {
+    const db = scratchDb();
+    try {
+      const row = db.remembered<{ v: string }>("get", "SELECT v FROM t WHERE id = ?", [1]) as { v: string };
+      expect(() => {
+        row.v = "changed";
+      }).toThrow(TypeError);
+      expect(db.remembered<{ v: string }>("get", "SELECT v FROM t WHERE id = ?", [1])?.v).toBe("one");
+    } finally {
+      db.close();
+    }
+  });
+
+  it("a key removed from the store no longer authenticates, though it was just used", () => {
+    const dir = mkdtempSync(join(tmpdir(), "browser-service-remembered-"));
+    dirs.push(dir);
+    const stores = openStores(dataDirLayout(dir));
+    try {
+      initializeOrganization(stores);
+      const key = issueApiKey(stores);
+      expect(stores.apiKeys.authenticate(key.secret)?.keyId).toBe(key.keyId);
+      expect(stores.apiKeys.authenticate(key.secret)?.keyId).toBe(key.keyId);
+      // No operation revokes keys yet; a write of the store stands for one.
+      stores.db.transaction(() => stores.db.run("DELETE FROM api_keys WHERE id = ?", [key.keyId]));
+      expect(stores.apiKeys.authenticate(key.secret)).toBeUndefined();
+    } finally {
+      stores.db.close();
+    }
+  });
+
+  it("keep a statement usable after it failed on a constraint", () => {
+    const db = scratchDb();
+    try {
+      expect(() => db.run("INSERT INTO t (id, v) VALUES (2, 'one')")).toThrow(/UNIQUE/);
+      expect(db.run("INSERT INTO t (id, v) VALUES (2, 'two')")).toBe(1);
+      expect(db.all<{ v: string }>("SELECT v FROM t ORDER BY id").map((row) => row.v)).toEqual(["one", "two"]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("remembered reads through the API", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    expect(t.mismatches).toEqual([]);
+    await t.close();
+  });
+
+  it("a renamed or archived project shows at once in the list and the project header", async () => {
+    const client = t.client();
+    const project = await client.projects.create({ name: "before" });
+    expect((await client.projects.list()).map((each) => each.name)).toContain("before");
+    expect(await client.browsers.list({}, { projectId: project.id })).toEqual([]);
+    await client.projects.update(project.id, { name: "after" });
+    const names = (await client.projects.list()).map((each) => each.name);
+    expect(names).toContain("after");
+    expect(names).not.toContain("before");
+    await client.projects.update(project.id, { status: "archived" });
+    expect((await client.projects.list()).find((each) => each.id === project.id)?.status).toBe("archived");
+    await expect(client.browsers.list({}, { projectId: project.id })).rejects.toMatchObject({ status: 404, code: "project_not_found" });
+  });
+});
