@@ -32,6 +32,8 @@ describe("the client generator", () => {
     expect(row("extensions", "upload")).toEqual(["extensions", "upload", "POST", "/extensions", "", "form", { files: { file: "application/zip" } }]);
     expect(row("projects", "delete")).toEqual(["projects", "delete", "DELETE", "/org/projects/{id}", "id", ""]);
     expect(operations.filter((r) => r[6]?.noRetry).map((r) => r[1])).toEqual(["invoke"]);
+    expect(row("webmcp", "listTools")[6]).toEqual({ conditional: true });
+    expect(operations.filter((r) => r[6]?.conditional).map((r) => r[1])).toEqual(["listTools"]);
   });
 
   it("declares each facade method with the types of @browser-service/types", async () => {
@@ -41,6 +43,7 @@ describe("the client generator", () => {
     expect(facade).toContain("listAll(query?: T.ListProjectsQuery, options?: RequestOptions): AsyncGenerator<T.ListProjectsResponse[number], void, undefined>;");
     expect(facade).toContain('upload(body: FormBody<T.UploadExtensionRequestBody, "file">, options?: RequestOptions)');
     expect(facade).toContain("create(body?: T.CreateBrowserRequestBody, options?: RequestOptions)");
+    expect(facade).toContain('listToolsIfChanged(id_or_name: T.ListWebMcpToolsPathParams["id_or_name"], etag: string | null | undefined, options?: RequestOptions): Promise<ConditionalResponse<T.ListWebMcpToolsResponse>>;');
   });
 
   describe("refuses a document the facade cannot express", () => {
@@ -70,6 +73,12 @@ describe("the client generator", () => {
         d.paths["/org/projects"]!.post.parameters = [{ name: "dry_run", in: "query", schema: { type: "boolean" } }];
       };
       await expect(variant(edit)).rejects.toThrow("query parameters or a body, not both");
+    });
+
+    it("a 304 without If-None-Match, or without an ETag", async () => {
+      const tools = "/browsers/{id_or_name}/webmcp/tools";
+      await expect(variant((d) => delete d.paths[tools]!.get.parameters)).rejects.toThrow("a 304 response needs the If-None-Match header parameter");
+      await expect(variant((d) => delete d.paths[tools]!.get.responses["304"].headers.ETag)).rejects.toThrow("sends an ETag with its success and its 304 responses");
     });
   });
 });
