@@ -20,9 +20,9 @@ export function createDocumentAjv(document: Record<string, unknown>): Ajv2020 {
   addFormats(ajv);
   // Strict mode catches misspelt schema keywords; OpenAPI's own annotation keywords and
   // the document's top-level fields (the root is added as one schema) are declared here,
-  // and so is the spec's own annotation, `x-max-bytes` (CONVENTIONS.md), which only the
-  // server enforces.
-  const openApiKeywords = ["example", "discriminator", "xml", "externalDocs", "x-max-bytes"];
+  // and so are the spec's own annotations, `x-max-bytes` and `x-max-depth` (CONVENTIONS.md),
+  // which only the server enforces.
+  const openApiKeywords = ["example", "discriminator", "xml", "externalDocs", "x-max-bytes", "x-max-depth"];
   const documentFields = ["openapi", "info", "jsonSchemaDialect", "servers", "paths", "webhooks", "components", "security", "tags"];
   for (const keyword of [...openApiKeywords, ...documentFields]) ajv.addKeyword(keyword);
   ajv.addSchema(document, "openapi.json");

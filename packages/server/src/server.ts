@@ -1,4 +1,5 @@
 import { limits } from "@browser-service/types";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { BrowserLauncher } from "./browsers/browser-launcher.js";
 import { BrowserService } from "./browsers/browser-service.js";
@@ -11,7 +12,7 @@ import type { IssuedKey } from "./auth/api-key-store.js";
 import { DEFAULT_CONFIG } from "./config.js";
 import { readFixturesFile } from "./fixtures/fixtures-file.js";
 import { loadFixtures } from "./fixtures/load-fixtures.js";
-import { answerClientError, answerFrameworkError, installErrorHandling, MAX_HEADER_BYTES } from "./http/error-handler.js";
+import { answerClientError, answerConnect, answerFrameworkError, installErrorHandling, MAX_HEADER_BYTES } from "./http/error-handler.js";
 import { installBodyReading } from "./http/request-validation.js";
 import { installRequestIdHeader, newRequestId } from "./http/request-id.js";
 import { installBodyIdleTimeout } from "./http/body-idle-timeout.js";
@@ -146,6 +147,10 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
   });
+  app.server.on("connect", answerConnect);
+  // An Expect other than 100-continue is ignored, as RFC 9110 10.1.1 allows, instead of
+  // Node's bare 417 without the Error body: the request is served as if it had none.
+  app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => app.server.emit("request", request, response));
   const webmcp = new WebMcpService(app.log);
   const launcher = options.launcher ?? new ChromiumLauncher();
   const warmRecords = new WarmBrowserRecords(layout.warmBrowsersDir);

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import type { Browser } from "@browser-service/types";
+import { validateError } from "@browser-service/validators";
 import { PageServer } from "@browser-service/test-pages";
 import { chromium } from "playwright-core";
 import puppeteer from "puppeteer-core";
@@ -159,8 +160,11 @@ describe("cdp_ws_url", () => {
     const browser = await t.client().browsers.create();
     expect((await getWithHost(`/browsers/${browser.id}`, "browsers.test:4321")).cdp_ws_url).toMatch(new RegExp(`^ws://browsers\\.test:4321/browsers/${browser.id}/cdp\\?token=`));
     expect((await getWithHost(`/browsers/${browser.id}`, "[::1]:9")).cdp_ws_url).toMatch(/^ws:\/\/\[::1\]:9\/browsers\//);
-    const fallback = (await getWithHost(`/browsers/${browser.id}`, "evil.test/x?")).cdp_ws_url;
-    expect(fallback.startsWith(`${t.url.replace("http:", "ws:")}/browsers/${browser.id}/cdp?token=`)).toBe(true);
+    // A Host that is not even a host and port ("evil.test/x?") is 400 invalid_host before any operation (http-conformance.test.ts).
+    for (const host of ["evil!test$", "%65vil.test", ""]) {
+      const fallback = (await getWithHost(`/browsers/${browser.id}`, host)).cdp_ws_url;
+      expect(fallback.startsWith(`${t.url.replace("http:", "ws:")}/browsers/${browser.id}/cdp?token=`), host).toBe(true);
+    }
   });
 
   it("follows --public-url behind a proxy or TLS", async () => {
@@ -192,6 +196,35 @@ describe("credentials, checked before the upgrade", () => {
       expect(refused.body).toMatchObject({ code: "unauthorized", message: expect.stringContaining("token") });
       expect(refused.headers["content-type"]).toMatch(/^application\/json/);
       expect(refused.headers["x-request-id"]).toMatch(/^req_/);
+    }
+  });
+
+  it("refuses a WebSocket handshake it cannot complete with 400 and the Error body, not ws's plain text", async () => {
+    const browser = await t.client().browsers.create();
+    const { port } = new URL(t.url);
+    const path = new URL(browser.cdp_ws_url).pathname + new URL(browser.cdp_ws_url).search;
+    for (const [headers, problem] of [
+      [{ "sec-websocket-version": "13" }, "Sec-WebSocket-Key"],
+      [{ "sec-websocket-version": "13", "sec-websocket-key": "short" }, "Sec-WebSocket-Key"],
+      [{ "sec-websocket-version": "12", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" }, "Sec-WebSocket-Version"],
+    ] as const) {
+      const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+        const request = httpRequest({ host: "127.0.0.1", port, path, headers: { connection: "Upgrade", upgrade: "websocket", ...headers } });
+        request.on("response", (response) => {
+          let text = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk: string) => (text += chunk));
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
+        });
+        request.on("upgrade", () => reject(new Error("upgraded")));
+        request.on("error", reject);
+        request.end();
+      });
+      expect(answer.status, problem).toBe(400);
+      expect(answer.headers["x-request-id"]).toMatch(/^req_/);
+      const body = JSON.parse(answer.body) as { code: string; details: { code: string; message: string }[] };
+      expect(validateError(body)).toMatchObject({ ok: true });
+      expect(body.details).toEqual([{ code: "invalid_websocket_handshake", message: expect.stringContaining(problem) }]);
     }
   });
 

@@ -116,6 +116,17 @@ describe("extension upload", () => {
     expect(extraResponse.json().details.map((detail: { code: string }) => detail.code).sort()).toEqual(["additionalProperties", "pattern"]);
   });
 
+  it("refuses a name given twice, which the schema's one string cannot hold, and keeps nothing", async () => {
+    const boundary = "twice";
+    const part = (name: string, value: string | Buffer, filename = "") =>
+      Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename && `; filename="${filename}"`}\r\n\r\n`), Buffer.from(value), Buffer.from("\r\n")]);
+    const payload = Buffer.concat([part("name", "first"), part("file", goodExtensionZip(), "a.zip"), part("name", "second"), Buffer.from(`--${boundary}--\r\n`)]);
+    const response = await t.server.app.inject({ method: "POST", url: "/extensions", headers: { authorization: `Bearer ${t.orgKey}`, "content-type": `multipart/form-data; boundary=${boundary}` }, payload });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().details).toEqual([{ code: "type", message: "/name must be given once; the form has it more than once." }]);
+    expect(readdirSync(join(t.dataDir, "uploads"))).toEqual([]);
+  });
+
   it("answers a JSON body with 415 unsupported_media_type", async () => {
     const response = await t.server.app.inject({ method: "POST", url: "/extensions", headers: { authorization: `Bearer ${t.orgKey}` }, payload: { file: "x" } });
     expect(response.statusCode).toBe(415);

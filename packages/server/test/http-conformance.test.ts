@@ -97,6 +97,47 @@ describe("what Node refuses before a request exists", () => {
   it("HTTP/1.1 without Host: 400 bad_request, detail host_required (RFC 9112)", async () => {
     expectError(await raw(`GET /org/limits HTTP/1.1\r\nAuthorization: Bearer ${t.orgKey}\r\nConnection: close\r\n\r\n`), 400, "bad_request", "host_required");
   });
+
+  it.each([
+    ["two Host headers", ["Host: 127.0.0.1", "Host: example.org"]],
+    ["a Host with a space", ["Host: evil host"]],
+    ["a Host with userinfo", ["Host: user@127.0.0.1"]],
+    ["a Host with a path", ["Host: 127.0.0.1/admin"]],
+    ["an unclosed IPv6 literal", ["Host: [::1"]],
+  ])("%s: 400 bad_request, detail invalid_host (RFC 9112 3.2)", async (_case, host) => {
+    expectError(await raw(request("GET /org/limits HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, ...host])), 400, "bad_request", "invalid_host");
+  });
+
+  it("a Host that is a host and port, an IPv6 literal or empty is served", async () => {
+    for (const host of ["Host: localhost:8787", "Host: [::1]:80", "Host: 127.0.0.1", "Host:"]) {
+      expect((await raw(request("GET /org/limits HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, host]))).status, host).toBe(200);
+    }
+  });
+
+  it("CONNECT: 400 bad_request, detail invalid_method, instead of a connection closed without a word", async () => {
+    const error = expectError(await raw(request("CONNECT 127.0.0.1:80 HTTP/1.1")), 400, "bad_request", "invalid_method");
+    expect(error.details?.[0]?.message).toContain("CONNECT");
+  });
+});
+
+describe("what the API ignores, as RFC 9110 lets it", () => {
+  it("an Expect other than 100-continue: served as if it were absent, not Node's bare 417", async () => {
+    const response = await raw(request("GET /org/limits HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, "Expect: teapot"]));
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body)).toMatchObject({ max_concurrent_sessions: 1 });
+  });
+
+  it.each([
+    ["h2c, as curl --http2 asks on every plain-HTTP request", ["Connection: Upgrade, HTTP2-Settings", "Upgrade: h2c", "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA"]],
+    ["websocket", ["Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]],
+  ])("Upgrade: %s on an API path: answered as the plain request, then the connection closes", async (_case, upgrade) => {
+    const response = await raw(request("GET /org/limits HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, ...upgrade]));
+    expect(response.status).toBe(200);
+    expect(response.headers.connection).toBe("close");
+    expect(response.headers["x-request-id"]).toMatch(/^req_[0-9a-f]{20}$/);
+    expect(JSON.parse(response.body)).toMatchObject({ max_concurrent_sessions: 1 });
+    expectError(await raw(request("GET /nowhere HTTP/1.1", ["Connection: Upgrade", "Upgrade: h2c"])), 404, "not_found");
+  });
 });
 
 describe("what the router refuses", () => {

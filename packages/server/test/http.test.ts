@@ -53,6 +53,16 @@ describe("routing", () => {
 });
 
 describe("request checks", () => {
+  it("refuses a query parameter the operation does not declare, on operations with query parameters and without", async () => {
+    for (const url of ["/org/projects?limt=5", "/org/limits?limt=5", "/org/projects/Default?__proto__=1", "/browsers/nothing?a%2Fb=1"]) {
+      const response = await t.server.app.inject({ method: "GET", url, headers: auth() });
+      expect(response.statusCode, url).toBe(400);
+      const name = url.split("?")[1]?.split("=")[0] === "a%2Fb" ? "a~1b" : url.split("?")[1]?.split("=")[0];
+      expect(response.json().details, url).toEqual([{ code: "additionalProperties", message: `Query: /${name} is not an allowed property.` }]);
+    }
+    expect((await t.server.app.inject({ method: "GET", url: "/org/limits", headers: auth() })).statusCode).toBe(200);
+  });
+
   it("invalid JSON is 400 bad_request", async () => {
     const response = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: { ...auth(), "content-type": "application/json" }, payload: '{"name":' });
     expect(response.statusCode).toBe(400);

@@ -343,6 +343,31 @@ describe("invocation", () => {
     await expect(client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: {}, timeout_sec: 121 })).rejects.toMatchObject({ status: 400, code: "bad_request" });
   });
 
+  it("refuses input the browser cannot carry unchanged with 400 before invoking anything; what it can carry reaches the tool", async () => {
+    const url = pages.url("/tools");
+    const page = await open(url);
+    const add = toolNamed(await toolsOf(url, 4), "add");
+    const invoke = (input: string) =>
+      fetch(`${t.url}/browsers/${browser.id}/webmcp/invoke`, { method: "POST", headers: { authorization: `Bearer ${t.orgKey}`, "content-type": "application/json" }, body: `{"tool_ref":"${add.tool_ref}","input":${input}}` });
+    // Chromium answered each of these with "Invalid parameters" (a 500), no answer for 30 s (a 504), or a changed string.
+    for (const [input, detail] of [
+      ['{"a":1,"b":2,"caf\\u00e9":1}', "non_ascii_property_name"],
+      ['{"a":1,"b":2,"x":{"\\ud83d\\ude00":true}}', "non_ascii_property_name"],
+      ['{"a":1,"b":2,"s":["ok","\\ud800"]}', "invalid_unicode"],
+      [`{"a":1,"b":2,"deep":${'{"d":'.repeat(99)}{}${"}".repeat(99)}}`, "maxDepth"],
+      [`{"a":1,"b":2,"deep":${"[".repeat(100_000)}${"]".repeat(100_000)}}`, "maxDepth"],
+    ] as const) {
+      const response = await invoke(input);
+      expect(response.status, detail).toBe(400);
+      expect(((await response.json()) as { details: { code: string }[] }).details.map((d) => d.code)).toEqual([detail]);
+    }
+    expect(await page.evaluate(() => (window as unknown as { calls: { add: number } }).calls.add)).toBe(0);
+    // 100 levels, any script in string values, a well-formed pair: all reach the page.
+    const response = await invoke(`{"a":20,"b":22,"note":"caf\\u00e9 \\u540d \\ud83d\\ude00","deep":${'{"d":'.repeat(98)}{}${"}".repeat(98)}}`);
+    expect(await response.json()).toMatchObject({ status: "completed", output: { sum: 42 } });
+    expect(await page.evaluate(() => (window as unknown as { calls: { add: number } }).calls.add)).toBe(1);
+  });
+
   it("runs concurrent invocations of one tool each exactly once", async () => {
     const url = pages.url("/tools");
     const page = await open(url);

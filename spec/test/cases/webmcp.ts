@@ -82,6 +82,8 @@ export const webmcpCases: readonly SchemaCase[] = [
   at("WebMcpInvokeRequest", { tool_ref: "", input: {} }, false, "tool_ref is not empty"),
   at("WebMcpInvokeRequest", { input: {} }, false, "tool_ref is required"),
   at("WebMcpInvokeRequest", { tool_ref: "wmt_AAEC", input: {}, retries: 2 }, false, "no other properties"),
+  // input's depth, ASCII property names and well-formed strings are x-max-depth and prose: the server checks them (400), the schema does not.
+  at("WebMcpInvokeRequest", { tool_ref: "wmt_AAEC", input: { "caf\u00e9": "\ud800", deep: [[[[[[[[]]]]]]]] } }, true, "input's server-side rules are not schema rules"),
 
   at("WebMcpInvocationStatus", "completed", true, "enum completed"),
   at("WebMcpInvocationStatus", "canceled", true, "enum canceled"),

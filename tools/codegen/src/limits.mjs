@@ -17,10 +17,10 @@ const NUMERIC_KEYWORDS = [
 ];
 
 /**
- * The spec's one extension for a rule JSON Schema cannot say (spec/CONVENTIONS.md): the
- * most bytes of a value's JSON, emitted as `maxBytes`.
+ * The spec's extensions for rules JSON Schema cannot say (spec/CONVENTIONS.md), with the
+ * names they are emitted as: the most bytes of a value's JSON, and how deep it may nest.
  */
-const MAX_BYTES = "x-max-bytes";
+const EXTENSIONS = { "x-max-bytes": "maxBytes", "x-max-depth": "maxDepth" };
 
 /** Keywords whose value is a list of alternative or combined subschemas. */
 const LIST_KEYWORDS = ["allOf", "anyOf", "oneOf", "prefixItems"];
@@ -42,10 +42,11 @@ function rulesOf(schema, where) {
   for (const keyword of NUMERIC_KEYWORDS) {
     if (typeof schema[keyword] === "number") put(keyword, schema[keyword]);
   }
-  if (MAX_BYTES in schema) {
-    const value = schema[MAX_BYTES];
-    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`codegen limits: ${where}/${MAX_BYTES} must be a positive integer, found ${JSON.stringify(value)}.`);
-    put("maxBytes", value);
+  for (const [extension, name] of Object.entries(EXTENSIONS)) {
+    if (!(extension in schema)) continue;
+    const value = schema[extension];
+    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`codegen limits: ${where}/${extension} must be a positive integer, found ${JSON.stringify(value)}.`);
+    put(name, value);
   }
   if (isObject(schema.properties)) {
     for (const [name, property] of Object.entries(schema.properties)) {
@@ -106,7 +107,7 @@ function source(value, indent, comment) {
 
 /**
  * `limits.ts` of `@browser-service/types`: the `limits` constant, every numeric rule of
- * the spec (and `x-max-bytes`), so that no package writes one of them again.
+ * the spec (and `x-max-bytes`, `x-max-depth`), so that no package writes one of them again.
  */
 export function generateLimits(document) {
   const limits = collectLimits(document);
@@ -121,7 +122,8 @@ export function generateLimits(document) {
  * \`limits.parameters.<Parameter>\` and \`limits.headers.<Header>\`. Each rule keeps its
  * JSON Schema name (\`minimum\`, \`maximum\`, \`minLength\`, \`maxLength\`, \`default\`, ...);
  * \`maxBytes\` is the spec's \`x-max-bytes\`: the most bytes of a request body as sent, or
- * of a property's value serialized as compact JSON in UTF-8.
+ * of a property's value serialized as compact JSON in UTF-8; \`maxDepth\` is its
+ * \`x-max-depth\`: how many levels of objects and arrays a value may nest (\`{}\` is one).
  *
  * @example
  * \`\`\`ts

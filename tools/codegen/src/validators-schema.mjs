@@ -24,10 +24,11 @@ const subschemaMapKeywords = ["$defs", "dependentSchemas", "patternProperties", 
  * The annotation keywords of JSON Schema 2020-12: they never change whether a value is
  * valid, and Ajv's standalone code embeds every compiled schema object, so they are
  * dropped before compiling (the spec's prose would otherwise be shipped in the bundle).
- * So is the spec's one extension keyword, `x-max-bytes` (spec/CONVENTIONS.md): a size the
- * server enforces, which validators leave to it and `@browser-service/types` exports.
+ * So are the spec's extension keywords, `x-max-bytes` and `x-max-depth`
+ * (spec/CONVENTIONS.md): a size and a depth the server enforces, which validators leave
+ * to it and `@browser-service/types` exports.
  */
-const annotationKeywords = ["$comment", "default", "deprecated", "description", "examples", "readOnly", "title", "writeOnly", "x-max-bytes"];
+const annotationKeywords = ["$comment", "default", "deprecated", "description", "examples", "readOnly", "title", "writeOnly", "x-max-bytes", "x-max-depth"];
 
 const isSchemaObject = (node) => node !== null && typeof node === "object" && !Array.isArray(node);
 

@@ -93,14 +93,16 @@ function shareParameterSchemas(operations) {
 // Ajv coerces any string that JavaScript's `+` reads as a whole number, so `0x10`, `+5`,
 // ` 5`, `1e3` and `05` pass as integers. On the wire an integer parameter is plain
 // decimal (the spec's "Lists" section says so): `0`, or digits without a leading zero, with
-// `-` for a negative value. Anything else fails the parameter's `type` rule.
+// `-` for a negative value. Anything else fails the parameter's `type` rule, and so do
+// digits past any double (309 and more), which would read as Infinity: Ajv skips
+// `maximum` for a value that is not finite, and the value would be serialized as null.
 const laxIntegerString = /\(dataType(\d+) === "string" && data\1 && data\1 == \+data\1 && !\(data\1 % 1\)\)/g;
 const laxNumberString = /\(dataType(\d+) === "string" && data\1 && data\1 == \+data\1\)/;
 
 /** Parameter validators whose string-to-integer coercion takes plain decimal only. */
 function strictIntegerStrings(compiled, units) {
   const integers = units.flatMap((unit) => Object.values(unit.schema.properties)).filter((schema) => [schema.type].flat().includes("integer"));
-  const body = compiled.body.replace(laxIntegerString, (_match, n) => `(dataType${n} === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data${n}))`);
+  const body = compiled.body.replace(laxIntegerString, (_match, n) => `(dataType${n} === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data${n}) && isFinite(+data${n}))`);
   // A changed Ajv would silently bring the lax coercion back; fail the build instead.
   if (integers.length > 0 && body === compiled.body) throw new Error("validators: Ajv's integer coercion was not found; update strictIntegerStrings for this Ajv version");
   if (laxNumberString.test(body)) throw new Error("validators: a number parameter would be coerced from any numeric string; number parameters are not supported");

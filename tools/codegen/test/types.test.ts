@@ -68,7 +68,7 @@ describe("forTypeScript", () => {
 describe("limits", () => {
   const schemas = (schemas: Record<string, unknown>) => ({ components: { schemas } });
 
-  it("copies numeric rules and x-max-bytes, through properties, items and alternatives, not through $ref", () => {
+  it("copies numeric rules, x-max-bytes and x-max-depth, through properties, items and alternatives, not through $ref", () => {
     const document = {
       components: {
         schemas: {
@@ -81,6 +81,7 @@ describe("limits", () => {
               either: { oneOf: [{ type: "string", minLength: 1 }, { type: "null" }] },
               other: { $ref: "#/components/schemas/Other" },
               plain: { type: "string" },
+              free: { type: "object", "x-max-depth": 7 },
             },
           },
           Other: { type: "string", pattern: "^a$" },
@@ -90,15 +91,16 @@ describe("limits", () => {
     };
     expect(collectLimits(document)).toEqual({
       schemas: {
-        Body: { maxBytes: 2048, size: { minimum: 1, maximum: 9, default: 5 }, tags: { maxItems: 3, items: { maxLength: 8 } }, either: { oneOf: [{ minLength: 1 }, {}] } },
+        Body: { maxBytes: 2048, size: { minimum: 1, maximum: 9, default: 5 }, tags: { maxItems: 3, items: { maxLength: 8 } }, either: { oneOf: [{ minLength: 1 }, {}] }, free: { maxDepth: 7 } },
       },
       parameters: { Page: { maximum: 50 } },
     });
   });
 
-  it("refuses an x-max-bytes that is not a positive integer", () => {
+  it("refuses an x-max-bytes or x-max-depth that is not a positive integer", () => {
     expect(() => collectLimits(schemas({ A: { "x-max-bytes": "1 MiB" } }))).toThrow(/#\/components\/schemas\/A\/x-max-bytes must be a positive integer/);
     expect(() => collectLimits(schemas({ A: { "x-max-bytes": 0 } }))).toThrow(/positive integer/);
+    expect(() => collectLimits(schemas({ A: { "x-max-depth": 1.5 } }))).toThrow(/#\/components\/schemas\/A\/x-max-depth must be a positive integer/);
   });
 
   it("refuses a property named like a rule, which the constant could not tell apart", () => {

@@ -1,4 +1,5 @@
-import type { IncomingMessage } from "node:http";
+import { ServerResponse, type IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
@@ -67,8 +68,17 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     socket.on("error", () => socket.destroy());
     const address = request.socket.remoteAddress;
     const path = CDP_PATH.exec((request.url ?? "").split("?")[0] ?? "");
-    if (request.method !== "GET" || !path) {
-      refuse(socket, new NotFoundError("WebSocket upgrades are served only at GET /browsers/{id}/cdp."));
+    // Node hands this listener every request that asks to upgrade. Only a WebSocket one to
+    // the DevTools endpoint is this endpoint's; any other is the API's, which ignores
+    // Upgrade (RFC 9110 7.8): `curl --http2` asks for h2c on every plain-HTTP request.
+    if (request.method !== "GET" || !path || request.headers.upgrade?.toLowerCase() !== "websocket") {
+      serveWithoutUpgrade(app, request, socket);
+      return;
+    }
+    // Checked here, not by ws, whose refusal is plain text without the Error body.
+    const handshake = handshakeError(request);
+    if (handshake) {
+      refuse(socket, handshake);
       return;
     }
     const blocked = deps.rateLimits.checkAddress(address);
@@ -135,6 +145,38 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     const credential = deps.apiKeys.authenticate(bearer);
     return credential !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id) ? credential : "refused";
   }
+}
+
+/** RFC 6455 4.2.1: a key of 16 bytes in base64, and version 13 (ws also takes 8). */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+const WEBSOCKET_VERSIONS = ["13", "8"];
+
+/** The 400 for a WebSocket handshake that cannot be completed, or `undefined`. */
+function handshakeError(request: IncomingMessage): ApiError | undefined {
+  const key = request.headers["sec-websocket-key"];
+  const version = request.headers["sec-websocket-version"];
+  const problem = (message: string, headers: Record<string, string> = {}) =>
+    new ApiError(400, "bad_request", "The WebSocket handshake is invalid (1 problem).", { details: [{ code: "invalid_websocket_handshake", message }], headers });
+  if (key === undefined || !WEBSOCKET_KEY.test(key.trim())) return problem("Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455).");
+  // RFC 6455 4.4: the refusal names the versions the server speaks.
+  if (version === undefined || !WEBSOCKET_VERSIONS.includes(version.trim())) return problem(`Sec-WebSocket-Version must be 13; received ${JSON.stringify(version ?? null)}.`, { "sec-websocket-version": "13, 8" });
+  return undefined;
+}
+
+/**
+ * Serves a request that asked to upgrade as the plain request it also is: Fastify
+ * answers it on the same socket, which then closes (Node's parser has let go of it, so
+ * no second request can follow). A body the request announced is not read.
+ */
+function serveWithoutUpgrade(app: FastifyInstance, request: IncomingMessage, socket: Duplex): void {
+  const response = new ServerResponse(request);
+  response.shouldKeepAlive = false;
+  response.assignSocket(socket as Socket);
+  response.once("finish", () => {
+    response.detachSocket(socket as Socket);
+    socket.end();
+  });
+  app.server.emit("request", request, response);
 }
 
 /** Relays between one WebSocket client and its channel until either ends. */

@@ -16,8 +16,10 @@ export interface ReceivedUpload {
   sizeBytes: number;
   /** SHA-256 of the exact uploaded bytes, lowercase hex. */
   checksum: string;
-  /** The form's text fields by name (the last value wins), for validation. */
+  /** The form's text fields by name (the first value of each), for validation. */
   fields: Record<string, string>;
+  /** Names of text fields the form gave more than once: a property has one value, not a list. */
+  repeatedFields: string[];
   /** Names of file parts other than `file`, which the spec does not allow. */
   otherFiles: string[];
 }
@@ -29,11 +31,12 @@ export interface ReceivedUpload {
  * file behind.
  */
 export async function receiveUpload(request: FastifyRequest, uploadsDir: string): Promise<ReceivedUpload> {
-  const received: ReceivedUpload = { tempPath: undefined, sizeBytes: 0, checksum: "", fields: {}, otherFiles: [] };
+  const received: ReceivedUpload = { tempPath: undefined, sizeBytes: 0, checksum: "", fields: {}, repeatedFields: [], otherFiles: [] };
   try {
     for await (const part of request.parts({ limits: { fileSize: ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 8, fieldSize: 4096 } })) {
       if (part.type === "field") {
-        received.fields[part.fieldname] = String(part.value);
+        if (Object.hasOwn(received.fields, part.fieldname)) received.repeatedFields.push(part.fieldname);
+        else received.fields[part.fieldname] = String(part.value);
         continue;
       }
       if (part.fieldname !== "file") {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
@@ -12,6 +13,7 @@ import {
   RequestTimeoutError,
   UnsupportedMediaTypeError,
 } from "./api-errors.js";
+import { hostHeaderError } from "./host-header.js";
 import { writeRawError } from "./raw-error-response.js";
 
 /** Node's bound on a request line and its headers together (its default `maxHeaderSize`). */
@@ -129,6 +131,16 @@ export function answerClientError(this: FastifyInstance, error: ParserError, soc
 }
 
 /**
+ * Node's `connect` event: `CONNECT` asks a proxy for a tunnel, and this server is not one.
+ * Without a listener Node closes the connection without a word; this answers the spec's
+ * 400 first.
+ */
+export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
+  if (socket.writable) writeRawError(socket, malformed("invalid_method", "CONNECT asks a proxy for a tunnel, and this server is not one; the API uses GET, POST, PATCH and DELETE."));
+  socket.destroy();
+}
+
+/**
  * The one error handler: every failure becomes the spec's Error body. Server faults are
  * logged with their cause and answered with a message that reveals nothing internal;
  * `outcome_unknown` is logged at info level, client errors at debug level only. A request
@@ -139,9 +151,10 @@ export function answerClientError(this: FastifyInstance, error: ParserError, soc
 export function installErrorHandling(app: FastifyInstance): void {
   const routes = new RouteTable();
   app.addHook("onRoute", (route) => routes.add(route.url, route.method));
-  // HTTP/1.1 requires Host (RFC 9112 3.2); Node's own check would answer without the Error body (server.ts turns it off).
+  // HTTP/1.1 requires one valid Host (RFC 9112 3.2); Node's own check would answer without the Error body (server.ts turns it off).
   app.addHook("onRequest", async (request) => {
-    if (request.raw.httpVersion === "1.1" && request.headers.host === undefined) throw malformed("host_required", "An HTTP/1.1 request needs a Host header.");
+    const hostError = hostHeaderError(request.raw);
+    if (hostError) throw hostError;
   });
   app.setErrorHandler((error, request, reply) => {
     const apiError = request.is404 ? routeMiss(routes, request) : toApiError(error, request);

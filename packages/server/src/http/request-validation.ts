@@ -41,7 +41,8 @@ export function validateRequest(request: FastifyRequest): void {
     return input;
   };
   request.params = run(checks.path, "path", request.params);
-  request.query = run(checks.query, "query", request.query);
+  if (checks.query) request.query = run(checks.query, "query", request.query);
+  else details.push(...undeclaredQuery(request.query));
   run(checks.headers, "headers", request.headers);
   if (!config.formBody) {
     if (checks.body && request.body === undefined && !checks.body(undefined).ok) {
@@ -51,6 +52,16 @@ export function validateRequest(request: FastifyRequest): void {
     }
   }
   if (details.length > 0) throw invalidRequest(details);
+}
+
+/**
+ * An operation without query parameters has no query validator; what it is sent is
+ * refused as an operation with some refuses an unknown one, so that a misspelled
+ * parameter never passes silently on one operation and fails on another.
+ */
+function undeclaredQuery(query: unknown): ErrorDetail[] {
+  const names = query !== null && typeof query === "object" ? Object.keys(query) : [];
+  return names.map((name) => ({ code: "additionalProperties", message: `${WHERE.query}/${name.replace(/~/g, "~0").replace(/\//g, "~1")} is not an allowed property.` }));
 }
 
 /** The 400 for a list of problems. */

@@ -47,6 +47,8 @@ export async function registerExtensionRoutes(app: FastifyInstance, { stores }: 
           const notFile = { code: "not_a_file", message: '/file must be a file part: give its Content-Disposition a filename (filename="extension.zip").' };
           formProblems = [...formProblems.filter((problem) => !problem.message.startsWith("/file ")), notFile];
         }
+        // A name given twice is a list where the schema has one string; which one was meant cannot be known.
+        for (const name of new Set(upload.repeatedFields)) formProblems.push({ code: "type", message: `/${name} must be given once; the form has it more than once.` });
         if (formProblems.length > 0) throw invalidRequest(formProblems);
         if (upload.tempPath === undefined) throw invalidRequest([{ code: "required", message: "/file is required." }]);
         const archiveProblems = await inspectExtensionArchive(upload.tempPath, upload.sizeBytes);

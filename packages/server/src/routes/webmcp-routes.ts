@@ -1,6 +1,8 @@
 import { limits, type WebMcpInvokeRequest } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { PayloadTooLargeError } from "../http/api-errors.js";
+import { invalidRequest } from "../http/request-validation.js";
+import { inputProblems } from "../webmcp/input-rules.js";
 import { ifNoneMatchHits } from "../http/entity-tags.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -26,6 +28,9 @@ export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: A
 
   app.post<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/invoke", { config: { operationId: "invokeWebMcpTool" } }, async (request, reply) => {
     const body = request.body as WebMcpInvokeRequest;
+    // A rule of the body, so before the browser is looked up; and before serializing, which a deep input would overflow.
+    const problems = inputProblems(body.input);
+    if (problems.length > 0) throw invalidRequest(problems);
     const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
     const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
     if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
