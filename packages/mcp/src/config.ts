@@ -1,5 +1,10 @@
 import { parseArgs } from "node:util";
+import { limits } from "@browser-service/types";
 import { ConfigError } from "./errors.js";
+
+// The API's range of `timeout_sec` (the spec's); the bridge's own default stays under the
+// MCP SDK client's 60 s request timeout.
+const TIMEOUT = limits.schemas.WebMcpInvokeRequest.timeout_sec;
 
 /** Everything the bridge is told by flags and `BROWSER_SERVICE_*` variables. */
 export interface BridgeConfig {
@@ -68,7 +73,7 @@ Streamable HTTP:
 Tools:
   --poll-interval <ms>     how often to look for tool changes, 100..60000, default 1000
                                                            BROWSER_SERVICE_MCP_POLL_MS
-  --timeout-sec <s>        how long a call waits for the page, 1..120, default 30
+  --timeout-sec <s>        how long a call waits for the page, ${TIMEOUT.minimum}..${TIMEOUT.maximum}, default 30
                                                            BROWSER_SERVICE_MCP_TIMEOUT_SEC
 
   --help                   this text
@@ -150,7 +155,7 @@ export function readConfig(argv: readonly string[], env: Readonly<Record<string,
     host: nonEmpty(values.host ?? env.BROWSER_SERVICE_MCP_HOST) ?? "127.0.0.1",
     token,
     pollIntervalMs: integer("--poll-interval", values["poll-interval"] ?? env.BROWSER_SERVICE_MCP_POLL_MS, 100, 60_000, 1000),
-    timeoutSec: integer("--timeout-sec", values["timeout-sec"] ?? env.BROWSER_SERVICE_MCP_TIMEOUT_SEC, 1, 120, 30),
+    timeoutSec: integer("--timeout-sec", values["timeout-sec"] ?? env.BROWSER_SERVICE_MCP_TIMEOUT_SEC, TIMEOUT.minimum, TIMEOUT.maximum, 30),
     show: values.help ? "help" : values.version ? "version" : undefined,
   };
 }
