@@ -45,9 +45,12 @@ const defaultQuerySerializer = createQuerySerializer();
 
 /** The success body as `parseAs` asks, `undefined` when there is none (as openapi-fetch does). */
 async function readBody(response: Response, method: string, parseAs: ParseAs): Promise<unknown> {
-  if (response.status === 204 || response.status === 304 || method === "HEAD" || response.headers.get("content-length") === "0") return undefined;
-  if (parseAs === "stream") return response.body;
-  if (parseAs !== "json") return response[parseAs]();
+  if (response.status === 204 || response.status === 304 || method === "HEAD") return undefined;
+  if (parseAs !== "json") {
+    if (response.headers.get("content-length") === "0") return undefined;
+    return parseAs === "stream" ? response.body : response[parseAs]();
+  }
+  // An empty JSON body (`Content-Length: 0`) is no body; the headers are not looked at here.
   const text = await response.text();
   try {
     return text ? JSON.parse(text) : undefined;
@@ -107,6 +110,10 @@ export function createCall(settings: Settings, transport: Transport, operations:
       maxRetryDelayMs: settings.maxRetryDelayMs,
     };
     const response = await send(url, { ...rest, method, headers: finalHeaders, body: payload ?? null }, policy, transport);
-    return { data: await readBody(response, method, parseAs), response };
+    const data = await readBody(response, method, parseAs);
+    // Node's transport builds the Response only when the caller looks at it (a facade call never does).
+    return { data, get response() {
+      return (response as { toResponse?: () => Response }).toResponse?.() ?? response;
+    } };
   };
 }

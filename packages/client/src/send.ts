@@ -1,6 +1,6 @@
 import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError } from "./errors.js";
 import { type RetryDelays, retryableStatuses, retryDelayMs } from "./retry.js";
-import type { Transport, TransportInit } from "./transport.js";
+import { timedOut, type Transport, type TransportInit } from "./transport.js";
 
 /** The transport rules of one call, settled before it is sent. */
 export interface SendPolicy extends RetryDelays {
@@ -33,27 +33,13 @@ function sleep(ms: number, call: string, signal?: AbortSignal | null): Promise<v
 
 /** One attempt, with its own timeout; a failure becomes the error class that says why. */
 async function attempt(url: string, init: SendInit, timeoutMs: number, transport: Transport, call: string): Promise<Response> {
-  // One controller carries both the timeout and the caller's abort; the flag and the
-  // caller's signal tell the two apart afterwards.
-  const caller = init.signal;
-  if (caller?.aborted) throw new APIUserAbortError(call);
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
-  const forward = () => controller.abort();
-  caller?.addEventListener("abort", forward);
+  if (init.signal?.aborted) throw new APIUserAbortError(call);
   try {
-    return await transport(url, { ...init, signal: controller.signal });
+    return await transport(url, init as TransportInit, timeoutMs);
   } catch (cause) {
-    if (timedOut) throw new APITimeoutError(call, timeoutMs);
-    if (caller?.aborted) throw new APIUserAbortError(call);
+    if (cause === timedOut) throw new APITimeoutError(call, timeoutMs);
+    if (init.signal?.aborted) throw new APIUserAbortError(call);
     throw new APIConnectionError(call, cause);
-  } finally {
-    clearTimeout(timer);
-    caller?.removeEventListener("abort", forward);
   }
 }
 

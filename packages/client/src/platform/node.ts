@@ -1,22 +1,19 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { UploadInputError } from "../errors.js";
-import type { Transport } from "../transport.js";
-import { BufferedResponse } from "./buffered-response.js";
+import { timedOut, type Transport } from "../transport.js";
+import { ReceivedResponse } from "./received-response.js";
 
 // One keep-alive pool per protocol for the whole process, as fetch has. Idle sockets
 // follow the server's `Keep-Alive: timeout` hint and do not keep the process alive.
 const http = { send: httpRequest, agent: new HttpAgent({ keepAlive: true }) };
-const https = { send: httpsRequest, agent: new HttpsAgent({ keepAlive: true }) };
+const https = { send: httpsRequest as typeof httpRequest, agent: new HttpsAgent({ keepAlive: true }) as HttpAgent };
 
-// Statuses whose response may not carry a body (the Response constructor refuses one).
-const nullBodyStatuses = new Set([101, 204, 205, 304]);
-
-function toResponse(res: IncomingMessage, chunks: Buffer[]): Response {
-  const headers = new Headers();
-  for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-  const init = { status: res.statusCode ?? 0, statusText: res.statusMessage ?? "", headers };
-  return nullBodyStatuses.has(init.status) ? new Response(null, init) : new BufferedResponse((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) as Uint8Array<ArrayBuffer>, init);
+function received(res: IncomingMessage, chunks: Buffer[]): Response {
+  const bytes = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)) as Uint8Array<ArrayBuffer>;
+  // The request loop reads only what a ReceivedResponse has (status, headers, the body as
+  // text or JSON), and hands callers its toResponse(); a Response is built only then.
+  return new ReceivedResponse(res.statusCode ?? 0, res.statusMessage ?? "", res.rawHeaders, bytes) as unknown as Response;
 }
 
 /**
@@ -25,7 +22,7 @@ function toResponse(res: IncomingMessage, chunks: Buffer[]): Response {
  * moves every body through web streams; this client does not need that, since bodies are
  * small JSON documents or uploads that are read whole anyway.
  */
-export const transport: Transport = async (url, { method, headers, body, signal }) => {
+export const transport: Transport = async (url, { method, headers, body, signal }, timeoutMs) => {
   const head: Record<string, string> = {};
   headers.forEach((value, name) => {
     head[name] = value;
@@ -39,30 +36,64 @@ export const transport: Transport = async (url, { method, headers, body, signal 
     bytes = new Uint8Array(await encoded.arrayBuffer());
     head["content-type"] ??= encoded.headers.get("content-type") ?? "application/octet-stream";
   }
-  const { send, agent } = url.startsWith("https:") ? https : http;
+  const { send, agent, options } = target(url);
   return new Promise((resolve, reject) => {
+    let late = false;
     // Listening to the signal here is cheaper than http.request's `signal` option, which
-    // also watches the request stream's end.
-    const onAbort = () => req.destroy(signal.reason);
-    const fail = (error: unknown) => {
-      signal.removeEventListener("abort", onAbort);
-      reject(error);
+    // also watches the request stream's end; a plain timer is cheaper than an AbortController.
+    const onAbort = () => req.destroy(signal?.reason);
+    const timer = setTimeout(() => {
+      late = true;
+      req.destroy(timedOut);
+    }, timeoutMs);
+    const settle = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
     };
-    const req = send(url, { method, headers: head, agent }, (res) => {
+    const fail = (error: unknown) => {
+      settle();
+      reject(late ? timedOut : error);
+    };
+    const req = send({ ...options, path: url.slice(options.origin.length), method, headers: head, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("error", fail);
       res.on("end", () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(toResponse(res, chunks));
+        settle();
+        resolve(received(res, chunks));
       });
     });
     req.on("error", fail);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort);
     req.end(bytes);
   });
 };
+
+interface Target {
+  send: typeof httpRequest;
+  agent: HttpAgent;
+  options: { origin: string; protocol: string; hostname: string; port: string };
+}
+
+// The parsed origin of each base URL seen: parsing the whole URL of every call (what
+// http.request does with a string) cost more than the rest of building the request.
+const targets = new Map<string, Target>();
+const MAX_TARGETS = 64;
+
+function target(url: string): Target {
+  const origin = url.slice(0, url.indexOf("/", url.indexOf("//") + 2) >>> 0);
+  let found = targets.get(origin);
+  if (found === undefined) {
+    const parsed = new URL(origin);
+    const { send, agent } = parsed.protocol === "https:" ? https : http;
+    // WHATWG keeps IPv6 hosts in brackets; http.request wants them bare.
+    found = { send, agent, options: { origin, protocol: parsed.protocol, hostname: parsed.hostname.replace(/^\[(.*)\]$/, "$1"), port: parsed.port } };
+    if (targets.size >= MAX_TARGETS) targets.delete(targets.keys().next().value as string);
+    targets.set(origin, found);
+  }
+  return found;
+}
 
 /** The bytes of a file. `node:fs` is imported on first use only. */
 export async function readFile(path: string): Promise<Uint8Array<ArrayBuffer>> {
