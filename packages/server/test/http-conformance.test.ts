@@ -138,6 +138,24 @@ describe("what the API ignores, as RFC 9110 lets it", () => {
     expect(JSON.parse(response.body)).toMatchObject({ max_concurrent_sessions: 1 });
     expectError(await raw(request("GET /nowhere HTTP/1.1", ["Connection: Upgrade", "Upgrade: h2c"])), 404, "not_found");
   });
+
+  it("Upgrade: h2c on a POST: its body is read as announced, and the operation runs", async () => {
+    const body = '{"name":"created-through-h2c"}';
+    const response = await raw(request("POST /org/projects HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, "Content-Type: application/json", "Connection: Upgrade", "Upgrade: h2c", `Content-Length: ${body.length}`], body));
+    expect(response.status, response.body).toBe(201);
+    expect(JSON.parse(response.body)).toMatchObject({ name: "created-through-h2c" });
+    // The body in a later packet than the head: read from the socket, up to Content-Length.
+    const later = '{"name":"body-after-the-head"}';
+    const socket = connect(Number(new URL(t.url).port), "127.0.0.1");
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise((resolve) => socket.on("close", resolve));
+    socket.write(request("POST /org/projects HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, "Content-Type: application/json", "Connection: Upgrade", "Upgrade: h2c", `Content-Length: ${later.length}`]));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.end(later);
+    await closed;
+    expect(Buffer.concat(chunks).toString("utf8")).toMatch(/^HTTP\/1\.1 201 [\s\S]*"name":"body-after-the-head"/);
+  });
 });
 
 describe("what the router refuses", () => {

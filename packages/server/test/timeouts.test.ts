@@ -34,6 +34,19 @@ describe("request bodies", () => {
     }
   });
 
+  it("applies to a request that asked to upgrade (Upgrade: h2c), which the API serves as a plain request", async () => {
+    const t = await startTestServer({ bodyIdleTimeoutSec: 1 });
+    try {
+      const head = postHead(t.orgKey, 100).replace("\r\n\r\n", "\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n");
+      const { closed } = await rawRequest(t.url, `${head}{"name":"sta`);
+      const answer = await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({ code: "request_timeout" });
+    } finally {
+      await t.close();
+    }
+  });
+
   it("lets a slow body through as long as bytes keep arriving", async () => {
     const t = await startTestServer({ bodyIdleTimeoutSec: 1 });
     try {

@@ -1,5 +1,4 @@
-import { ServerResponse, type IncomingMessage } from "node:http";
-import type { Socket } from "node:net";
+import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
@@ -7,6 +6,7 @@ import type { ApiKeyStore, Credential } from "../auth/api-key-store.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import { ApiError, ConflictError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
+import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
 import { browserTokenMatches } from "./browser-token.js";
@@ -72,7 +72,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     // the DevTools endpoint is this endpoint's; any other is the API's, which ignores
     // Upgrade (RFC 9110 7.8): `curl --http2` asks for h2c on every plain-HTTP request.
     if (request.method !== "GET" || !path || request.headers.upgrade?.toLowerCase() !== "websocket") {
-      serveWithoutUpgrade(app, request, socket);
+      serveIgnoringUpgrade(app.server, request, socket, head);
       return;
     }
     // Checked here, not by ws, whose refusal is plain text without the Error body.
@@ -161,22 +161,6 @@ function handshakeError(request: IncomingMessage): ApiError | undefined {
   // RFC 6455 4.4: the refusal names the versions the server speaks.
   if (version === undefined || !WEBSOCKET_VERSIONS.includes(version.trim())) return problem(`Sec-WebSocket-Version must be 13; received ${JSON.stringify(version ?? null)}.`, { "sec-websocket-version": "13, 8" });
   return undefined;
-}
-
-/**
- * Serves a request that asked to upgrade as the plain request it also is: Fastify
- * answers it on the same socket, which then closes (Node's parser has let go of it, so
- * no second request can follow). A body the request announced is not read.
- */
-function serveWithoutUpgrade(app: FastifyInstance, request: IncomingMessage, socket: Duplex): void {
-  const response = new ServerResponse(request);
-  response.shouldKeepAlive = false;
-  response.assignSocket(socket as Socket);
-  response.once("finish", () => {
-    response.detachSocket(socket as Socket);
-    socket.end();
-  });
-  app.server.emit("request", request, response);
 }
 
 /** Relays between one WebSocket client and its channel until either ends. */

@@ -106,7 +106,8 @@ export const RAW_CASES: readonly RawCase[] = [
   })),
   // Upgrades on API paths: not WebSocket endpoints, so the request is the API's to answer.
   { label: "Upgrade: h2c on an API path", bytes: (c) => rawRequest("GET /org/limits HTTP/1.1", [bearer(c), "Connection: Upgrade, HTTP2-Settings", "Upgrade: h2c", "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA"]), expect: [200], viaFastify: true },
-  { label: "Upgrade: h2c on a POST with a body", bytes: (c) => rawRequest("POST /org/projects HTTP/1.1", [bearer(c), json, "Connection: Upgrade", "Upgrade: h2c", "Content-Length: 2"], "{}"), expect: [400], viaFastify: true },
+  { label: "Upgrade: h2c on a POST with a body", bytes: (c) => rawRequest("POST /org/projects HTTP/1.1", [bearer(c), json, "Connection: Upgrade", "Upgrade: h2c", "Content-Length: 19"], '{"name":"h2c-post"}'), expect: [201, 409], viaFastify: true },
+  { label: "Upgrade: h2c on a POST whose body is short", bytes: (c) => rawRequest("POST /org/projects HTTP/1.1", [bearer(c), json, "Connection: Upgrade", "Upgrade: h2c", "Content-Length: 50"], '{"name":"h2c-cut"}'), expect: [400], viaFastify: true },
   { label: "Upgrade: websocket on an API path", bytes: (c) => rawRequest("GET /org/limits HTTP/1.1", [bearer(c), ...websocket]), expect: [200], viaFastify: true },
   // The DevTools endpoint answers before any upgrade, on the raw socket.
   { label: "DevTools: an unknown browser", bytes: (c) => rawRequest("GET /browsers/brw_aaaaaaaaaaaaaaaaaaaaaaaa/cdp HTTP/1.1", [bearer(c), ...websocket]), expect: [404], code: "not_found" },
