@@ -41,6 +41,10 @@ const COLUMNS = "id, org_id, name, status, created_at, updated_at, max_concurren
 // The same columns as the arguments of SQLite's json_object().
 const JSON_COLUMNS = COLUMNS.split(", ").map((column) => `'${column}', ${column}`).join(", ");
 
+// A full page (the store reads one row more than the page to learn whether more follow)
+// cut to the page, by the remembered rows it was cut from.
+const fullPages = new WeakMap<readonly ProjectRow[], readonly ProjectRow[]>();
+
 /** The API's view of a project row. */
 export function toProject(row: ProjectRow): Project {
   return { id: row.id, name: row.name, status: row.status, created_at: row.created_at, updated_at: row.updated_at };
@@ -110,8 +114,11 @@ export class ProjectStore {
     return row;
   }
 
-  /** One page of live projects, oldest first, and whether more follow. */
-  list(orgId: string, query: ProjectListQuery): { items: ProjectRow[]; hasMore: boolean } {
+  /**
+   * One page of live projects, oldest first, and whether more follow. Until the next write
+   * the same query gives the same (frozen) `items` array, which callers may key on.
+   */
+  list(orgId: string, query: ProjectListQuery): { items: readonly ProjectRow[]; hasMore: boolean } {
     // No stored name holds a NUL, so a filter with one matches nothing.
     if ([query.name, query.query, query.onlyId].some((text) => text !== undefined && !isStorableText(text))) return { items: [], hasMore: false };
     const where = ["org_id = :org", "deleted_at IS NULL"];
@@ -137,7 +144,14 @@ export class ProjectStore {
       `SELECT json_group_array(json_object(${JSON_COLUMNS}) ORDER BY seq) AS rows FROM (SELECT seq, ${COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY seq LIMIT :limit OFFSET :offset)`,
       params,
     );
-    return { items: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+    if (rows.length <= query.limit) return { items: rows, hasMore: false };
+    // The same page array for the same remembered rows, so that its JSON can be kept too.
+    let items = fullPages.get(rows);
+    if (items === undefined) {
+      items = Object.freeze(rows.slice(0, query.limit));
+      fullPages.set(rows, items);
+    }
+    return { items, hasMore: true };
   }
 
   /**

@@ -1,11 +1,15 @@
 import type { CreateProjectRequest, ListProjectsQuery, UpdateProjectRequest } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { pageOf, setPageHeaders } from "../http/paging.js";
-import { toProject, type ProjectListQuery } from "../projects/project-store.js";
+import { toProject, type ProjectListQuery, type ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
 /** `/org/projects` and `/org/projects/{id}`: project administration. */
 export function registerProjectRoutes(app: FastifyInstance, { stores }: ApiDeps): void {
+  // The JSON of each page, for as long as the store hands back the same page array: it
+  // does until the next write of any kind, so a renamed or archived project shows at once.
+  const pageBodies = new WeakMap<readonly ProjectRow[], string>();
+
   app.get("/org/projects", { config: { operationId: "listProjects", projectAdmin: true } }, async (request, reply) => {
     const query = request.query as ListProjectsQuery;
     const { offset, limit } = pageOf(query);
@@ -17,7 +21,12 @@ export function registerProjectRoutes(app: FastifyInstance, { stores }: ApiDeps)
     if (scope.credential.projectId !== null) filter.onlyId = scope.credential.projectId;
     const page = stores.projects.list(scope.org.id, filter);
     setPageHeaders(reply, offset, page.items.length, page.hasMore);
-    return page.items.map(toProject);
+    let body = pageBodies.get(page.items);
+    if (body === undefined) {
+      body = JSON.stringify(page.items.map(toProject));
+      pageBodies.set(page.items, body);
+    }
+    return reply.type("application/json; charset=utf-8").send(body);
   });
 
   app.post("/org/projects", { config: { operationId: "createProject", projectAdmin: true, orgWideOnly: "Creating a project" } }, async (request, reply) => {
