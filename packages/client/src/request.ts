@@ -68,6 +68,7 @@ async function readBody(response: Response, method: string, parseAs: ParseAs): P
  * `timeout_sec`) hold whether it is called through the facade or by path.
  */
 export function createCall(settings: Settings, transport: Transport, operations: readonly OperationRow[]): Call {
+  let clientHeaders: Headers | undefined;
   const rules = new Map<string, OperationRules>(operations.map(([, , method, path, , , rule]) => [`${method} ${path}`, rule ?? {}]));
   return async (method, path, init = {}) => {
     const {
@@ -90,7 +91,12 @@ export function createCall(settings: Settings, transport: Transport, operations:
       pathSerializer,
       querySerializer: typeof querySerializer === "function" ? querySerializer : querySerializer ? createQuerySerializer(querySerializer) : defaultQuerySerializer,
     });
-    const finalHeaders = mergeHeaders(settings.headers, headers, params.header as HeadersOptions, projectId === undefined ? undefined : { [projectHeader]: projectId });
+    // A call without headers of its own and without a body (most reads) sends the client's
+    // headers as they are: one Headers, built once and never changed, instead of one per call.
+    const finalHeaders =
+      headers === undefined && params.header === undefined && projectId === undefined && body === undefined
+        ? (clientHeaders ??= mergeHeaders(settings.headers))
+        : mergeHeaders(settings.headers, headers, params.header as HeadersOptions, projectId === undefined ? undefined : { [projectHeader]: projectId });
     let payload: BodyInit | undefined;
     if (body !== undefined) {
       payload = (bodySerializer as (body: unknown, headers: Headers) => BodyInit)(body, finalHeaders);

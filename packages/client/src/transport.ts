@@ -33,7 +33,9 @@ export function bufferedFetch(fetch: FetchLike): Transport {
     const forward = () => controller.abort();
     caller?.addEventListener("abort", forward);
     try {
-      const response = await fetch(url, { ...init, signal: controller.signal });
+      // A copy of the headers: the client may reuse its own for the next call, and a fetch
+      // wrapper may add to what it is given.
+      const response = await fetch(url, { ...init, headers: new Headers(init.headers), signal: controller.signal });
       const body = await response.arrayBuffer();
       // An empty body must be null: the Response constructor refuses any body for 204 and 304.
       return new Response(body.byteLength ? body : null, response);

@@ -23,10 +23,16 @@ function received(res: IncomingMessage, chunks: Buffer[]): Response {
  * small JSON documents or uploads that are read whole anyway.
  */
 export const transport: Transport = async (url, { method, headers, body, signal }, timeoutMs) => {
-  const head: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    head[name] = value;
-  });
+  // The client reuses one Headers for the calls that add none (never changing it), so its
+  // plain form is kept too; a body's content type is added to a copy below.
+  let head = plainHeaders.get(headers);
+  if (head === undefined) {
+    head = {};
+    headers.forEach((value, name) => {
+      (head as Record<string, string>)[name] = value;
+    });
+    plainHeaders.set(headers, head);
+  }
   let bytes: string | Uint8Array | undefined;
   if (typeof body === "string") bytes = body;
   else if (body) {
@@ -34,6 +40,7 @@ export const transport: Transport = async (url, { method, headers, body, signal 
     // (with a fresh multipart boundary) included.
     const encoded = new Response(body);
     bytes = new Uint8Array(await encoded.arrayBuffer());
+    head = { ...head };
     head["content-type"] ??= encoded.headers.get("content-type") ?? "application/octet-stream";
   }
   const { send, agent, options } = target(url);
@@ -69,6 +76,8 @@ export const transport: Transport = async (url, { method, headers, body, signal 
     req.end(bytes);
   });
 };
+
+const plainHeaders = new WeakMap<Headers, Record<string, string>>();
 
 interface Target {
   send: typeof httpRequest;
