@@ -191,6 +191,7 @@ export class RequestFactory {
     const headerParams = operation.parameters.filter((p) => p.in === "header");
 
     const validPath = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, this.#validPathValue(operation, p.name, p.schema)])));
+    // A `name` filter (listProjects) also gets names that exist, so that it finds something.
     const validQuery = fc
       .record(Object.fromEntries(queryParams.map((p) => [p.name, this.#validParamValue(p.schema, p.name === "name" ? "projects" : undefined)])), { requiredKeys: queryParams.filter((p) => p.required).map((p) => p.name) })
       .map((values) => Object.entries(values).map(([name, value]) => [name, String(value)] as [string, string]));

@@ -65,13 +65,18 @@ export function answerProblems(request: Judged, exchange: Exchange, allowed5xx: 
 
 /**
  * Rules of the spec beyond the schemas that one answer can show: a project name is
- * stored, and so echoed, in NFC.
+ * stored, and so echoed, in NFC; a login flow past its `flow_expires_at` reads as
+ * `EXPIRED`, never `IN_PROGRESS`.
  */
 export function semanticProblems(operationId: string | undefined, sentBody: unknown, exchange: Exchange): string[] {
   if ("error" in exchange || exchange.status >= 300) return [];
+  const answered = parse(exchange.body);
+  const value = (answered.ok ? answered.value : undefined) as { name?: unknown; flow_status?: unknown; flow_expires_at?: unknown } | undefined;
+  if (operationId === "getAuthConnection" && value?.flow_status === "IN_PROGRESS" && typeof value.flow_expires_at === "string" && Date.parse(value.flow_expires_at) <= Date.now()) {
+    return [`a flow that expired at ${value.flow_expires_at} reads as IN_PROGRESS, not EXPIRED`];
+  }
   if (operationId !== "createProject" && operationId !== "updateProject") return [];
   const sent = (sentBody as { name?: unknown } | undefined)?.name;
   if (typeof sent !== "string") return [];
-  const answered = (parse(exchange.body) as { ok: boolean; value?: { name?: unknown } }).value?.name;
-  return answered === sent.normalize("NFC") ? [] : [`name ${JSON.stringify(sent)} was answered as ${JSON.stringify(answered)}, not its NFC form`];
+  return value?.name === sent.normalize("NFC") ? [] : [`name ${JSON.stringify(sent)} was answered as ${JSON.stringify(value?.name)}, not its NFC form`];
 }

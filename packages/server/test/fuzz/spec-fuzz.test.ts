@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser } from "@browser-service/types";
@@ -189,6 +189,7 @@ function report(operation: string): string[] {
 }
 
 beforeAll(async () => {
+  rmSync(FAILURES_FILE, { force: true });
   pages = await PageServer.start();
   pages.serve("/fuzz", TOOLS_PAGE);
   const dataDir = tempDataDir();
