@@ -10,11 +10,13 @@ const EXCHANGE_TIMEOUT_MS = 30_000;
 
 /** Sends requests to one base URL over kept-alive connections, as ordinary clients do. */
 export class HttpSender {
-  readonly #agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  readonly #agent: Agent;
   readonly #host: string;
   readonly #port: number;
 
-  constructor(baseUrl: string) {
+  /** `connections`: how many requests may be in flight at once (1: one after another). */
+  constructor(baseUrl: string, connections = 1) {
+    this.#agent = new Agent({ keepAlive: true, maxSockets: connections });
     const url = new URL(baseUrl);
     this.#host = url.hostname;
     this.#port = Number(url.port);

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser } from "@browser-service/types";
+import { limits, type Browser } from "@browser-service/types";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PageServer } from "@browser-service/test-pages";
@@ -16,6 +16,7 @@ import { goodExtensionZip } from "../support/zip-writer.js";
 import { HttpSender, sendRaw, type Exchange } from "./http-exchange.js";
 import { edgyString } from "./schema-arbitrary.js";
 import { buildRequest, RequestFactory, specOperations, PoolPick, type HttpRequest, type OpenApiDocument, type Pools, type SpecOperation } from "./operation-requests.js";
+import { RACES, type RaceContext } from "./races.js";
 import { RAW_CASES, type RawContext } from "./raw-cases.js";
 import { answerProblems, semanticProblems, type Allowed5xx } from "./response-oracle.js";
 
@@ -97,9 +98,11 @@ let browser: Browser;
 let allowed5xx: Allowed5xx;
 let factory: RequestFactory;
 const pools: Pools = { projects: [], activeProjectIds: [], browsers: [], authConnections: [], toolRefs: [] };
-const counts = { requests: 0, raw: 0, operations: 0 };
+const counts = { requests: 0, raw: 0, operations: 0, raced: 0 };
 // Statuses answered, by operation: what the fuzzer reached, printed with the counts.
 const statuses = new Map<string, Map<string, number>>();
+// Each race's answers in order, printed with the counts.
+const raceOutcomes: string[] = [];
 const failures: Failure[] = [];
 
 /** A stable seed per case, so that adding a case does not change the others' requests. */
@@ -229,11 +232,20 @@ beforeAll(async () => {
   });
 }, 120_000);
 
+/** Deletes every browser of every active project (the fuzzer starts some through the project header). */
+async function deleteAllBrowsers(): Promise<void> {
+  await refreshPools();
+  for (const projectId of pools.activeProjectIds) {
+    const client = t.client({ projectId });
+    for (const row of await client.browsers.list({ limit: 100 })) await client.browsers.delete(row.id).catch(() => undefined);
+  }
+}
+
 afterAll(async () => {
   sender?.close();
-  // Every browser the fuzzer started ends here, whatever the fuzzer left running.
   if (t) {
-    for (const row of await t.client().browsers.list({ limit: 100 }).catch(() => [])) await t.client().browsers.delete(row.id).catch(() => undefined);
+    // Every browser the fuzzer started ends here, whatever the fuzzer left running.
+    await deleteAllBrowsers().catch(() => undefined);
     await t.close();
   }
   await pages?.close();
@@ -245,8 +257,8 @@ afterAll(async () => {
   }
   const reached = [...statuses].map(([operation, byStatus]) => `  ${operation}: ${[...byStatus].sort().map(([status, n]) => `${status}×${n}`).join(" ")}`);
   console.log(
-    `spec fuzz (seed ${SEED}, scale ${SCALE}): ${counts.requests} generated requests over ${counts.operations} of ${operations.length} operations, ${counts.raw} raw HTTP cases; ` +
-      `${failures.length} failed requests in ${operationsFailed} operations\nstatuses by operation:\n${reached.join("\n")}`,
+    `spec fuzz (seed ${SEED}, scale ${SCALE}): ${counts.requests} generated requests over ${counts.operations} of ${operations.length} operations, ${counts.raw} raw HTTP cases, ${counts.raced} racing requests; ` +
+      `${failures.length} failed requests in ${operationsFailed} operations\nstatuses by operation:\n${reached.join("\n")}\nraces:\n${raceOutcomes.join("\n")}`,
   );
 });
 
@@ -297,4 +309,36 @@ describe("spec-driven fuzzing", () => {
       });
     }
   }
+
+  it("races: the same request several times at once keeps the spec's rules", async () => {
+    // Room for a browser in the race that starts one: no other browser, no cap of 0 left by the fuzzer.
+    await deleteAllBrowsers();
+    await t.client().limits.update({ default_project_max_concurrent_sessions: limits.schemas.UpdateOrgLimitsRequest.default_project_max_concurrent_sessions.maximum });
+    const racer = new HttpSender(t.url, 8);
+    let made = 0;
+    const context: RaceContext = {
+      orgKey: t.orgKey,
+      together: (requests) => Promise.all(requests.map((request) => racer.send(request))),
+      alone: (request) => sender.send(request),
+      unique: (prefix) => `${prefix}-${SEED}-${++made}`,
+      zip: goodExtensionZip(),
+    };
+    try {
+      for (const race of RACES) {
+        const mismatchesBefore = t.mismatches.length;
+        const result = await race.run(context);
+        counts.raced += result.sent.length;
+        raceOutcomes.push(`  ${race.label}: ${result.sent.map(({ answer }) => ("status" in answer ? answer.status : "none")).join(" ")}`);
+        const problems = [
+          ...result.problems,
+          ...result.sent.flatMap(({ request, answer }) => answerProblems({ operationId: request.operationId, label: race.label, method: request.method }, answer, allowed5xx)),
+          ...t.mismatches.slice(mismatchesBefore).flatMap((mismatch) => mismatch.problems.map((problem) => `response check: ${problem}`)),
+        ];
+        if (problems.length > 0) failures.push({ operation: "race", label: race.label, request: result.sent.map(({ request }) => describeRequest(request)).join("\n"), answer: result.sent.map(({ answer }) => describeAnswer(answer)).join("\n"), problems });
+      }
+    } finally {
+      racer.close();
+    }
+    expect(report("race"), `seed ${SEED}`).toEqual([]);
+  });
 });
