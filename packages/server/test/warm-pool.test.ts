@@ -277,7 +277,7 @@ describe("warm browser records", () => {
     const precious = mkdtempSync(join(tmpdir(), "precious-"));
     try {
       const records = new WarmBrowserRecords(dir);
-      records.add({ pid: 999_999_999, userDataDir: precious } as LaunchedBrowser);
+      await records.add({ pid: 999_999_999, userDataDir: precious } as LaunchedBrowser);
       expect(records.endLeftOver()).toBe(1);
       expect(existsSync(precious)).toBe(true);
       expect(readdirSync(dir)).toEqual([]);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { PRIVATE_FILE_MODE } from "../storage/data-dir.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
@@ -11,7 +12,7 @@ const RECORD_FILE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 /** Where a warm browser is written down while it waits, so a killed server's next start can end it. */
 export interface WarmBrowserRecord {
   /** Removes the record: the browser closed, or its session's own record now names it. */
-  remove(): void;
+  remove(): Promise<void>;
 }
 
 /**
@@ -28,11 +29,14 @@ export class WarmBrowserRecords {
     this.#dir = dir;
   }
 
-  /** Writes down a launched warm browser. */
-  add(launched: LaunchedBrowser): WarmBrowserRecord {
+  /**
+   * Writes down a launched warm browser. The file operations are asynchronous: they run
+   * beside requests (removal right in a create), where a slow disk must not stall them.
+   */
+  async add(launched: LaunchedBrowser): Promise<WarmBrowserRecord> {
     const path = join(this.#dir, `${randomUUID()}.json`);
-    writeFileSync(path, JSON.stringify({ pid: launched.pid ?? null, user_data_dir: launched.userDataDir ?? null }), { mode: PRIVATE_FILE_MODE });
-    return { remove: () => rmSync(path, { force: true }) };
+    await writeFile(path, JSON.stringify({ pid: launched.pid ?? null, user_data_dir: launched.userDataDir ?? null }), { mode: PRIVATE_FILE_MODE });
+    return { remove: () => rm(path, { force: true }) };
   }
 
   /**

@@ -114,7 +114,7 @@ export class WarmPool {
     if (index === -1) throw new Error("This browser is not waiting in the warm pool.");
     const [{ record }] = this.#ready.splice(index, 1) as [Waiting];
     this.#refillSoon();
-    return { warm, recorded: () => record?.remove() };
+    return { warm, recorded: () => void this.#forget(record) };
   }
 
   /** Stops refilling and closes every warm browser, including those still launching. */
@@ -154,13 +154,13 @@ export class WarmPool {
       this.#failed(error);
       return;
     }
-    const record = this.#recordOf(launched);
+    const record = await this.#recordOf(launched);
     let warm: WarmBrowser;
     try {
       warm = await WarmBrowser.prepare(launched);
     } catch (error) {
       await launched.close().catch(() => undefined);
-      record?.remove();
+      await this.#forget(record);
       this.#failed(error);
       return;
     }
@@ -182,9 +182,9 @@ export class WarmPool {
     });
   }
 
-  #recordOf(launched: LaunchedBrowser): WarmBrowserRecord | undefined {
+  async #recordOf(launched: LaunchedBrowser): Promise<WarmBrowserRecord | undefined> {
     try {
-      return this.#records?.add(launched);
+      return await this.#records?.add(launched);
     } catch (error) {
       // The browser still works; only its clean-up after a kill of the server is lost.
       this.#log.error({ err: error, pid: launched.pid }, "could not record a warm browser in the data directory");
@@ -198,7 +198,16 @@ export class WarmPool {
     } catch (error) {
       this.#log.error({ err: error, pid: warm.launched.pid }, "could not close a warm browser");
     } finally {
-      record?.remove();
+      await this.#forget(record);
+    }
+  }
+
+  async #forget(record: WarmBrowserRecord | undefined): Promise<void> {
+    try {
+      await record?.remove();
+    } catch (error) {
+      // Left behind, it only makes the next start look for a process that is gone.
+      this.#log.warn({ err: error }, "could not remove the record of a warm browser");
     }
   }
 
