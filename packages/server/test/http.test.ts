@@ -63,10 +63,22 @@ describe("request checks", () => {
     expect((await t.server.app.inject({ method: "GET", url: "/org/limits", headers: auth() })).statusCode).toBe(200);
   });
 
+  it("refuses __proto__ or constructor.prototype anywhere in a body, saying so: 400 forbidden_property_name", async () => {
+    for (const payload of ['{"name":"x","__proto__":{"admin":true}}', '{"name":"x","\\u005f_proto__":{}}', '{"tool_ref":"t","input":{"a":{"constructor":{"prototype":{"admin":true}}}}}']) {
+      const url = payload.includes("tool_ref") ? "/browsers/nothing/webmcp/invoke" : "/org/projects";
+      const response = await t.server.app.inject({ method: "POST", url, headers: { ...auth(), "content-type": "application/json" }, payload });
+      expect(response.statusCode, payload).toBe(400);
+      expect(response.json().details, payload).toEqual([{ code: "forbidden_property_name", message: expect.stringContaining("__proto__") }]);
+    }
+    // A key that only contains the word is an ordinary key.
+    const fine = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: { ...auth(), "content-type": "application/json" }, payload: '{"name":"my __proto__ project"}' });
+    expect(fine.statusCode).toBe(201);
+  });
+
   it("invalid JSON is 400 bad_request", async () => {
     const response = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: { ...auth(), "content-type": "application/json" }, payload: '{"name":' });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ code: "bad_request", details: [{ code: "invalid_json" }] });
+    expect(response.json()).toMatchObject({ code: "bad_request", details: [{ code: "invalid_json", message: expect.stringMatching(/^The body is not valid JSON: .*JSON/) }] });
   });
 
   it("a wrong Content-Type is 415 unsupported_media_type", async () => {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { BadRequestError, type ErrorDetail } from "./api-errors.js";
 import type { ValidationIssue, Validator } from "@browser-service/validators";
+import { parseJsonBody } from "./json-body.js";
 import { operationChecks } from "./operation-validators.js";
 
 // Deprecated fields every request schema refuses; the generic message would not say why.
@@ -89,11 +90,20 @@ export function bodyProblems(operationId: string, body: unknown): ErrorDetail[] 
  *   type or size cannot make the operation fail.
  */
 export function installBodyReading(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body === "") done(null, undefined);
-    else parseJson(request, body as string, done);
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    if (body === "") {
+      done(null, undefined);
+      return;
+    }
+    let value: unknown;
+    try {
+      value = parseJsonBody(body as string);
+    } catch (error) {
+      done(error as Error, undefined);
+      return;
+    }
+    done(null, value);
   });
   app.addHook("preParsing", (request, _reply, payload, done) => {
     const operationId = request.routeOptions.config.operationId;

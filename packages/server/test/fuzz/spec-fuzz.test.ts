@@ -217,7 +217,7 @@ beforeAll(async () => {
   );
   const toolRefs = fc.nat().map((index) => new PoolPick("toolRefs", index));
   // WebMcpInvokeRequest.input, as its description restricts it: ASCII property names, well-formed strings (of any script).
-  const asciiName = fc.string({ unit: fc.stringMatching(/^[\x00-\x7f]$/), maxLength: 12 });
+  const asciiName = fc.string({ unit: fc.stringMatching(/^[\x00-\x7f]$/), maxLength: 12 }).filter((name) => name !== "__proto__");
   const anyText = edgyString({ maxLength: 12 }).filter((text) => !/\p{Cs}/u.test(text));
   const input = fc.dictionary(asciiName, fc.oneof(fc.jsonValue({ maxDepth: 3 }), anyText), { maxKeys: 6 });
   factory = new RequestFactory(spec, {
@@ -226,6 +226,8 @@ beforeAll(async () => {
     proseRules: {
       invokeWebMcpTool: [
         { label: "/input property name past ASCII", values: fc.tuple(toolRefs, fc.constantFrom("\u00e9", "\u540d\u524d", "\u200e", "\ud83d\ude00", "a\u0301", "\ud800")).map(([tool_ref, name]) => ({ tool_ref, input: { ok: { [name]: 1 } } })) },
+        // JSON.parse makes __proto__ an own property, as a client's JSON would carry it.
+        { label: "/input __proto__ or constructor.prototype", values: fc.tuple(toolRefs, fc.constantFrom('{"__proto__":{"admin":true}}', '{"a":[{"constructor":{"prototype":{}}}]}')).map(([tool_ref, input]) => ({ tool_ref, input: JSON.parse(input) as unknown })) },
         { label: "/input unpaired surrogate", values: fc.tuple(toolRefs, fc.constantFrom("\ud800", "a\udfff", "\udbff\ud800")).map(([tool_ref, text]) => ({ tool_ref, input: { a: [text] } })) },
       ],
     },
