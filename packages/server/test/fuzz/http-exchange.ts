@@ -51,6 +51,7 @@ export class HttpSender {
     });
   }
 
+  /** Closes the kept-alive connections. */
   close(): void {
     this.#agent.destroy();
   }
