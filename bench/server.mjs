@@ -21,7 +21,8 @@ import { parseArgs } from "node:util";
 const bin = fileURLToPath(new URL("../packages/server/bin/browser-service-server.mjs", import.meta.url));
 const { values } = parseArgs({ options: { requests: { type: "string", default: "3000" } } });
 const REQUESTS = Number(values.requests);
-const WARMUP = 200;
+// Enough for the JIT to settle on both servers before anything is measured.
+const WARMUP = 2000;
 const CONCURRENCY = [1, 32];
 const ENDPOINTS = ["/org/projects", "/org/limits"];
 const SEEDED_PROJECTS = 19;
