@@ -152,9 +152,10 @@ export function installErrorHandling(app: FastifyInstance): void {
   const routes = new RouteTable();
   app.addHook("onRoute", (route) => routes.add(route.url, route.method));
   // HTTP/1.1 requires one valid Host (RFC 9112 3.2); Node's own check would answer without the Error body (server.ts turns it off).
-  app.addHook("onRequest", async (request) => {
+  app.addHook("onRequest", (request, _reply, done) => {
     const hostError = hostHeaderError(request.raw);
-    if (hostError) throw hostError;
+    if (hostError) done(hostError);
+    else done();
   });
   app.setErrorHandler((error, request, reply) => {
     const apiError = request.is404 ? routeMiss(routes, request) : toApiError(error, request);
