@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import sqlite3 from "node-sqlite3-wasm";
 import { createClient } from "@browser-service/client";
 import { afterAll, describe, expect, it } from "vitest";
+import { claimDataDir, dataDirLayout } from "../src/storage/data-dir.js";
+import { SqliteDatabase } from "../src/storage/database.js";
 import { spawnServer } from "./support/child-server.js";
 import { tempDataDir } from "./support/test-server.js";
 import { chromiumBrowserPids } from "./support/chromium-processes.js";
@@ -23,9 +25,13 @@ function newDataDir(): string {
 
 const clientFor = (url: string, apiKey: string) => createClient({ baseUrl: url, apiKey, projectId: null, maxRetries: 0 });
 
+// Runs once the server stopped or died: it holds the database's lock exclusively while it
+// runs. Opened as the server opens it (exclusive lock before the first read, as the WAL
+// database cannot be read through node-sqlite3-wasm's VFS without shared memory otherwise).
 function integrityCheck(dataDir: string): string {
-  const db = new sqlite3.Database(join(dataDir, "browser-service.sqlite"), { readOnly: true });
+  const db = new sqlite3.Database(join(dataDir, "browser-service.sqlite"));
   try {
+    db.exec("PRAGMA locking_mode=EXCLUSIVE");
     return String(db.get("PRAGMA integrity_check")?.integrity_check);
   } finally {
     db.close();
@@ -103,6 +109,30 @@ describe("durability across SIGKILL", () => {
     expect(readdirSync(join(dataDir, "uploads"))).toEqual([]);
     expect(await server.stop()).toBe(0);
     expect(integrityCheck(dataDir)).toBe("ok");
+  });
+
+  it("after a SIGKILL, the next owner's open replays the write-ahead log: acknowledged writes are in the file", async () => {
+    const dataDir = newDataDir();
+    const server = await spawnServer(dataDir);
+    const project = await clientFor(server.url, server.printedKey as string).projects.create({ name: "in-the-log" });
+    await server.kill();
+    const layout = dataDirLayout(dataDir);
+    // The commit is in the log, not yet in the database file; the killed server's lock stays.
+    expect(existsSync(`${layout.databaseFile}-wal`)).toBe(true);
+    expect(existsSync(`${layout.databaseFile}.lock`)).toBe(true);
+    // Taken over as the next server or `keys create` does: owner file, stale lock cleared.
+    const release = claimDataDir(layout);
+    try {
+      const db = SqliteDatabase.open(layout.databaseFile);
+      try {
+        expect(db.get<{ id: string }>("SELECT id FROM projects WHERE name = ?", ["in-the-log"])).toEqual({ id: project.id });
+        expect(db.get<{ integrity_check: string }>("PRAGMA integrity_check")?.integrity_check).toBe("ok");
+      } finally {
+        db.close();
+      }
+    } finally {
+      release();
+    }
   });
 
   it("after a SIGKILL, marks browsers left running as crashed and ends their processes", async () => {

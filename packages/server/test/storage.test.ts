@@ -18,10 +18,11 @@ afterEach(() => {
 });
 
 describe("database", () => {
-  it("opens with the durability pragmas: rollback journal and synchronous=FULL", () => {
+  it("opens with the durability pragmas: exclusive lock, write-ahead log and synchronous=FULL", () => {
     const db = SqliteDatabase.open(join(scratch(), "a.sqlite"));
     try {
-      expect(db.get<{ journal_mode: string }>("PRAGMA journal_mode")?.journal_mode).toBe("delete");
+      expect(db.get<{ locking_mode: string }>("PRAGMA locking_mode")?.locking_mode).toBe("exclusive");
+      expect(db.get<{ journal_mode: string }>("PRAGMA journal_mode")?.journal_mode).toBe("wal");
       expect(db.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous).toBe(2);
       expect(db.get<{ foreign_keys: number }>("PRAGMA foreign_keys")?.foreign_keys).toBe(1);
     } finally {
@@ -112,22 +113,26 @@ describe("migrations", () => {
 });
 
 describe("crash recovery", () => {
-  it("starts after a process died inside a write transaction: the write is rolled back, the lock cleared", async () => {
+  it("starts after a process died inside a write transaction: the committed write is replayed from the log, the open one rolled back, the lock cleared", async () => {
     const dataDir = tempDataDir();
     const first = await startTestServer({ dataDir });
     await first.close({ keepData: true });
     const databaseFile = join(dataDir, "browser-service.sqlite");
-    // A process that dies by SIGKILL between a write and its commit.
+    // A process that dies by SIGKILL after one committed write and inside a second one,
+    // opening the database as the server does (the exclusive lock first: the file is in WAL
+    // mode and the VFS has no shared memory).
     const script = `
       const { Database } = require("node-sqlite3-wasm");
       const db = new Database(${JSON.stringify(databaseFile)});
-      db.exec("PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL; BEGIN IMMEDIATE");
+      db.exec("PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL");
+      db.run("UPDATE projects SET name = 'committed'");
+      db.exec("BEGIN IMMEDIATE");
       db.run("UPDATE projects SET name = 'half-written'");
       process.kill(process.pid, "SIGKILL");`;
     const result = spawnSync(process.execPath, ["-e", script], { cwd: join(import.meta.dirname, "..") });
     expect(result.signal).toBe("SIGKILL");
     expect(existsSync(`${databaseFile}.lock`)).toBe(true);
-    expect(existsSync(`${databaseFile}-journal`)).toBe(true);
+    expect(existsSync(`${databaseFile}-wal`)).toBe(true);
     // A stale owner file of a process that no longer runs must not block the start either.
     writeFileSync(join(dataDir, "server.pid"), `${result.pid}\n`);
     // A half-received upload (named as the server names them) goes; what the server did not name stays.
@@ -137,7 +142,8 @@ describe("crash recovery", () => {
 
     const second = await startTestServer({ dataDir });
     try {
-      expect((await second.client().projects.list()).map((project) => project.name)).toEqual(["Default"]);
+      // The committed write is replayed from the log; the uncommitted one is not.
+      expect((await second.client().projects.list()).map((project) => project.name)).toEqual(["committed"]);
       expect(existsSync(leftover)).toBe(false);
       expect(existsSync(join(dataDir, "uploads", "someone-elses"))).toBe(true);
     } finally {

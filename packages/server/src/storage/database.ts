@@ -116,10 +116,12 @@ export function isStorableText(text: string): boolean {
 }
 
 /**
- * One SQLite database file, opened for durability: rollback journal (`DELETE`) and
- * `synchronous=FULL`, so a committed transaction survives a crash or `SIGKILL` of the
- * process; and in `EXCLUSIVE` locking mode, so no other process can open it meanwhile. Every call is synchronous, which is what makes {@link transaction} atomic
- * with respect to other requests on the event loop.
+ * One SQLite database file, opened for durability: write-ahead log (`WAL`) with
+ * `synchronous=FULL`, so every committed transaction is synced and survives a crash or
+ * `SIGKILL` of the process; and in `EXCLUSIVE` locking mode, so no other process can open
+ * it meanwhile (open it only once the owner stopped or died). Every call is synchronous,
+ * which is what makes {@link transaction} atomic with respect to other requests on the
+ * event loop.
  */
 export class SqliteDatabase {
   readonly #db: InstanceType<typeof sqlite3.Database>;
@@ -144,13 +146,19 @@ export class SqliteDatabase {
   static open(file: string): SqliteDatabase {
     const db = retryWhileBusy(() => new sqlite3.Database(file));
     const database = new SqliteDatabase(db);
-    database.#pragma("journal_mode", "DELETE", "delete");
-    database.#pragma("synchronous", "FULL", 2);
-    database.#pragma("foreign_keys", "ON", 1);
     // One process owns the data directory, so it keeps the lock for as long as the database
     // is open: without this, node-sqlite3-wasm's VFS creates and removes a lock directory
     // and SQLite re-validates its cache around every statement, about 100 times slower.
+    // It must come first: the VFS has no shared memory, and SQLite can open a WAL
+    // database without shared memory only if the lock is exclusive before the first read.
     database.#pragma("locking_mode", "EXCLUSIVE", "exclusive");
+    // A commit appends to the write-ahead log and syncs it once (synchronous=FULL: every
+    // commit, not only checkpoints), where the rollback journal took several fsyncs of
+    // two files. A SIGKILL leaves the log, which the next open replays; as the lock is
+    // exclusive, no other process reads the file while it is open.
+    database.#pragma("journal_mode", "WAL", "wal");
+    database.#pragma("synchronous", "FULL", 2);
+    database.#pragma("foreign_keys", "ON", 1);
     // SQLite's lower() folds ASCII only; names are Unicode, so filters fold in JavaScript.
     db.function("casefold", (value) => (typeof value === "string" ? value.toLowerCase() : value), { deterministic: true });
     return database;
