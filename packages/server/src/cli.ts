@@ -7,7 +7,7 @@ import { createServer } from "./server.js";
 import { ChromiumLauncher } from "./browsers/chromium-launcher.js";
 import { checkChromium, chromiumCheckLine } from "./browsers/chromium-check.js";
 import { resolveChromiumUser } from "./browsers/chromium-user.js";
-import { dataDirLayout, liveOwner } from "./storage/data-dir.js";
+import { claimDataDir, dataDirLayout, liveOwner } from "./storage/data-dir.js";
 import { openStores } from "./storage/stores.js";
 
 /** Where the command line writes. */
@@ -81,11 +81,19 @@ async function issueKey(config: ServerConfig, project: string | undefined): Prom
   const layout = dataDirLayout(config.dataDir);
   const owner = liveOwner(layout);
   if (owner !== undefined) return requestKeyFromServer(layout, owner, project);
-  const stores = openStores(layout);
+  // Owned for the moment, as a server owns it: a server killed before this leaves SQLite's
+  // lock folder (which this clears) and its last commits in the write-ahead log (which the
+  // open replays), and a server started meanwhile is refused instead of sharing the file.
+  const release = claimDataDir(layout);
   try {
-    return issueApiKey(stores, project);
+    const stores = openStores(layout);
+    try {
+      return issueApiKey(stores, project);
+    } finally {
+      stores.db.close();
+    }
   } finally {
-    stores.db.close();
+    release();
   }
 }
 

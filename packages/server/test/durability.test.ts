@@ -6,6 +6,7 @@ import { createClient } from "@browser-service/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { claimDataDir, dataDirLayout } from "../src/storage/data-dir.js";
 import { SqliteDatabase } from "../src/storage/database.js";
+import { runCli } from "../src/index.js";
 import { spawnServer } from "./support/child-server.js";
 import { tempDataDir } from "./support/test-server.js";
 import { chromiumBrowserPids } from "./support/chromium-processes.js";
@@ -133,6 +134,22 @@ describe("durability across SIGKILL", () => {
     } finally {
       release();
     }
+  });
+
+  it("after a SIGKILL, `keys create` issues a key into the data directory and keeps the commits of the log", async () => {
+    const dataDir = newDataDir();
+    let server = await spawnServer(dataDir);
+    await clientFor(server.url, server.printedKey as string).projects.create({ name: "before-the-kill" });
+    await server.kill();
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { stdout: (text: string) => void out.push(text), stderr: (text: string) => void err.push(text) };
+    expect(await runCli(["keys", "create", "--data-dir", dataDir], io), err.join("")).toBe(0);
+    const key = out.join("").trim();
+    server = await spawnServer(dataDir);
+    const names = (await clientFor(server.url, key).projects.list()).map((project) => project.name);
+    expect(names).toContain("before-the-kill");
+    expect(await server.stop()).toBe(0);
   });
 
   it("after a SIGKILL, marks browsers left running as crashed and ends their processes", async () => {
