@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { APIError, BrowserServiceError, createClient } from "@browser-service/client";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { type Bridge, bridgeIdentity, createBridge } from "./bridge.js";
 import type { BrowserChoice } from "./browser-target.js";
 import { type BridgeConfig, helpText, readConfig } from "./config.js";
 import { McpBridgeError } from "./errors.js";
 import { serveHttp } from "./http-server.js";
+import { CatalogStdioServerTransport } from "./stdio-transport.js";
 
 const log = (message: string) => process.stderr.write(`browser-service-mcp: ${message}\n`);
 
@@ -78,7 +78,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   let closeTransport: () => Promise<void>;
   if (stdio) {
     const server = bridge.createServer();
-    await server.connect(new StdioServerTransport());
+    await server.connect(new CatalogStdioServerTransport(bridge.catalog));
     closeTransport = () => server.close();
   } else {
     const token = config.token ?? randomBytes(32).toString("base64url");

@@ -126,14 +126,21 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
       const session = sessions.get(sessionId);
       if (!session) return refuse(response, 404, "Session not found: it ended or never existed; initialize a new one.");
       session.lastUsed = Date.now();
-      return session.transport.handleRequest(request, response);
-    }
-    if (request.method !== "POST") return refuse(response, 400, "Bad request: no Mcp-Session-Id; start with an initialize request.");
+      if (request.method !== "POST") return session.transport.handleRequest(request, response);
+    } else if (request.method !== "POST") return refuse(response, 400, "Bad request: no Mcp-Session-Id; start with an initialize request.");
     let body: unknown;
     try {
+      // Read here with Node's stream rather than by the SDK through a web ReadableStream:
+      // cheaper per request, and the size cap holds for every POST, not only the first.
       body = await readJson(request, maxBodyBytes);
     } catch (error) {
       return refuse(response, error instanceof RangeError ? 413 : 400, error instanceof RangeError ? error.message : "Bad request: the body is not JSON.");
+    }
+    if (typeof sessionId === "string") {
+      // Looked up again: the session may have ended while the body was read.
+      const session = sessions.get(sessionId);
+      if (!session) return refuse(response, 404, "Session not found: it ended or never existed; initialize a new one.");
+      return session.transport.handleRequest(request, response, body);
     }
     if (!isInitializeRequest(body)) return refuse(response, 400, "Bad request: no Mcp-Session-Id; start with an initialize request.");
     return open(request, response, body);

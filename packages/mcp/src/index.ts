@@ -16,8 +16,10 @@ export { type BridgeConfig, helpText, minTokenLength, readConfig } from "./confi
 export { ConfigError, McpBridgeError } from "./errors.js";
 export { type HttpEndpoint, type HttpOptions, mcpPath, serveHttp } from "./http-server.js";
 export { mcpInputSchema, type McpInputSchema } from "./input-schema.js";
+export { listingFrame } from "./listing-frame.js";
 export { type McpTool, toMcpTool } from "./mcp-tool.js";
 export { createSessionServer, type ServerIdentity, serverInstructions } from "./session-server.js";
+export { CatalogStdioServerTransport } from "./stdio-transport.js";
 export { type CatalogEntry, type CatalogState, ToolCatalog, type ToolCatalogOptions } from "./tool-catalog.js";
 export { describeTool, descriptionCaps, descriptionLabel, toolTitle } from "./tool-description.js";
 export { maxToolNameLength, sanitizeToolName, slotKey, ToolNames } from "./tool-names.js";

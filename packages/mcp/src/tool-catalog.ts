@@ -19,6 +19,8 @@ export interface CatalogState {
   tools: McpTool[];
   /** By MCP name. */
   entries: ReadonlyMap<string, CatalogEntry>;
+  /** `tools` as UTF-8 JSON, made once per snapshot so that a transport can send a listing without serializing it again. */
+  toolsJson: Buffer;
 }
 
 /** Options of {@link ToolCatalog}. */
@@ -29,7 +31,7 @@ export interface ToolCatalogOptions {
   log?: (message: string) => void;
 }
 
-const empty: CatalogState = { etag: undefined, tools: [], entries: new Map() };
+const empty: CatalogState = { etag: undefined, tools: [], entries: new Map(), toolsJson: Buffer.from("[]") };
 
 /**
  * The browser's WebMCP tools as MCP tools, kept current by conditional reads of the
@@ -115,9 +117,11 @@ export class ToolCatalog {
       entries.set(mcp.name, { mcp, tool });
       return mcp;
     });
-    this.#state = { etag, tools: shown, entries };
     const text = JSON.stringify(shown);
-    if (text === this.#shown) return;
+    const changed = text !== this.#shown;
+    // An unchanged listing (only a tool_ref moved) keeps its bytes: no client is told, and none needs new ones.
+    this.#state = { etag, tools: shown, entries, toolsJson: changed ? Buffer.from(text) : this.#state.toolsJson };
+    if (!changed) return;
     this.#shown = text;
     for (const listener of this.#listeners) listener();
   }
