@@ -123,10 +123,14 @@ describe("docs site (dist/docs in headless Chromium)", () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.evaluate(() => window.scrollTo(0, 0));
     let height = 0;
-    for (let i = 0; i < 30; i++) {
+    // Redoc draws lazily; on a loaded machine a pause between two looks is not the end, so
+    // the height must hold for three looks in a row.
+    let steady = 0;
+    for (let i = 0; i < 60 && steady < 3; i++) {
       await page.waitForTimeout(300);
       const next = await page.evaluate(() => document.documentElement.scrollHeight);
-      if (next === height) break;
+      steady = next === height ? steady + 1 : 0;
+      if (next === height) continue;
       height = next;
       await page.setViewportSize({ width: 1280, height: Math.min(height, 32_000) });
     }
