@@ -106,6 +106,8 @@ describe("caps stored before the bound", () => {
     // What a server without the bound stored for 87739548417998464: SQLite hands it back as a BigInt.
     const db = new sqlite3.Database(join(dataDir, "browser-service.sqlite"));
     try {
+      // As the server opens it: a write-ahead-log database without shared memory needs the exclusive lock first.
+      db.exec("PRAGMA locking_mode=EXCLUSIVE");
       db.run("UPDATE projects SET max_concurrent_sessions = ? WHERE id = ?", [87739548417998464n, projectId]);
       db.run("UPDATE organizations SET default_project_max_concurrent_sessions = ?", [2n ** 62n]);
     } finally {
