@@ -69,7 +69,7 @@ const omittedCount = (list: WebMcpToolList, reason: string) => list.omitted?.fin
 
 async function snapshotWhen(ready: (list: WebMcpToolList) => boolean): Promise<WebMcpToolList> {
   let list: WebMcpToolList = { tools: [] };
-  for (let attempt = 0; attempt < 400; attempt++) {
+  for (let attempt = 0; attempt < 1200; attempt++) {
     list = await client.webmcp.listTools(browser.id);
     if (ready(list)) return list;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -81,34 +81,47 @@ describe("a hostile page cannot hurt discovery", () => {
   it("bounds every string, keeps the normal tab's tool, and says what it left out", async () => {
     const normal = await driven.open(pages.url("/normal"));
     const hostile = await driven.open(pages.url("/hostile"));
-    const list = await snapshotWhen((each) => omittedCount(each, "document_limit") === 5000 && each.tools.some((tool) => tool.name === "normal"));
-    const fromHostile = list.tools.filter((tool) => tool.name.startsWith("h"));
-    expect(fromHostile).toHaveLength(1000);
-    for (const tool of fromHostile) {
-      expect(tool.description.length).toBeLessThanOrEqual(8192);
-      expect(tool.source.page_url.length).toBeLessThanOrEqual(8192);
-      expect(tool.source.page_url.endsWith("…")).toBe(true);
-      expect(tool.source.page_title.length).toBeLessThanOrEqual(1024);
+    try {
+      // Tools registered one by one after the server's session enabled WebMCP are counted one
+      // by one (1,000 kept, 5,000 over the document's cap); tools registered before it are
+      // replayed in one message of ~50 MB, which the server does not parse (counted as one
+      // message_too_large). Which happens depends on timing; either way the answer says so.
+      const list = await snapshotWhen(
+        (each) => each.tools.some((tool) => tool.name === "normal") && (omittedCount(each, "document_limit") === 5000 || omittedCount(each, "message_too_large") >= 1),
+      );
+      const fromHostile = list.tools.filter((tool) => tool.name.startsWith("h"));
+      expect(fromHostile).toHaveLength(omittedCount(list, "document_limit") === 5000 ? 1000 : 0);
+      for (const tool of fromHostile) {
+        expect(tool.description.length).toBeLessThanOrEqual(8192);
+        expect(tool.source.page_url.length).toBeLessThanOrEqual(8192);
+        expect(tool.source.page_url.endsWith("…")).toBe(true);
+        expect(tool.source.page_title.length).toBeLessThanOrEqual(1024);
+      }
+      const [normalTool] = list.tools.filter((tool) => tool.name === "normal") as [WebMcpTool];
+      expect(normalTool.source.page_title).toBe("normal");
+      expect(await client.webmcp.invoke(browser.id, { tool_ref: normalTool.tool_ref, input: {} })).toMatchObject({ status: "completed", output: { ok: true } });
+      // The rest of the API answers meanwhile.
+      expect((await client.limits.get()).concurrent_sessions_used).toBe(1);
+    } finally {
+      await hostile.close();
     }
-    const [normalTool] = list.tools.filter((tool) => tool.name === "normal") as [WebMcpTool];
-    expect(await client.webmcp.invoke(browser.id, { tool_ref: normalTool.tool_ref, input: {} })).toMatchObject({ status: "completed", output: { ok: true } });
-    // The rest of the API answers meanwhile.
-    expect((await client.limits.get()).concurrent_sessions_used).toBe(1);
-    await hostile.close();
     const after = await snapshotWhen((each) => each.tools.length === 1);
     expect(after.omitted).toBeUndefined();
     await normal.close();
-  });
+  }, 180_000);
 
   it("caps each tab, so one tab's frames cannot crowd out the others", async () => {
     const crowded = await driven.open(pages.url("/crowded"));
     const normal = await driven.open(pages.url("/normal"));
-    const list = await snapshotWhen((each) => omittedCount(each, "tab_limit") === 1000 && each.tools.some((tool) => tool.name === "normal"));
-    expect(list.tools.filter((tool) => tool.name !== "normal")).toHaveLength(2000);
-    await crowded.close();
-    await normal.close();
+    try {
+      const list = await snapshotWhen((each) => omittedCount(each, "tab_limit") === 1000 && each.tools.some((tool) => tool.name === "normal"));
+      expect(list.tools.filter((tool) => tool.name !== "normal")).toHaveLength(2000);
+    } finally {
+      await crowded.close();
+      await normal.close();
+    }
     await snapshotWhen((each) => each.tools.length === 0 && each.omitted === undefined);
-  });
+  }, 180_000);
 });
 
 describe("a hostile tool cannot hurt invocation", () => {
@@ -127,12 +140,12 @@ describe("a hostile tool cannot hurt invocation", () => {
   const ref = (name: string) => (tools.find((tool) => tool.name === name) as WebMcpTool).tool_ref;
 
   it("drops a 300 MB output as it arrives and answers at once with an error_text; the server stays up", async () => {
-    const result = await client.webmcp.invoke(browser.id, { tool_ref: ref("huge"), input: {}, timeout_sec: 60 });
+    const result = await client.webmcp.invoke(browser.id, { tool_ref: ref("huge"), input: {}, timeout_sec: 120 });
     expect(result.status).toBe("completed");
     expect(result.output).toBeUndefined();
     expect(result.error_text).toMatch(/over the service's limit .* dropped/);
     expect((await client.limits.get()).concurrent_sessions_used).toBe(1);
-  });
+  }, 180_000);
 
   it("on a timeout asks the browser to cancel: the 504 says so, and the page's tool sees its signal abort", async () => {
     pages.resetRuns();
