@@ -41,10 +41,13 @@ interface Session {
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
+/** JSON-RPC's code for a body that is not JSON; every other refusal here is -32000, as the SDK answers. */
+const parseErrorCode = -32700;
+
 /** Writes a JSON-RPC error as a plain HTTP answer (before any session is involved). */
-function refuse(response: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+function refuse(response: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000): void {
   response.writeHead(status, { "content-type": "application/json", ...headers });
-  response.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+  response.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
 }
 
 async function readJson(request: IncomingMessage, maxBytes: number): Promise<unknown> {
@@ -134,7 +137,8 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
       // cheaper per request, and the size cap holds for every POST, not only the first.
       body = await readJson(request, maxBodyBytes);
     } catch (error) {
-      return refuse(response, error instanceof RangeError ? 413 : 400, error instanceof RangeError ? error.message : "Bad request: the body is not JSON.");
+      if (error instanceof RangeError) return refuse(response, 413, error.message);
+      return refuse(response, 400, "Parse error: the body is not JSON.", {}, parseErrorCode);
     }
     if (typeof sessionId === "string") {
       // Looked up again: the session may have ended while the body was read.
