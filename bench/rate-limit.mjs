@@ -8,16 +8,13 @@
 //
 //   node bench/rate-limit.mjs                 (after `pnpm build`; runs from anywhere)
 //   node bench/rate-limit.mjs --seconds 5     (measured seconds per row; default 3)
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { startServerProcess } from "./support/child-server.mjs";
 
-const bin = fileURLToPath(new URL("../packages/server/bin/browser-service-server.mjs", import.meta.url));
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "3" } } });
 const SECONDS = Number(values.seconds);
 const CLIENTS = 16;
@@ -36,26 +33,6 @@ function die(message) {
   process.exit(1);
 }
 
-async function startServer(dataDir, flags) {
-  const child = spawn(process.execPath, [bin, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", ...flags], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, LOG_LEVEL: "warn" },
-  });
-  let out = "";
-  child.stdout.setEncoding("utf8");
-  const exited = once(child, "exit");
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    exited.then(([code]) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
-  });
-  const key = /BROWSER_SERVICE_API_KEY=(bsk_\w+)/.exec(out)?.[1];
-  if (!key) die("the first start printed no API key");
-  return { child, url, key, exited };
-}
 
 function get(agent, url, token) {
   return new Promise((resolve, reject) => {
@@ -98,7 +75,7 @@ async function hammer(url, token) {
 const results = [];
 for (const row of ROWS) {
   const dataDir = mkdtempSync(join(tmpdir(), "browser-service-bench-"));
-  const server = await startServer(dataDir, row.flags);
+  const server = await startServerProcess(dataDir, row.flags);
   try {
     const token = row.credential === "key" ? server.key : "bsk_thisIsNotAKeyThisIsNotAKey1234";
     const { statuses, measured, seconds, sent, totalSeconds } = await hammer(server.url, token);

@@ -9,16 +9,14 @@
 //
 //   node bench/server.mjs                 (after `pnpm build`; runs from anywhere)
 //   node bench/server.mjs --requests 4000 (requests per run; default 3000)
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { startListening, startServerProcess } from "./support/child-server.mjs";
 
-const bin = fileURLToPath(new URL("../packages/server/bin/browser-service-server.mjs", import.meta.url));
 const { values } = parseArgs({ options: { requests: { type: "string", default: "3000" } } });
 const REQUESTS = Number(values.requests);
 // Enough for the JIT to settle on both servers before anything is measured.
@@ -39,45 +37,15 @@ function memoryMiB(pid, field) {
   return Number(line.split(/\s+/)[1]) / 1024;
 }
 
-async function startServer(dataDir) {
+function startServer(dataDir) {
   // The per-key rate limit is off: this measures serving requests, not refusing them (bench/rate-limit.mjs measures the limit).
   // No warm browsers: Chromium starting beside the server would take the CPU being measured.
-  const child = spawn(process.execPath, [bin, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--rate-limit", "0", "--warm-browsers", "0"], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, LOG_LEVEL: "warn" },
-  });
-  let out = "";
-  child.stdout.setEncoding("utf8");
-  const exited = once(child, "exit");
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    exited.then(([code]) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
-  });
-  const key = /BROWSER_SERVICE_API_KEY=(bsk_\w+)/.exec(out)?.[1];
-  if (!key) die("the first start printed no API key");
-  return { child, url, key, exited };
+  return startServerProcess(dataDir, ["--rate-limit", "0", "--warm-browsers", "0"]);
 }
 
 /** The bare Fastify app, serving `rows` with `headers` on GET /org/projects. */
-async function startBare(rows, headers) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL("fixtures/bare-fastify.mjs", import.meta.url))], { stdio: ["pipe", "pipe", "inherit"] });
-  child.stdin.end(JSON.stringify({ rows, headers }));
-  let out = "";
-  child.stdout.setEncoding("utf8");
-  const exited = once(child, "exit");
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    exited.then(([code]) => reject(new Error(`bare Fastify exited with ${code} before listening:\n${out}`)));
-  });
-  return { child, url, exited };
+function startBare(rows, headers) {
+  return startListening([fileURLToPath(new URL("fixtures/bare-fastify.mjs", import.meta.url))], { stdin: JSON.stringify({ rows, headers }) });
 }
 
 /** One request over a keep-alive agent; resolves with its latency in milliseconds. */

@@ -14,19 +14,17 @@
 //
 //   node bench/soak.mjs                 (after `pnpm build`)
 //   node bench/soak.mjs --seconds 60
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
+import { startServerProcess } from "./support/child-server.mjs";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "300" } } });
 const SECONDS = Number(values.seconds);
-const bin = fileURLToPath(new URL("../packages/server/bin/browser-service-server.mjs", import.meta.url));
 
 function fail(message) {
   console.error(`bench/soak FAILED: ${message}`);
@@ -51,21 +49,7 @@ await once(pages, "listening");
 const pageUrl = (path) => `http://127.0.0.1:${pages.address().port}${path}`;
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-soak-"));
-const child = spawn(process.execPath, [bin, "--data-dir", dataDir, "--port", "0", "--rate-limit", "0", "--auth-failure-limit", "0"], {
-  stdio: ["ignore", "pipe", "inherit"],
-  env: { ...process.env, LOG_LEVEL: "error" },
-});
-let out = "";
-child.stdout.setEncoding("utf8");
-const baseUrl = await new Promise((resolve, reject) => {
-  child.stdout.on("data", (chunk) => {
-    out += chunk;
-    const match = /listening on (http:\/\/\S+)/.exec(out);
-    if (match) resolve(match[1]);
-  });
-  child.once("exit", (code) => reject(new Error(`the server exited with ${code}:\n${out}`)));
-});
-const key = /BROWSER_SERVICE_API_KEY=(bsk_\w+)/.exec(out)?.[1] ?? fail("no API key printed");
+const { child, url: baseUrl, key, exited } = await startServerProcess(dataDir, ["--rate-limit", "0", "--auth-failure-limit", "0"], { LOG_LEVEL: "error" });
 
 async function api(method, path, body) {
   const response = await fetch(`${baseUrl}${path}`, {
@@ -187,7 +171,7 @@ try {
 } finally {
   if (hostileBrowser) await api("DELETE", `/browsers/${hostileBrowser.id}`).catch(() => undefined);
   child.kill("SIGTERM");
-  await once(child, "exit");
+  await exited;
   pages.close();
   rmSync(dataDir, { recursive: true, force: true });
 }
