@@ -1,8 +1,8 @@
 import type { PageServer } from "@browser-service/test-pages";
+import { reportRun as run, serveSharedPages } from "@browser-service/test-pages/shared-pages";
 
-// Every tool reports its run to the page server before doing anything else, so a count
-// is the proof of how many times a tool ran, whatever the service answered.
-const run = (key: string) => `await fetch("/runs/${key}", { method: "POST" });`;
+// Every tool reports its run (`run`) to the page server before doing anything else, so a
+// count is the proof of how many times a tool ran, whatever the service answered.
 
 /** A shop: the tools a real site might offer, one per result status. */
 const shop = `<!doctype html><title>Shop</title><p>shop</p>
@@ -33,24 +33,6 @@ const shop = `<!doctype html><title>Shop</title><p>shop</p>
   });
 </script>`;
 
-const searchTool = (where: string) => `<script>
-  document.modelContext.registerTool({
-    name: "search", description: "Search the ${where}.",
-    inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-    execute: async ({ q }) => { ${run(`${where}.search`)} return { where: "${where}", origin: location.origin, results: [q] }; },
-  });
-</script>`;
-
-/** A page on 127.0.0.1 whose cross-origin (localhost) frame registers a tool of the same name. */
-const widgetHost = (port: number) => `<!doctype html><title>Widget host</title>${searchTool("host")}
-<iframe src="http://localhost:${port}/widget" allow="tools"></iframe>`;
-
-/** A declarative form without toolautosubmit: an invocation fills it and waits for the user. */
-const forms = `<!doctype html><title>Order form</title>
-<form toolname="order" tooldescription="Order an item." action="/forms/done">
-  <input name="item"><button>Order</button>
-</form>`;
-
 // Built in the page, so the HTML stays small. 30,000 values fit in the service's 64 KiB
 // schema limit but not in the helpers' node budget; 200 levels pass through Chromium
 // (which drops a schema nested some 500 levels deep) but not the helpers' depth budget.
@@ -74,11 +56,7 @@ const malicious = `<!doctype html><title>Malicious</title>
 export function servePages(pages: PageServer): void {
   pages.serve("/shop", shop);
   pages.serve("/shop-again", shop);
-  pages.serve("/blog", `<!doctype html><title>Blog</title>${searchTool("blog")}`);
-  pages.serve("/widget-host", widgetHost);
-  pages.serve("/widget", `<!doctype html><title>Widget</title>${searchTool("widget")}`);
-  pages.serve("/forms", forms);
-  pages.serve("/forms/done", "<!doctype html><title>Done</title>");
+  serveSharedPages(pages);
   pages.serve("/malicious", malicious);
   pages.serve(
     "/export",
@@ -86,5 +64,4 @@ export function servePages(pages: PageServer): void {
       document.modelContext.registerTool({ name: "export_catalog", description: "The whole catalog.", execute: async () => ({ rows: "x".repeat(5 * 1024 * 1024) }) });
     </script>`,
   );
-  pages.serve("/blank", "<!doctype html><title>Nothing here</title><p>no tools</p>");
 }
