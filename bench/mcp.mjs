@@ -29,6 +29,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { chromium } from "playwright-core";
 import { createServer } from "../packages/server/dist/index.js";
 import { PageServer } from "../tools/test-pages/src/page-server.mjs";
+import { numberedTools } from "../tools/test-pages/src/shared-pages.mjs";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "200" }, changes: { type: "string", default: "10" } } });
 const REQUESTS = Number(values.requests);
@@ -47,15 +48,7 @@ function fail(message) {
 }
 
 // ---- pages ---------------------------------------------------------------------------
-const tools = (where) => `<script>
-  for (let i = 0; i < ${TOOLS_PER_DOCUMENT}; i++) {
-    document.modelContext.registerTool({
-      name: "tool_" + i, description: "Tool " + i + " of the ${where} document.",
-      inputSchema: { type: "object", properties: { n: { type: "number" } } },
-      execute: async ({ n }) => ({ n, where: "${where}" }),
-    });
-  }
-</script>`;
+const tools = (where) => numberedTools(where, TOOLS_PER_DOCUMENT);
 const pageServer = await PageServer.start();
 pageServer.serve("/tab", (port) => `<!doctype html><title>Bench tab</title>${tools("top")}<iframe src="http://localhost:${port}/frame" allow="tools"></iframe>`);
 pageServer.serve("/frame", `<!doctype html><title>Bench frame</title>${tools("frame")}`);

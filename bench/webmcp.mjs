@@ -20,6 +20,7 @@ import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
 import { PageServer } from "../tools/test-pages/src/page-server.mjs";
+import { numberedTools } from "../tools/test-pages/src/shared-pages.mjs";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "200" } } });
 const REQUESTS = Number(values.requests);
@@ -37,15 +38,7 @@ function fail(message) {
 }
 
 // ---- pages -------------------------------------------------------------------------
-const tools = (where) => `<script>
-  for (let i = 0; i < ${TOOLS_PER_DOCUMENT}; i++) {
-    document.modelContext.registerTool({
-      name: "tool_" + i, description: "Tool " + i + " of the ${where} document.",
-      inputSchema: { type: "object", properties: { n: { type: "number" } } },
-      execute: async ({ n }) => ({ n, where: "${where}" }),
-    });
-  }
-</script>`;
+const tools = (where) => numberedTools(where, TOOLS_PER_DOCUMENT);
 // The tests' page server (tools/test-pages): a tab on 127.0.0.1 with a same-origin frame and
 // a cross-origin (localhost) frame.
 const pageServer = await PageServer.start();

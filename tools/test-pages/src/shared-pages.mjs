@@ -4,6 +4,17 @@
 /** Page script that reports a tool's run to the page server before it does anything else. */
 export const reportRun = (key) => `await fetch("/runs/${key}", { method: "POST" });`;
 
+/** Page script that registers `count` tools, `tool_0`…, each answering `{ n, where }`: the benches' pages. */
+export const numberedTools = (where, count) => `<script>
+  for (let i = 0; i < ${count}; i++) {
+    document.modelContext.registerTool({
+      name: "tool_" + i, description: "Tool " + i + " of the ${where} document.",
+      inputSchema: { type: "object", properties: { n: { type: "number" } } },
+      execute: async ({ n }) => ({ n, where: "${where}" }),
+    });
+  }
+</script>`;
+
 const searchTool = (where) => `<script>
   document.modelContext.registerTool({
     name: "search", description: "Search the ${where}.",
