@@ -87,6 +87,25 @@ describe("the router, for large messages", () => {
     expect(b.received).toEqual([]);
   });
 
+  it("refuses a client's command rather than buffer past 64 MiB that the browser has not read", async () => {
+    const fromBrowser = new PassThrough();
+    // The browser reads nothing after the attach: its end of the pipe is never drained.
+    const toBrowser = new PassThrough({ highWaterMark: 1024 });
+    const router = new CdpRouter(new CdpPipe(toBrowser, fromBrowser, { maxMessageBytes: 1024 * 1024 }), { downloadPath: "/tmp/downloads" });
+    const opened = router.openChannel();
+    const attach = JSON.parse((toBrowser.read() as Buffer).toString().replace("\0", "")) as { id: number };
+    fromBrowser.write(`${JSON.stringify({ id: attach.id, result: { sessionId: "B1" } })}\0`);
+    const channel = await opened;
+    const received: ChannelMessage[] = [];
+    channel.onMessage((message) => received.push(message));
+    const script = "x".repeat(8 * 1024 * 1024);
+    for (let id = 1; id <= 10; id++) channel.send({ id, method: "Runtime.evaluate", params: { expression: script } });
+    expect(toBrowser.writableLength).toBeLessThanOrEqual(72 * 1024 * 1024);
+    const refusedIds = received.map((message) => (message as { id: number }).id);
+    expect(refusedIds).toEqual([9, 10]);
+    expect(received[0]).toMatchObject({ error: { message: expect.stringContaining("not reading commands") } });
+  });
+
   it("routes a large event of a child session to the channel that owns it only", async () => {
     const { fromBrowser, channels } = await routerWithChannels(2);
     const [a, b] = channels as [(typeof channels)[0], (typeof channels)[0]];

@@ -57,6 +57,11 @@ export class CdpPipe {
     return this.#closed;
   }
 
+  /** Bytes written to the browser that it has not read yet. */
+  get backlogBytes(): number {
+    return this.#toBrowser.writableLength;
+  }
+
   /** Sends one message (already JSON). Returns false when the pipe is closed and nothing was sent. */
   send(json: string): boolean {
     if (this.#closed) return false;

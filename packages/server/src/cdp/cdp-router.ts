@@ -30,6 +30,9 @@ export interface DroppedEvent extends OversizedMessage {
   sessionId: string | undefined;
 }
 
+/** Commands queued for the browser past this many bytes are refused rather than buffered. */
+const MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
+
 /** Messages larger than this (in characters) are routed by their ends rather than parsed. */
 const PARSE_LIMIT = 1024 * 1024;
 const EDGE_CHARS = 256;
@@ -157,6 +160,11 @@ export class CdpRouter {
     const refused = this.#refusal(channel, message);
     if (refused !== undefined) {
       channel.deliver({ id: message.id as number, error: refused });
+      return;
+    }
+    if (this.#pipe.backlogBytes > MAX_BACKLOG_BYTES) {
+      // Clients send as fast as their sockets allow; the browser reads one command at a time.
+      channel.deliver({ id: message.id as number, error: { code: SERVER_ERROR, message: "The browser is not reading commands as fast as they are sent; this one was not sent. Wait for answers before sending more." } });
       return;
     }
     if (message.method === "Browser.close") {
