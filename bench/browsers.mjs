@@ -4,8 +4,10 @@
 // run; plus `DELETE` latency and the memory (RSS and PSS) of the warm pool. Each create
 // has a start_url, so the warm numbers include the navigation being issued.
 //
-// - warm: the pool is full before each create (1 caller) or each burst of 4 (4 callers);
-//   creates/s is creates over the time spent in them (what a full pool serves).
+// - warm: the pool is full and the machine quiet before each create (1 caller) or each
+//   burst of 4 (4 callers): the browsers launched or deleted just before (the pool's
+//   refill, the cold side's) have finished starting or exiting, as a pool waiting for
+//   the next user has; creates/s is creates over the time spent in them.
 // - cold: a server without a pool, the same creates.
 // - sustained: 4 callers creating and deleting without pause against a pool of 4; the
 //   pool refills one browser at a time, so past its size creates launch cold. Wall-clock
@@ -13,9 +15,8 @@
 //
 //   node bench/browsers.mjs                 (after `pnpm build`)
 //   node bench/browsers.mjs --creates 40 --rounds 8 --seconds 5
-import { once } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
+import { fork } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -30,6 +31,37 @@ const POOL = 4;
 function fail(message) {
   console.error(`bench/browsers FAILED: ${message}`);
   process.exit(1);
+}
+
+/** Jiffies the machine spent busy and in all, from the first line of /proc/stat. */
+function cpuTimes() {
+  const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n", 1)[0].trim().split(/\s+/).map(Number);
+  const idle = fields[3] + fields[4];
+  const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
+  return { busy: total - idle, total };
+}
+
+const QUIET_BUSY = 0.15;
+const QUIET_WINDOW_MS = 250;
+const QUIET_MAX_MS = 10_000;
+const quietWaits = [];
+/**
+ * Waits until the machine is quiet: under 15 % of its CPU busy over two windows of 250 ms
+ * in a row (Chromium's start-up and exit go on for a while after a launch or a delete
+ * returned), 10 s at most; 300 ms where /proc/stat does not exist.
+ */
+async function quiet() {
+  if (!existsSync("/proc/stat")) return sleep(300);
+  const started = performance.now();
+  let calm = 0;
+  while (calm < 2 && performance.now() - started < QUIET_MAX_MS) {
+    const before = cpuTimes();
+    await sleep(QUIET_WINDOW_MS);
+    const after = cpuTimes();
+    const busy = (after.busy - before.busy) / Math.max(1, after.total - before.total);
+    calm = busy < QUIET_BUSY ? calm + 1 : 0;
+  }
+  quietWaits.push({ ms: performance.now() - started, reached: calm >= 2 });
 }
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -75,8 +107,9 @@ async function startServer(warmBrowsers) {
         if (waited > 60_000) fail("the warm pool did not fill within 60 s");
         await sleep(20);
       }
-      // Let the last launched browser finish its own start-up work before measuring.
-      await sleep(300);
+      // Let the last launched browser finish its own start-up work, and the cold side's
+      // browsers theirs (or their exit), before measuring: a full pool, idle.
+      await quiet();
     },
     async close() {
       await server.close();
@@ -105,13 +138,12 @@ function groupMemory(pgids) {
   return { rssMiB: rss / 1024, pssMiB: pss / 1024 };
 }
 
-const page = createHttpServer((_request, response) => {
-  response.setHeader("content-type", "text/html");
-  response.end("<!doctype html><title>start</title><p>start page</p>");
+const page = fork(new URL("./fixtures/start-page.mjs", import.meta.url), { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+const { port: pagePort } = await new Promise((resolve, reject) => {
+  page.once("message", resolve);
+  page.once("exit", (code) => reject(new Error(`the start page exited with ${code} before listening`)));
 });
-page.listen(0, "127.0.0.1");
-await once(page, "listening");
-const startUrl = `http://127.0.0.1:${page.address().port}/start`;
+const startUrl = `http://127.0.0.1:${pagePort}/start`;
 
 const rows = [];
 const deletes = [];
@@ -183,11 +215,15 @@ try {
 } finally {
   await warm.close();
   await cold.close();
-  page.close();
+  page.disconnect();
 }
 
 console.log(`\nPOST /browsers with a start_url: warm pool vs cold launch (${CREATES} + ${Math.ceil(CREATES / 2)} creates by 1 caller, ${ROUNDS} bursts of ${POOL}, ${SUSTAINED_MS / 1000} s sustained)\n`);
 console.table(rows);
 const sortedDeletes = [...deletes].sort((a, b) => a - b);
 console.log(`DELETE /browsers/{id}: p50 ${percentile(sortedDeletes, 50).toFixed(1)} ms, p99 ${percentile(sortedDeletes, 99).toFixed(1)} ms (${deletes.length} deletes)`);
+const quietMs = quietWaits.map((wait) => wait.ms).sort((a, b) => a - b);
+if (quietMs.length > 0) {
+  console.log(`Before each warm create or burst: waited for a quiet machine (< ${QUIET_BUSY * 100} % CPU busy) ${percentile(quietMs, 50).toFixed(0)} ms p50, ${quietMs.at(-1).toFixed(0)} ms max; ${quietWaits.filter((wait) => !wait.reached).length} of ${quietWaits.length} waits gave up after ${QUIET_MAX_MS / 1000} s`);
+}
 console.log(`Warm pool of ${POOL}, idle: RSS ${poolMemory.rssMiB.toFixed(0)} MiB (shared pages counted per process), PSS ${poolMemory.pssMiB.toFixed(0)} MiB (${(poolMemory.pssMiB / POOL).toFixed(0)} MiB per browser)`);

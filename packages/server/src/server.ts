@@ -16,6 +16,7 @@ import { answerClientError, answerConnect, answerFrameworkError, installErrorHan
 import { installBodyReading } from "./http/request-validation.js";
 import { installRequestIdHeader, newRequestId } from "./http/request-id.js";
 import { installBodyIdleTimeout } from "./http/body-idle-timeout.js";
+import { installDurableResponses } from "./http/durable-responses.js";
 import { installResponseCheck, type ResponseCheckOptions } from "./http/response-check.js";
 import { RateLimits, type RateLimitSettings } from "./http/rate-limiter.js";
 import "./http/fastify-augment.js";
@@ -148,6 +149,12 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     frameworkErrors: answerFrameworkError,
   });
   app.server.on("connect", answerConnect);
+  // A client that half-closes after its request (FIN once the bytes are sent) still gets
+  // its answer: Node's default drops a response that is not written yet when the FIN is
+  // read, and responses can wait (for a sync of the database, a browser's launch). The
+  // switch is http.Server's own property (set in its constructor since Node 0.x), not in
+  // @types/node.
+  (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // An Expect other than 100-continue is ignored, as RFC 9110 10.1.1 allows, instead of
   // Node's bare 417 without the Error body: the request is served as if it had none.
   app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => app.server.emit("request", request, response));
@@ -167,12 +174,15 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     }
     stores.extensions.removeUnreferencedArchives();
     browsers.recoverAbandoned();
+    // The first start's key is printed by the caller, outside any response.
+    stores.db.flush();
     const leftOver = warmRecords.endLeftOver();
     if (leftOver > 0) app.log.warn({ count: leftOver }, "warm browsers left by a previous server process were ended");
 
     app.removeContentTypeParser("text/plain");
     installBodyReading(app);
     installRequestIdHeader(app);
+    installDurableResponses(app, stores.db);
     installBodyIdleTimeout(app, (options.bodyIdleTimeoutSec ?? DEFAULT_CONFIG.bodyIdleTimeoutSec) * 1000);
     if (options.responseCheck) installResponseCheck(app, options.responseCheck);
     installErrorHandling(app);

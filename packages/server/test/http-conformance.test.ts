@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFixtures } from "./support/fixtures.js";
 import { multipartBody } from "./support/multipart.js";
 import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { BrowserLaunchError } from "../src/browsers/browser-launcher.js";
 import { goodExtensionZip } from "./support/zip-writer.js";
 
 // What Node and Fastify refuse on their own, and the edges of HTTP itself, answered as
@@ -32,9 +33,9 @@ interface RawResponse {
   body: string;
 }
 
-/** Sends bytes as they are on a new connection and reads the answer until the server closes it. */
-function raw(request: string): Promise<RawResponse> {
-  const { port } = new URL(t.url);
+/** Sends bytes as they are on a new connection, half-closing it, and reads the answer until the server closes it. */
+function raw(request: string, url = t.url): Promise<RawResponse> {
+  const { port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), "127.0.0.1");
     const chunks: Buffer[] = [];
@@ -302,5 +303,23 @@ describe("POST /extensions: a form that cannot be read is 400, never 500", () =>
     const form = multipartBody({ name: "after-the-edges" }, { file: goodExtensionZip() });
     const response = await t.server.app.inject({ method: "POST", url: "/extensions", headers: { ...auth(), ...form.headers }, payload: form.payload });
     expect(response.statusCode).toBe(201);
+  });
+});
+
+describe("a client that half-closes its connection after the request", () => {
+  it("still gets an answer that takes a while (Node's default would drop it when the FIN is read)", async () => {
+    // A launch that fails after 300 ms: POST /browsers answers 503 browser_unavailable then.
+    const slow = await startTestServer({
+      launcher: {
+        launch: () => new Promise((_resolve, reject) => setTimeout(() => reject(new BrowserLaunchError("no Chromium here")), 300)),
+      },
+    });
+    try {
+      const response = await raw(request("POST /browsers HTTP/1.1", [`Authorization: Bearer ${slow.orgKey}`, "Content-Type: application/json", "Content-Length: 2"], "{}"), slow.url);
+      expectError(response, 503, "browser_unavailable");
+      expect(slow.mismatches).toEqual([]);
+    } finally {
+      await slow.close();
+    }
   });
 });

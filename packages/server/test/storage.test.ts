@@ -18,12 +18,12 @@ afterEach(() => {
 });
 
 describe("database", () => {
-  it("opens with the durability pragmas: exclusive lock, write-ahead log and synchronous=FULL", () => {
+  it("opens with the durability pragmas: exclusive lock, write-ahead log and synchronous=NORMAL (each commit's sync is the server's)", () => {
     const db = SqliteDatabase.open(join(scratch(), "a.sqlite"));
     try {
       expect(db.get<{ locking_mode: string }>("PRAGMA locking_mode")?.locking_mode).toBe("exclusive");
       expect(db.get<{ journal_mode: string }>("PRAGMA journal_mode")?.journal_mode).toBe("wal");
-      expect(db.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous).toBe(2);
+      expect(db.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous).toBe(1);
       expect(db.get<{ foreign_keys: number }>("PRAGMA foreign_keys")?.foreign_keys).toBe(1);
     } finally {
       db.close();

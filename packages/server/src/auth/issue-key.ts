@@ -15,10 +15,11 @@ export class KeyIssueError extends Error {
 
 /**
  * Issues an API key: org-wide, or scoped to the live project with id (or name)
- * `project`. Returns the secret, which exists nowhere else afterwards.
+ * `project`. Returns the secret, which exists nowhere else afterwards, once the key is
+ * on disk: it is shown or handed over outside any response.
  */
 export function issueApiKey(stores: Stores, project?: string): IssuedKey {
-  return stores.db.transaction(() => {
+  const issued = stores.db.transaction(() => {
     const org = stores.organizations.find();
     if (!org) throw new KeyIssueError("no_organization", `The data directory ${stores.layout.root} has no organization yet; start the server there once first.`);
     if (project === undefined) return stores.apiKeys.insert(org.id, null);
@@ -26,4 +27,6 @@ export function issueApiKey(stores: Stores, project?: string): IssuedKey {
     if (!row) throw new KeyIssueError("unknown_project", `No project has the id or name "${project}" in ${stores.layout.root}.`);
     return stores.apiKeys.insert(org.id, row.id);
   });
+  stores.db.flush();
+  return issued;
 }

@@ -34,11 +34,20 @@ export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: A
     const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
     const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
     if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
-    // A caller that disconnects no longer waits: the invocation is then cancelled in the browser.
+    // A caller that disconnects no longer waits: the invocation is then cancelled in the
+    // browser. The server lets clients half-close (server.ts), so a caller's FIN, which
+    // is how most clients leave, counts as leaving too.
     const callerGone = new AbortController();
-    reply.raw.once("close", () => {
+    const socket = request.raw.socket;
+    const gone = () => {
       if (!reply.raw.writableFinished) callerGone.abort();
-    });
+    };
+    reply.raw.once("close", gone);
+    if (socket.readableEnded) gone();
+    else {
+      socket.once("end", gone);
+      reply.raw.once("close", () => socket.off("end", gone));
+    }
     return webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC, callerGone.signal);
   });
 }

@@ -1,3 +1,5 @@
+import { closeSync, fdatasyncSync, openSync } from "node:fs";
+import { type FileHandle, open as openFile } from "node:fs/promises";
 import sqlite3 from "node-sqlite3-wasm";
 
 /** A value SQLite stores or returns. */
@@ -55,7 +57,7 @@ function freezeRow<T>(row: T): T {
 }
 
 /** Why a storage operation failed, as a stable code. */
-export type StorageErrorCode = "storage_busy" | "storage_misuse";
+export type StorageErrorCode = "storage_busy" | "storage_misuse" | "storage_sync_failed";
 
 /** A failure of the storage layer itself (not of a constraint the caller can expect). */
 export class StorageError extends Error {
@@ -115,16 +117,87 @@ export function isStorableText(text: string): boolean {
   return !text.includes("\u0000");
 }
 
+/** Settings of {@link SqliteDatabase.open}. */
+export interface SqliteDatabaseOptions {
+  /**
+   * Syncs the write-ahead log to disk off the event loop. Default: `fdatasync` of the log
+   * on Node's thread pool. Tests replace it to hold a sync back or make it fail.
+   */
+  syncLog?: () => Promise<void>;
+}
+
 /**
- * One SQLite database file, opened for durability: write-ahead log (`WAL`) with
- * `synchronous=FULL`, so every committed transaction is synced and survives a crash or
- * `SIGKILL` of the process; and in `EXCLUSIVE` locking mode, so no other process can open
- * it meanwhile (open it only once the owner stopped or died). Every call is synchronous,
- * which is what makes {@link transaction} atomic with respect to other requests on the
- * event loop.
+ * `fdatasync` of the write-ahead log, as SQLite itself syncs on Linux: the log's content
+ * (and its size when it grew) without its timestamps, so that once the log has reached
+ * its working size a sync does not wait for the file system's journal, which Chromium's
+ * profile writes keep busy. The file is opened once and kept: SQLite keeps the same log
+ * file for as long as the database is open (a checkpoint rewinds it, closing removes it).
+ */
+class LogSync {
+  readonly #path: string;
+  #handle: Promise<FileHandle> | undefined;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  readonly sync = async (): Promise<void> => {
+    this.#handle ??= openFile(this.#path, "r");
+    const handle = await this.#handle.catch((error: unknown) => {
+      this.#handle = undefined;
+      throw error;
+    });
+    await handle.datasync();
+  };
+
+  /** The same sync, blocking (see {@link SqliteDatabase.flush}). */
+  syncNow(): void {
+    const fd = openSync(this.#path, "r");
+    try {
+      fdatasyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  close(): void {
+    void this.#handle?.then((handle) => handle.close()).catch(() => undefined);
+    this.#handle = undefined;
+  }
+}
+
+interface SyncWaiter {
+  commits: number;
+  resolve: () => void;
+  reject: (error: StorageError) => void;
+}
+
+/**
+ * One SQLite database file, opened for durability: write-ahead log (`WAL`), in
+ * `EXCLUSIVE` locking mode, so no other process can open it meanwhile (open it only once
+ * the owner stopped or died). Every call is synchronous, which is what makes
+ * {@link transaction} atomic with respect to other requests on the event loop.
+ *
+ * A commit is on disk in two steps. SQLite writes it to the log (`synchronous=NORMAL`),
+ * straight into the operating system's cache, so it survives a crash or `SIGKILL` of the
+ * process at once; then the log is synced to the disk ({@link durable}) off the event
+ * loop, one sync for every commit made before it started, so that creates arriving
+ * together share one sync instead of each blocking every request for its own. Whoever
+ * tells a client that a write happened waits for {@link durable} first (the server does
+ * it for every response), and whoever tells anyone else calls {@link flush}: nothing is
+ * acknowledged before it would survive a power loss. SQLite syncs the log and the
+ * database itself around each checkpoint.
  */
 export class SqliteDatabase {
   readonly #db: InstanceType<typeof sqlite3.Database>;
+  readonly #log: LogSync;
+  readonly #syncLog: () => Promise<void>;
+  // Commits made, and how many of them are known to be on disk.
+  #commits = 0;
+  #synced = 0;
+  #syncRunning = false;
+  #syncScheduled = false;
+  readonly #syncWaiters: SyncWaiter[] = [];
   // Prepared statements by their SQL text. Preparing (parsing and planning, each a call
   // into the WebAssembly module) cost more than running the small queries of a request;
   // a prepared statement holds no data, so what it reads is always what is stored now.
@@ -138,26 +211,29 @@ export class SqliteDatabase {
   // served from here.
   readonly #remembered = new Map<string, unknown>();
 
-  private constructor(db: InstanceType<typeof sqlite3.Database>) {
+  private constructor(db: InstanceType<typeof sqlite3.Database>, file: string, options: SqliteDatabaseOptions) {
     this.#db = db;
+    this.#log = new LogSync(`${file}-wal`);
+    this.#syncLog = options.syncLog ?? this.#log.sync;
   }
 
   /** Opens (creating if needed) the database file and sets the durability pragmas. */
-  static open(file: string): SqliteDatabase {
+  static open(file: string, options: SqliteDatabaseOptions = {}): SqliteDatabase {
     const db = retryWhileBusy(() => new sqlite3.Database(file));
-    const database = new SqliteDatabase(db);
+    const database = new SqliteDatabase(db, file, options);
     // One process owns the data directory, so it keeps the lock for as long as the database
     // is open: without this, node-sqlite3-wasm's VFS creates and removes a lock directory
     // and SQLite re-validates its cache around every statement, about 100 times slower.
     // It must come first: the VFS has no shared memory, and SQLite can open a WAL
     // database without shared memory only if the lock is exclusive before the first read.
     database.#pragma("locking_mode", "EXCLUSIVE", "exclusive");
-    // A commit appends to the write-ahead log and syncs it once (synchronous=FULL: every
-    // commit, not only checkpoints), where the rollback journal took several fsyncs of
-    // two files. A SIGKILL leaves the log, which the next open replays; as the lock is
-    // exclusive, no other process reads the file while it is open.
+    // A commit appends to the write-ahead log, where the rollback journal took several
+    // fsyncs of two files. A SIGKILL leaves the log, which the next open replays; as the
+    // lock is exclusive, no other process reads the file while it is open. NORMAL: SQLite
+    // syncs the log only around checkpoints; every commit's sync is #sync's, off the
+    // event loop (see the class).
     database.#pragma("journal_mode", "WAL", "wal");
-    database.#pragma("synchronous", "FULL", 2);
+    database.#pragma("synchronous", "NORMAL", 1);
     database.#pragma("foreign_keys", "ON", 1);
     // SQLite's lower() folds ASCII only; names are Unicode, so filters fold in JavaScript.
     db.function("casefold", (value) => (typeof value === "string" ? value.toLowerCase() : value), { deterministic: true });
@@ -246,7 +322,8 @@ export class SqliteDatabase {
   /** The first row of a query, or `undefined`. */
   get<T>(sql: string, params: SqlParams = []): T | undefined {
     assertStorable(params);
-    if (!isSelect(sql)) this.#remembered.clear();
+    const select = isSelect(sql);
+    if (!select) this.#remembered.clear();
     const row = this.#using(sql, (statement) => {
       const rows = statement.iterate(params);
       const first = rows.next();
@@ -254,33 +331,40 @@ export class SqliteDatabase {
       rows.return?.(undefined);
       return first.done ? undefined : first.value;
     });
+    if (!select) this.#wrote();
     return (row ?? undefined) as T | undefined;
   }
 
   /** Every row of a query. */
   all<T>(sql: string, params: SqlParams = []): T[] {
     assertStorable(params);
-    if (!isSelect(sql)) this.#remembered.clear();
-    return this.#using(sql, (statement) => statement.all(params)) as T[];
+    const select = isSelect(sql);
+    if (!select) this.#remembered.clear();
+    const rows = this.#using(sql, (statement) => statement.all(params)) as T[];
+    if (!select) this.#wrote();
+    return rows;
   }
 
   /** Runs one statement and returns how many rows it changed. */
   run(sql: string, params: SqlParams = []): number {
     assertStorable(params);
     this.#remembered.clear();
-    return this.#using(sql, (statement) => statement.run(params)).changes;
+    const { changes } = this.#using(sql, (statement) => statement.run(params));
+    this.#wrote();
+    return changes;
   }
 
   /** Runs a script of several statements (migrations). */
   exec(sql: string): void {
     this.#remembered.clear();
     retryWhileBusy(() => this.#db.exec(sql));
+    this.#wrote();
   }
 
   /**
    * Runs `work` inside one write transaction (`BEGIN IMMEDIATE` ... `COMMIT`) and
-   * returns its result once the commit is on disk; any exception rolls everything back
-   * and is rethrown. `work` must be synchronous: an `await` inside would let other
+   * returns its result once committed (on disk after {@link durable}); any exception
+   * rolls everything back and is rethrown. `work` must be synchronous: an `await` inside would let other
    * requests interleave with a half-done transaction.
    */
   transaction<T>(work: () => T): T {
@@ -295,6 +379,7 @@ export class SqliteDatabase {
         throw new StorageError("storage_misuse", "A transaction's work returned a Promise; it must be synchronous.");
       }
       this.#db.exec("COMMIT");
+      this.#committed();
       return result;
     } catch (error) {
       if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
@@ -305,13 +390,90 @@ export class SqliteDatabase {
     }
   }
 
-  /** Closes the database; later calls fail. Closing twice is a no-op. */
+  /**
+   * A statement outside a transaction that may have written committed on its own; one
+   * inside a transaction commits with it ({@link transaction} calls {@link #committed}).
+   */
+  #wrote(): void {
+    if (!this.#db.inTransaction) this.#committed();
+  }
+
+  #committed(): void {
+    this.#commits++;
+    if (this.#syncScheduled || this.#syncRunning) return;
+    // Once the current turn of the event loop is over: the commits of the requests that
+    // arrived together share the sync.
+    this.#syncScheduled = true;
+    setImmediate(() => {
+      this.#syncScheduled = false;
+      void this.#sync();
+    });
+  }
+
+  /**
+   * `undefined` when every commit made so far is on disk; otherwise a promise that
+   * resolves once they all are, or rejects with {@link StorageError} `storage_sync_failed`
+   * if the disk refused the sync (those commits are then in the operating system's cache
+   * only, and no later sync can vouch for them: they are not waited for again).
+   */
+  durable(): Promise<void> | undefined {
+    if (this.#synced >= this.#commits) return undefined;
+    return new Promise((resolve, reject) => this.#syncWaiters.push({ commits: this.#commits, resolve, reject }));
+  }
+
+  async #sync(): Promise<void> {
+    this.#syncRunning = true;
+    const upTo = this.#commits;
+    let failure: StorageError | undefined;
+    try {
+      await this.#syncLog();
+    } catch (error) {
+      // Closing checkpoints the log into the database, syncs both and removes the log.
+      if (this.#db.isOpen) failure = new StorageError("storage_sync_failed", `Could not sync the database's write-ahead log to disk: ${(error as Error).message}`, error);
+    }
+    this.#syncRunning = false;
+    this.#settle(upTo, failure);
+    if (this.#commits > this.#synced && this.#db.isOpen) void this.#sync();
+  }
+
+  /** Marks the commits up to `upTo` as settled and answers everyone who waited for no more than those. */
+  #settle(upTo: number, failure?: StorageError): void {
+    this.#synced = Math.max(this.#synced, upTo);
+    let kept = 0;
+    for (const waiter of this.#syncWaiters) {
+      if (waiter.commits > this.#synced) this.#syncWaiters[kept++] = waiter;
+      else if (failure === undefined) waiter.resolve();
+      else waiter.reject(failure);
+    }
+    this.#syncWaiters.length = kept;
+  }
+
+  /**
+   * Syncs every commit made so far to disk now, blocking the event loop for it: for writes
+   * reported to someone outside a response (a key printed at the first start or handed
+   * to `keys create`), where {@link durable} is not waited for.
+   */
+  flush(): void {
+    if (this.#synced >= this.#commits) return;
+    const upTo = this.#commits;
+    try {
+      this.#log.syncNow();
+    } catch (error) {
+      throw new StorageError("storage_sync_failed", `Could not sync the database's write-ahead log to disk: ${(error as Error).message}`, error);
+    }
+    this.#settle(upTo);
+  }
+
+  /** Closes the database (its log checkpointed and synced); later calls fail. Closing twice is a no-op. */
   close(): void {
     if (!this.#db.isOpen) return;
     this.#remembered.clear();
     for (const statement of this.#statements.values()) statement.finalize();
     this.#statements.clear();
     this.#db.close();
+    this.#log.close();
+    // SQLite's last checkpoint on close synced the log's content into the database file.
+    this.#settle(this.#commits);
   }
 }
 
