@@ -7,7 +7,7 @@ import { toFormData } from "./upload.js";
 
 /** The request of one facade call, in openapi-fetch's terms, with the per-call options. */
 interface OperationInit extends RequestOptions {
-  params: { path: Record<string, unknown>; query: (Record<string, unknown> & { offset?: number }) | undefined };
+  params: { path: Record<string, unknown> | undefined; query: (Record<string, unknown> & { offset?: number }) | undefined };
   body: unknown;
 }
 
@@ -21,19 +21,27 @@ interface OperationInit extends RequestOptions {
 export function createResources(operations: readonly OperationRow[], call: Call): Resources {
   const resources: Record<string, Record<string, unknown>> = {};
   for (const [resource, name, method, path, pathParam, input, rules] of operations) {
-    const prepare = async (args: unknown[]): Promise<OperationInit> => {
-      const id = pathParam ? args.shift() : undefined;
-      const value = input ? args.shift() : undefined;
+    // Synchronous but for a multipart body (files are read): a list or a get costs no
+    // extra promise.
+    const build = (args: unknown[], form?: FormData): OperationInit => {
+      const id = pathParam ? args[0] : undefined;
+      const value = input ? args[pathParam ? 1 : 0] : undefined;
+      const options = args[(pathParam ? 1 : 0) + (input ? 1 : 0)] as RequestOptions | undefined;
       return {
-        ...(args[0] as RequestOptions),
-        // openapi-fetch fills `{name}` placeholders only, so an unused entry is harmless.
-        params: { path: { [pathParam]: id }, query: input === "query" ? (value as OperationInit["params"]["query"]) : undefined },
-        // The generator gives every multipart operation its `files`.
-        body: input === "form" ? await toFormData(value as Record<string, unknown>, rules!.files!) : input === "json" ? value : undefined,
+        ...options,
+        // An operation without a path parameter has no path to fill.
+        params: { path: pathParam ? { [pathParam]: id } : undefined, query: input === "query" ? (value as OperationInit["params"]["query"]) : undefined },
+        body: form ?? (input === "json" ? value : undefined),
       };
     };
+    // The generator gives every multipart operation its `files`.
+    const prepare = (args: unknown[]): OperationInit | Promise<OperationInit> =>
+      input === "form" ? toFormData(args[pathParam ? 1 : 0] as Record<string, unknown>, rules!.files!).then((form) => build(args, form)) : build(args);
     const group = (resources[resource] ??= {});
-    group[name] = async (...args: unknown[]) => (await call(method, path, await prepare(args))).data;
+    group[name] =
+      input === "form"
+        ? async (...args: unknown[]) => (await call(method, path, await prepare(args))).data
+        : async (...args: unknown[]) => (await call(method, path, build(args))).data;
     if (rules?.conditional) {
       // The same request with `If-None-Match` (when there is a version to name); a 304 is no error here.
       group[`${name}IfChanged`] = async (id: unknown, etag: string | null | undefined, options: RequestOptions = {}) => {

@@ -21,7 +21,7 @@ import type { Transport } from "./transport.js";
 
 /** The request of any call, raw or through the facade: openapi-fetch's options and {@link CallOptions}. */
 export interface CallInit extends CallOptions, Omit<RequestInit, "body" | "headers" | "method" | "signal"> {
-  params?: { path?: Record<string, unknown>; query?: Record<string, unknown> | undefined; header?: object };
+  params?: { path?: Record<string, unknown> | undefined; query?: Record<string, unknown> | undefined; header?: object };
   signal?: AbortSignal | null | undefined;
   body?: unknown;
   headers?: HeadersOptions | undefined;
@@ -69,7 +69,14 @@ async function readBody(response: Response, method: string, parseAs: ParseAs): P
  */
 export function createCall(settings: Settings, transport: Transport, operations: readonly OperationRow[]): Call {
   let clientHeaders: Headers | undefined;
-  const rules = new Map<string, OperationRules>(operations.map(([, , method, path, , , rule]) => [`${method} ${path}`, rule ?? {}]));
+  const noRules: OperationRules = {};
+  const rules = new Map<string, Map<string, OperationRules>>();
+  for (const [, , method, path, , , rule] of operations) {
+    let byPath = rules.get(method);
+    if (byPath === undefined) rules.set(method, (byPath = new Map()));
+    byPath.set(path, rule ?? noRules);
+  }
+  const defaultBaseUrl = removeTrailingSlash(settings.baseUrl);
   return async (method, path, init = {}) => {
     const {
       params = {},
@@ -86,7 +93,7 @@ export function createCall(settings: Settings, transport: Transport, operations:
       ...rest
     } = init;
     const url = createFinalURL(path, {
-      baseUrl: removeTrailingSlash(baseUrl),
+      baseUrl: baseUrl === settings.baseUrl ? defaultBaseUrl : removeTrailingSlash(baseUrl),
       params: params as { query?: Record<string, unknown> },
       pathSerializer,
       querySerializer: typeof querySerializer === "function" ? querySerializer : querySerializer ? createQuerySerializer(querySerializer) : defaultQuerySerializer,
@@ -103,7 +110,7 @@ export function createCall(settings: Settings, transport: Transport, operations:
       // FormData gets its multipart content type, with the boundary, from the transport.
       if (!(payload instanceof FormData) && !finalHeaders.has("content-type")) finalHeaders.set("content-type", "application/json");
     }
-    const rule = rules.get(`${method} ${path}`) ?? {};
+    const rule = rules.get(method)?.get(path) ?? noRules;
     let timeout = timeoutMs ?? settings.timeoutMs;
     if (rule.timeoutSec !== undefined) {
       const seconds = (body as { timeout_sec?: unknown } | undefined)?.timeout_sec;

@@ -31,16 +31,11 @@ function sleep(ms: number, call: string, signal?: AbortSignal | null): Promise<v
   });
 }
 
-/** One attempt, with its own timeout; a failure becomes the error class that says why. */
-async function attempt(url: string, init: SendInit, timeoutMs: number, transport: Transport, call: string): Promise<Response> {
-  if (init.signal?.aborted) throw new APIUserAbortError(call);
-  try {
-    return await transport(url, init as TransportInit, timeoutMs);
-  } catch (cause) {
-    if (cause === timedOut) throw new APITimeoutError(call, timeoutMs);
-    if (init.signal?.aborted) throw new APIUserAbortError(call);
-    throw new APIConnectionError(call, cause);
-  }
+/** The error class that says why an attempt failed. */
+function attemptError(cause: unknown, init: SendInit, timeoutMs: number, call: () => string): Error {
+  if (cause === timedOut) return new APITimeoutError(call(), timeoutMs);
+  if (init.signal?.aborted) return new APIUserAbortError(call());
+  return new APIConnectionError(call(), cause);
 }
 
 /**
@@ -50,15 +45,19 @@ async function attempt(url: string, init: SendInit, timeoutMs: number, transport
  * caller sets 0 for methods and operations that must not be repeated.
  */
 export async function send(url: string, init: SendInit, policy: SendPolicy, transport: Transport): Promise<Response> {
-  const call = `${init.method} ${url}`;
+  // Named in errors only, so built only for one.
+  const call = () => `${init.method} ${url}`;
   for (let retry = 0; ; retry++) {
     const canRetry = retry < policy.maxRetries;
+    if (init.signal?.aborted) throw new APIUserAbortError(call());
     let response: Response;
     try {
-      response = await attempt(url, init, policy.timeoutMs, transport, call);
-    } catch (error) {
+      // Each attempt has its own timeout.
+      response = await transport(url, init as TransportInit, policy.timeoutMs);
+    } catch (cause) {
+      const error = attemptError(cause, init, policy.timeoutMs, call);
       if (!(canRetry && error instanceof APIConnectionError)) throw error;
-      await sleep(retryDelayMs(retry, null, policy), call, init.signal);
+      await sleep(retryDelayMs(retry, null, policy), call(), init.signal);
       continue;
     }
     // 304 answers only a conditional request, which only the caller can make: it is
@@ -67,6 +66,6 @@ export async function send(url: string, init: SendInit, policy: SendPolicy, tran
     if (!(canRetry && retryableStatuses.has(response.status))) {
       throw APIError.from(response.status, await response.text(), response.headers);
     }
-    await sleep(retryDelayMs(retry, response.headers.get("retry-after"), policy), call, init.signal);
+    await sleep(retryDelayMs(retry, response.headers.get("retry-after"), policy), call(), init.signal);
   }
 }

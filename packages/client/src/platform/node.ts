@@ -22,7 +22,7 @@ function received(res: IncomingMessage, chunks: Buffer[]): Response {
  * moves every body through web streams; this client does not need that, since bodies are
  * small JSON documents or uploads that are read whole anyway.
  */
-export const transport: Transport = async (url, { method, headers, body, signal }, timeoutMs) => {
+export const transport: Transport = (url, { method, headers, body, signal }, timeoutMs) => {
   // The client reuses one Headers for the calls that add none (never changing it), so its
   // plain form is kept too; a body's content type is added to a copy below.
   let head = plainHeaders.get(headers);
@@ -33,16 +33,20 @@ export const transport: Transport = async (url, { method, headers, body, signal 
     });
     plainHeaders.set(headers, head);
   }
-  let bytes: string | Uint8Array | undefined;
-  if (typeof body === "string") bytes = body;
-  else if (body) {
-    // FormData and other bodies are encoded as fetch would encode them, content type
-    // (with a fresh multipart boundary) included.
-    const encoded = new Response(body);
-    bytes = new Uint8Array(await encoded.arrayBuffer());
-    head = { ...head };
-    head["content-type"] ??= encoded.headers.get("content-type") ?? "application/octet-stream";
-  }
+  // No body or a JSON text (every call but uploads) is sent at once, without a promise more.
+  if (body === undefined || body === null || typeof body === "string") return exchange(url, method, head, body ?? undefined, signal, timeoutMs);
+  // FormData and other bodies are encoded as fetch would encode them, content type (with
+  // a fresh multipart boundary) included.
+  const encoded = new Response(body);
+  const plain = head;
+  return encoded.arrayBuffer().then((bytes) => {
+    const withType = { ...plain, "content-type": plain["content-type"] ?? encoded.headers.get("content-type") ?? "application/octet-stream" };
+    return exchange(url, method, withType, new Uint8Array(bytes), signal, timeoutMs);
+  });
+};
+
+/** One request and its whole response, under a timer and the caller's signal. */
+function exchange(url: string, method: string, head: Record<string, string>, bytes: string | Uint8Array | undefined, signal: AbortSignal | null | undefined, timeoutMs: number): Promise<Response> {
   const { send, agent, options } = target(url);
   return new Promise((resolve, reject) => {
     let late = false;
@@ -75,7 +79,7 @@ export const transport: Transport = async (url, { method, headers, body, signal 
     else signal?.addEventListener("abort", onAbort);
     req.end(bytes);
   });
-};
+}
 
 const plainHeaders = new WeakMap<Headers, Record<string, string>>();
 
