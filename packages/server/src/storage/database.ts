@@ -422,6 +422,8 @@ export class SqliteDatabase {
   }
 
   async #sync(): Promise<void> {
+    // Closing synced everything (and settled every waiter); the log may be gone.
+    if (!this.#db.isOpen) return;
     this.#syncRunning = true;
     const upTo = this.#commits;
     let failure: StorageError | undefined;
