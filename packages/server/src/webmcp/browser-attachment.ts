@@ -15,14 +15,18 @@ export interface AttachmentDeps {
 
 // Every tab at the browser level, every out-of-process iframe below a tab (or below
 // another such iframe); nothing else (workers, the browser's own UI pages).
-const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true } as const;
+// A new target waits until it is followed: `WebMCP.enable` replays the tools of the
+// target's own (local root) frame only, never those of frames in the same process below
+// it, so a same-origin iframe that registered before `enable` would be missing for good.
+const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true } as const;
 const TABS = [{ type: "page" }];
 const IFRAMES = [{ type: "iframe" }];
 
 /**
  * One DevTools connection to a browser that follows every tab and every
  * out-of-process iframe: it auto-attaches to them (recursively), enables `Page` (frame
- * lifecycle) and `WebMCP` on each, and keeps a {@link ToolSnapshot} from their events.
+ * lifecycle) and `WebMCP` on each (a new target waits until then), and keeps a
+ * {@link ToolSnapshot} from their events.
  * When the connection closes, everything it tracked is gone.
  */
 export class BrowserAttachment {
@@ -78,7 +82,7 @@ export class BrowserAttachment {
     const snapshot = this.snapshot;
     switch (method) {
       case "Target.attachedToTarget":
-        this.#attached(sessionId, params.sessionId as string, params.targetInfo as TargetInfo);
+        this.#attached(sessionId, params.sessionId as string, params.targetInfo as TargetInfo, params.waitingForDebugger === true);
         return;
       case "Target.detachedFromTarget":
         snapshot.removeSession(params.sessionId as string);
@@ -130,7 +134,7 @@ export class BrowserAttachment {
     }
   }
 
-  #attached(parentSessionId: string | undefined, sessionId: string, info: TargetInfo): void {
+  #attached(parentSessionId: string | undefined, sessionId: string, info: TargetInfo, waiting: boolean): void {
     if (parentSessionId === undefined && info.type === "page") {
       const windowId = this.connection.send<{ windowId: number }>("Browser.getWindowForTarget", { targetId: info.targetId }).then(
         ({ windowId }) => windowId,
@@ -141,15 +145,18 @@ export class BrowserAttachment {
       );
       this.snapshot.addPageSession(sessionId, info, windowId);
     } else if (parentSessionId !== undefined && info.type === "iframe") {
-      if (!this.snapshot.addFrameSession(parentSessionId, sessionId, info)) return;
+      if (!this.snapshot.addFrameSession(parentSessionId, sessionId, info)) {
+        this.#resume(sessionId, info, waiting);
+        return;
+      }
     } else {
+      this.#resume(sessionId, info, waiting);
       return;
     }
-    this.#follow(sessionId).catch((error: unknown) => {
-      // A target that closes while it is being set up is simply gone.
-      if (error instanceof CdpSessionClosedError || this.connection.closed) return;
-      this.#log.warn({ targetId: info.targetId, err: error }, "could not follow the WebMCP tools of a target");
-    });
+    this.#follow(sessionId)
+      .catch((error: unknown) => this.#followFailed(info, error))
+      // Whether or not the setup worked: a target left waiting would never load.
+      .finally(() => this.#resume(sessionId, info, waiting));
   }
 
   /**
@@ -162,5 +169,17 @@ export class BrowserAttachment {
     const { frameTree } = (await send("Page.getFrameTree")) as { frameTree: PageFrameTree };
     this.snapshot.applyFrameTree(sessionId, frameTree);
     await send("WebMCP.enable");
+  }
+
+  /** Lets a target that waits for its debuggers run (it runs once every client that made it wait has said so). */
+  #resume(sessionId: string, info: TargetInfo, waiting: boolean): void {
+    if (!waiting) return;
+    this.connection.send("Runtime.runIfWaitingForDebugger", {}, sessionId).catch((error: unknown) => this.#followFailed(info, error));
+  }
+
+  #followFailed(info: TargetInfo, error: unknown): void {
+    // A target that closes while it is being set up is simply gone.
+    if (error instanceof CdpSessionClosedError || this.connection.closed) return;
+    this.#log.warn({ targetId: info.targetId, err: error }, "could not follow the WebMCP tools of a target");
   }
 }

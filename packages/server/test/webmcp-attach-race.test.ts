@@ -1,0 +1,125 @@
+import type { BrowserServiceClient } from "@browser-service/client";
+import type { Browser, WebMcpTool } from "@browser-service/types";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { PageServer } from "@browser-service/test-pages";
+import { startTestServer, type TestServer } from "./support/test-server.js";
+import { waitForTools } from "./support/webmcp-driver.js";
+
+// Chromium's `WebMCP.enable` replays the tools of the session's own (local root) frame
+// only. A frame in the same process below it that registered before `enable` is never
+// reported, so the service must have `enable` in effect before a new target runs.
+//
+// No Playwright here: a client that auto-attaches also holds new targets until it is
+// ready, which would give the service the time it needs and hide the race. Tabs are
+// opened with one raw `Target.createTarget` instead.
+
+/** A tool named `name` registered in the document `doc` (an expression). */
+const register = (doc: string, name: string) =>
+  `${doc}.modelContext.registerTool({ name: "${name}", description: "${name}", execute: async () => ({ name: "${name}", url: location.href }) });`;
+
+/**
+ * Registers, in the page's first script, a tool of its own and one in a same-origin child
+ * frame it builds at once: both before any DevTools round trip of the service can end.
+ */
+const SELF_AND_CHILD = `<script>
+  ${register("document", "self")}
+  const child = document.createElement("iframe");
+  document.documentElement.append(child);
+  ${register("child.contentDocument", "child")}
+</script>`;
+
+/** `go` navigates the tab to `url` once the invocation has answered. */
+const GO = `<script>
+  document.modelContext.registerTool({ name: "go", description: "Navigates the tab.", execute: async ({ url }) => { setTimeout(() => { location.href = url; }); return {}; } });
+</script>`;
+
+const ROUNDS = 3;
+
+let t: TestServer;
+let pages: PageServer;
+let client: BrowserServiceClient;
+let browser: Browser;
+
+beforeAll(async () => {
+  pages = await PageServer.start();
+  pages.serve("/start", `<!doctype html><title>Start</title>${GO}`);
+  // A tab whose cross-origin frame (its own out-of-process target) has a same-process child.
+  pages.serve("/host", (port) => `<!doctype html><title>Host</title>${GO}<iframe src="http://localhost:${port}/nested" allow="tools"></iframe>`);
+  pages.serve("/nested", `<!doctype html><title>Nested</title>${SELF_AND_CHILD}`);
+  // A tab (opened as a new target) with a same-process child of its own.
+  pages.serve("/tab", `<!doctype html><title>Popup</title>${SELF_AND_CHILD}`);
+  t = await startTestServer();
+  client = t.client();
+  browser = await client.browsers.create({ name: "attach-race", start_url: pages.url("/start") });
+});
+
+afterAll(async () => {
+  expect(t.mismatches).toEqual([]);
+  await t.close();
+  await pages.close();
+});
+
+const onPage = (url: string) => (tool: WebMcpTool) => tool.source.page_url === url;
+const names = (tools: WebMcpTool[]) => tools.map((tool) => tool.name).sort();
+
+/**
+ * Opens a tab on `url` over the browser's DevTools endpoint as automation libraries do: a
+ * blank tab, then `Page.navigate` (a tab created with its URL starts loading before any
+ * debugger attaches, so nobody can hold it), and closes that connection.
+ */
+async function openTab(url: string): Promise<void> {
+  const ws = new WebSocket(browser.cdp_ws_url);
+  const answers = new Map<number, (message: { result?: Record<string, unknown>; error?: unknown }) => void>();
+  let nextId = 1;
+  const send = async (method: string, params: object, sessionId?: string): Promise<Record<string, unknown>> => {
+    const id = nextId++;
+    const answer = new Promise<{ result?: Record<string, unknown>; error?: unknown }>((resolve) => answers.set(id, resolve));
+    ws.send(JSON.stringify({ id, method, params, sessionId }));
+    const { result, error } = await answer;
+    if (result === undefined) throw new Error(`${method} failed: ${JSON.stringify(error)}`);
+    return result;
+  };
+  ws.on("message", (data) => {
+    const message = JSON.parse(String(data)) as { id?: number; result?: Record<string, unknown>; error?: unknown };
+    if (message.id !== undefined) answers.get(message.id)?.(message);
+  });
+  try {
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    const { targetId } = await send("Target.createTarget", { url: "about:blank" });
+    const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
+    await send("Page.navigate", { url }, sessionId as string);
+  } finally {
+    ws.close();
+  }
+}
+
+/** Invokes the tool named `name` of the page at `pageUrl` (once it is listed). */
+async function invokeOn(pageUrl: string, name: string, input: Record<string, unknown>): Promise<unknown> {
+  const tools = await waitForTools(client, browser.id, (listed) => listed.some((tool) => onPage(pageUrl)(tool) && tool.name === name));
+  const tool = tools.find((each) => onPage(pageUrl)(each) && each.name === name);
+  return (await client.webmcp.invoke(browser.id, { tool_ref: tool?.tool_ref ?? "", input })).output;
+}
+
+describe("a target is followed before it runs", () => {
+  it("lists the tools of a same-process child of a new out-of-process frame", async () => {
+    let current = pages.url("/start");
+    for (let round = 0; round < ROUNDS; round++) {
+      const next = `${pages.url("/host")}?round=${round}`;
+      await invokeOn(current, "go", { url: next });
+      const tools = await waitForTools(client, browser.id, (listed) => names(listed.filter(onPage(next))).join() === "child,go,self");
+      const frameUrls = tools.filter(onPage(next)).filter((tool) => tool.source.frame !== null).map((tool) => [tool.name, tool.source.frame?.url]);
+      expect(frameUrls.sort()).toEqual([["child", "about:blank"], ["self", `http://localhost:${new URL(next).port}/nested`]]);
+      current = next;
+    }
+  }, 120_000);
+
+  it("lists the tools of a same-process child of a new tab", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const tab = `${pages.url("/tab")}?round=${round}`;
+      await openTab(tab);
+      const tools = await waitForTools(client, browser.id, (listed) => names(listed.filter(onPage(tab))).join() === "child,self");
+      expect(tools.filter(onPage(tab)).map((tool) => [tool.name, tool.source.frame === null])).toEqual([["self", true], ["child", false]]);
+    }
+  }, 120_000);
+});
