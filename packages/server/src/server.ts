@@ -161,7 +161,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   const webmcp = new WebMcpService(app.log);
   const launcher = options.launcher ?? new ChromiumLauncher();
   const warmRecords = new WarmBrowserRecords(layout.warmBrowsersDir);
-  const warmPool = warmBrowsers > 0 ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log }) : undefined;
+  const warmPool = warmBrowsers > 0 ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log, prepare: (launched) => webmcp.prepare(launched) }) : undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, warmPool);
   let firstStart: FirstStart | undefined;
   try {

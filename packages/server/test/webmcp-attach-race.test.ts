@@ -123,3 +123,36 @@ describe("a target is followed before it runs", () => {
     }
   }, 120_000);
 });
+
+describe("a new browser's start_url is followed from its first tool", () => {
+  /** Creates a browser on `start` (a page with a same-process child frame), which must list both tools, and deletes it. */
+  async function startUrlListsItsChild(server: TestServer, start: string): Promise<void> {
+    const own = server.client();
+    const created = await own.browsers.create({ start_url: start });
+    try {
+      const tools = await waitForTools(own, created.id, (listed) => names(listed.filter(onPage(start))).join() === "child,self");
+      expect(tools.filter(onPage(start)).map((tool) => [tool.name, tool.source.frame === null])).toEqual([["self", true], ["child", false]]);
+    } finally {
+      await own.browsers.delete(created.id);
+    }
+  }
+
+  it("a cold launch: the browser starts on about:blank and goes to start_url once followed", async () => {
+    for (let round = 0; round < ROUNDS; round++) await startUrlListsItsChild(t, `${pages.url("/tab")}?cold=${round}`);
+  }, 120_000);
+
+  // Before, a warm browser was followed only once taken, after its navigation was sent:
+  // the child's tool was missing in every round.
+  it("a warm browser: followed while it waits in the pool, then sent to start_url", async () => {
+    const pooled = await startTestServer({ warmBrowsers: 1 });
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        await expect.poll(() => pooled.server.warmPoolStats().ready, { timeout: 60_000 }).toBe(1);
+        await startUrlListsItsChild(pooled, `${pages.url("/tab")}?warm=${round}`);
+      }
+      expect(pooled.mismatches).toEqual([]);
+    } finally {
+      await pooled.close();
+    }
+  }, 180_000);
+});

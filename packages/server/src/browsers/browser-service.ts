@@ -5,6 +5,7 @@ import type { ProjectRow } from "../projects/project-store.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+import { WarmBrowser } from "./warm-browser.js";
 import type { WarmPool } from "./warm-pool.js";
 
 /** Where the service reports what happens to browsers outside a request. */
@@ -15,6 +16,11 @@ export interface BrowserEventLog {
 
 /** Told when a browser process starts and when it ends (stopped or crashed). */
 export interface BrowserLifecycle {
+  /**
+   * A launched browser is about to be handed over (its tab still on `about:blank`):
+   * resolves once whatever must see its start_url load from the beginning is ready.
+   */
+  prepare(launched: LaunchedBrowser): Promise<void>;
   started(browserId: string, launched: LaunchedBrowser): void;
   ended(browserId: string): void;
 }
@@ -79,8 +85,11 @@ export class BrowserService {
     if (warm !== undefined) return warm;
     const row = this.#store.reserve(reservation);
     let launched: LaunchedBrowser;
+    let fresh: WarmBrowser;
     try {
-      launched = await this.#launcher.launch(input.start_url === undefined ? {} : { startUrl: input.start_url });
+      // On about:blank, then handed over as a warm browser is: start_url loads only once
+      // the browser's tab is followed, so that every tool of the page is seen.
+      launched = await this.#launcher.launch({});
     } catch (error) {
       this.#store.remove(row.id);
       // Chromium missing, not runnable, or dying before it answered: a documented 503 the
@@ -88,14 +97,28 @@ export class BrowserService {
       if (error instanceof BrowserLaunchError) throw new BrowserUnavailableError(error);
       throw new InternalError("The browser failed to start.", error);
     }
+    try {
+      fresh = await WarmBrowser.prepare(launched);
+    } catch (error) {
+      await launched.close().catch(() => undefined);
+      this.#store.remove(row.id);
+      throw new BrowserUnavailableError(new BrowserLaunchError("The browser started without a usable tab.", error));
+    }
+    await this.#lifecycle.prepare(launched).catch((error: unknown) => this.#log.warn({ err: error }, "could not follow a new browser's WebMCP tools before its start_url; the next WebMCP request connects again"));
     if (this.#shuttingDown) {
-      await launched.close();
+      await fresh.close();
       this.#store.remove(row.id);
       throw new InternalError("The server is shutting down; the browser was not kept.");
     }
     const token = newBrowserToken();
     const running = this.#store.markRunning(row.id, launched, browserTokenHash(token));
     this.#adopt(row.id, launched, token);
+    try {
+      fresh.handOver(input.start_url);
+    } catch (error) {
+      // The browser died since it answered: its exit marks it crashed, as after any start.
+      this.#log.warn({ browser: row.id, err: error }, "a new browser could not be sent to its start_url");
+    }
     return running;
   }
 

@@ -9,6 +9,12 @@ export interface WarmPoolOptions {
   size: number;
   /** Starts the browsers (the same launcher as cold launches use). */
   launcher: BrowserLauncher;
+  /**
+   * Readies each warm browser once its tab is attached (the server starts following its
+   * WebMCP tools, so that the start_url it is later sent to is seen whole); a browser it
+   * fails for is closed like one that failed to launch.
+   */
+  prepare?: (launched: LaunchedBrowser) => Promise<void>;
   /** Where warm browsers are written down for the next start after a kill; none in tests that do not need it. */
   records?: WarmBrowserRecords;
   /** Where failures to launch or crashes of warm browsers are reported. */
@@ -57,6 +63,7 @@ export class WarmPool {
   readonly #size: number;
   readonly #launcher: BrowserLauncher;
   readonly #records: WarmBrowserRecords | undefined;
+  readonly #prepare: ((launched: LaunchedBrowser) => Promise<void>) | undefined;
   readonly #log: BrowserEventLog;
   readonly #retryMs: number;
   readonly #maxRetryMs: number;
@@ -74,6 +81,7 @@ export class WarmPool {
     this.#size = options.size;
     this.#launcher = options.launcher;
     this.#records = options.records;
+    this.#prepare = options.prepare;
     this.#log = options.log;
     this.#retryMs = options.retryMs ?? 1_000;
     this.#maxRetryMs = options.maxRetryMs ?? 60_000;
@@ -158,6 +166,7 @@ export class WarmPool {
     let warm: WarmBrowser;
     try {
       warm = await WarmBrowser.prepare(launched);
+      await this.#prepare?.(launched);
     } catch (error) {
       await launched.close().catch(() => undefined);
       await this.#forget(record);

@@ -39,6 +39,8 @@ export class BrowserAttachment {
   /** Resolves when the connection closes. */
   readonly closed: Promise<CdpDisconnectedError>;
   readonly #log: SnapshotLog;
+  // Targets being set up (Page, frame tree, WebMCP.enable); they settle, never reject.
+  readonly #following = new Set<Promise<void>>();
 
   private constructor(connection: CdpConnection, deps: AttachmentDeps) {
     this.connection = connection;
@@ -153,10 +155,24 @@ export class BrowserAttachment {
       this.#resume(sessionId, info, waiting);
       return;
     }
-    this.#follow(sessionId)
+    const following = this.#follow(sessionId)
       .catch((error: unknown) => this.#followFailed(info, error))
       // Whether or not the setup worked: a target left waiting would never load.
-      .finally(() => this.#resume(sessionId, info, waiting));
+      .finally(() => {
+        this.#resume(sessionId, info, waiting);
+        this.#following.delete(following);
+      });
+    this.#following.add(following);
+  }
+
+  /**
+   * Resolves once every target attached so far is followed (WebMCP enabled on it, or its
+   * setup failed): from then on a document that loads in one of them, frames in its own
+   * process included, has its tools reported as it registers them.
+   */
+  async followed(): Promise<void> {
+    // A target attached later waits for its own setup (waitForDebuggerOnStart).
+    await Promise.all([...this.#following]);
   }
 
   /**

@@ -64,6 +64,17 @@ export class BrowserWebMcp {
   }
 
   /**
+   * Connects and resolves once the tabs the browser has now are followed with WebMCP
+   * enabled: a page they load next is seen from its first tool on. Chromium's
+   * `WebMCP.enable` reports the tools already registered in a tab's own frame only, never
+   * those of a same-origin frame inside it, so a tab must be followed before it loads.
+   */
+  async ready(): Promise<void> {
+    const attachment = await this.connect();
+    await attachment.followed();
+  }
+
+  /**
    * The browser-wide snapshot of tools, every tab and frame, as the JSON body of
    * `GET .../webmcp/tools` (the spec's `WebMcpToolList`). Each tool's own fields were
    * serialized when the page registered it, so a large snapshot costs concatenation,

@@ -12,14 +12,30 @@ import { BrowserWebMcp } from "./browser-webmcp.js";
 export class WebMcpService implements BrowserLifecycle {
   readonly #log: BrowserEventLog;
   readonly #browsers = new Map<string, BrowserWebMcp>();
+  // Browsers followed before they became sessions (warm ones, cold ones before their
+  // start_url loads), until started() gives them their id.
+  readonly #prepared = new WeakMap<LaunchedBrowser, BrowserWebMcp>();
 
   constructor(log: BrowserEventLog) {
     this.#log = log;
   }
 
-  /** A browser is up: starts following its tools. */
-  started(browserId: string, launched: LaunchedBrowser): void {
+  /**
+   * Follows a browser's tools before it is handed to its user, and resolves once its tab
+   * is followed with WebMCP enabled, so that the start_url it loads next is seen whole
+   * (see {@link BrowserWebMcp.ready}); rejects if its DevTools cannot be followed.
+   */
+  async prepare(launched: LaunchedBrowser): Promise<void> {
     const webmcp = new BrowserWebMcp(launched.cdp, this.#log);
+    this.#prepared.set(launched, webmcp);
+    await webmcp.ready();
+  }
+
+  /** A browser is up: follows its tools (those {@link prepare} already follows, from then on under its id). */
+  started(browserId: string, launched: LaunchedBrowser): void {
+    const prepared = this.#prepared.get(launched);
+    this.#prepared.delete(launched);
+    const webmcp = prepared ?? new BrowserWebMcp(launched.cdp, this.#log);
     this.#browsers.set(browserId, webmcp);
     webmcp.connect().catch((error: unknown) => this.#log.warn({ browser: browserId, err: error }, "could not connect to a new browser's DevTools for WebMCP; the next WebMCP request tries again"));
   }
