@@ -67,13 +67,13 @@ async function quiet() {
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Launches through Chromium and remembers each process and whether the pool asked for it (no start_url). */
+/** Launches through Chromium and remembers each process (the pool's and cold creates' alike). */
 class CountingLauncher {
   launched = [];
   #inner = new ChromiumLauncher();
   async launch(options) {
     const browser = await this.#inner.launch(options);
-    this.launched.push({ browser, warm: options.startUrl === undefined });
+    this.launched.push(browser);
     return browser;
   }
 }
@@ -177,7 +177,7 @@ try {
     }
   }
   await warm.poolFull();
-  poolMemory = groupMemory(warm.launcher.launched.filter(({ browser }) => !browser.cdp.closed).map(({ browser }) => browser.pid));
+  poolMemory = groupMemory(warm.launcher.launched.filter((browser) => !browser.cdp.closed).map((browser) => browser.pid));
 
   // 4 callers at once.
   const four = { warm: [], cold: [] };
@@ -192,7 +192,7 @@ try {
 
   // Sustained: 4 callers without pause against a pool of 4.
   await warm.poolFull();
-  const launchesBefore = warm.launcher.launched.filter((each) => !each.warm).length;
+  const takenBefore = warm.server.warmPoolStats().taken;
   const sustained = [];
   const began = performance.now();
   await Promise.all(Array.from({ length: 4 }, async () => {
@@ -203,7 +203,7 @@ try {
     }
   }));
   const sustainedSeconds = (performance.now() - began) / 1000;
-  const coldInSustained = warm.launcher.launched.filter((each) => !each.warm).length - launchesBefore;
+  const coldInSustained = sustained.length - (warm.server.warmPoolStats().taken - takenBefore);
 
   const seconds = (latencies, callers) => latencies.reduce((sum, ms) => sum + ms, 0) / 1000 / callers;
   row("warm pool, 1 caller", one.warm, seconds(one.warm, 1), "pool full before each create");

@@ -162,7 +162,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   const launcher = options.launcher ?? new ChromiumLauncher();
   const warmRecords = new WarmBrowserRecords(layout.warmBrowsersDir);
   const warmPool = warmBrowsers > 0 ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log, prepare: (launched) => webmcp.prepare(launched) }) : undefined;
-  const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, warmPool);
+  const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.db.durable() });
   let firstStart: FirstStart | undefined;
   try {
     firstStart = initializeOrganization(stores);
@@ -221,7 +221,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     },
     issueApiKey: (project) => issueApiKey(openedStores, project),
     answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project), app.log),
-    warmPoolStats: () => warmPool?.stats() ?? { ready: 0, launching: 0 },
+    warmPoolStats: () => warmPool?.stats() ?? { ready: 0, launching: 0, taken: 0 },
     close() {
       closing ??= (async () => {
         try {

@@ -5,6 +5,7 @@ import { PageServer } from "@browser-service/test-pages";
 import { chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChromiumLauncher, type LaunchedBrowser } from "../src/index.js";
+import { WarmBrowser } from "../src/browsers/warm-browser.js";
 import { WarmBrowserRecords } from "../src/browsers/warm-browser-records.js";
 import { WarmPool } from "../src/browsers/warm-pool.js";
 import { spawnServer } from "./support/child-server.js";
@@ -37,6 +38,12 @@ const poolFull = (server: TestServer) => until(`${POOL} warm browsers ready`, ()
 async function pageTargets(launched: LaunchedBrowser): Promise<string[]> {
   const { targetInfos } = (await launched.cdp.call("Target.getTargets")) as { targetInfos: { targetId: string; type: string }[] };
   return targetInfos.filter((target) => target.type === "page").map((target) => target.targetId);
+}
+
+/** The URLs of a browser's tabs, asked on its pipe directly. */
+async function tabUrls(launched: LaunchedBrowser): Promise<string[]> {
+  const { targetInfos } = (await launched.cdp.call("Target.getTargets")) as { targetInfos: { type: string; url: string }[] };
+  return targetInfos.filter((target) => target.type === "page").map((target) => target.url);
 }
 
 /** Which launched process serves a browser of the API: the one whose tab ids its DevTools URL shows. */
@@ -157,6 +164,7 @@ describe("the warm pool", () => {
 
   it("serves a burst larger than the pool with cold launches, and refills to exactly its size", async () => {
     await poolFull(t);
+    const takenBefore = t.server.warmPoolStats().taken;
     let most = 0;
     const sampler = setInterval(() => {
       const { ready, launching } = t.server.warmPoolStats();
@@ -170,6 +178,9 @@ describe("the warm pool", () => {
       clearInterval(sampler);
     }
     expect(most).toBeLessThanOrEqual(POOL);
+    // Each of the pool's browsers served one create; a refill may have served one more.
+    expect(t.server.warmPoolStats().taken - takenBefore).toBeGreaterThanOrEqual(POOL);
+    expect(t.server.warmPoolStats().taken - takenBefore).toBeLessThanOrEqual(POOL + 2);
     // Every live process is a session's or one of the pool's.
     const alive = launcher.launched.filter((launched) => processExists(launched.pid as number));
     expect(alive.length).toBe(POOL + 2 + POOL);
@@ -267,6 +278,31 @@ describe("the warm pool's end", () => {
     expect(most).toBe(POOL);
     expect(taken.length).toBeGreaterThanOrEqual(4);
     expect(waiting.size).toBe(0);
+  });
+});
+
+describe("a warm browser's hand-over", () => {
+  it("navigates to start_url only once the create's commit is on disk (after settles), also when it failed", async () => {
+    const chromiumLauncher = new ChromiumLauncher();
+    for (const outcome of ["synced", "sync failed"] as const) {
+      const launched = await chromiumLauncher.launch({});
+      try {
+        const warm = await WarmBrowser.prepare(launched);
+        let settle!: () => void;
+        const committed = new Promise<void>((resolve, reject) => {
+          settle = outcome === "synced" ? resolve : () => reject(new Error("the disk refused"));
+        });
+        const start = pages.url(`/start?${outcome === "synced" ? "ok" : "failed"}`);
+        warm.handOver(start, committed);
+        // Long enough for a navigation sent at once to have committed on any machine here.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(await tabUrls(launched)).toEqual(["about:blank"]);
+        settle();
+        await until("the tab at start_url", async () => (await tabUrls(launched))[0] === start);
+      } finally {
+        await launched.close();
+      }
+    }
   });
 });
 

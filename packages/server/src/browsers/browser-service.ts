@@ -43,6 +43,7 @@ export class BrowserService {
   readonly #log: BrowserEventLog;
   readonly #lifecycle: BrowserLifecycle;
   readonly #pool: WarmPool | undefined;
+  readonly #committed: () => Promise<void> | undefined;
   readonly #running = new Map<string, LaunchedBrowser>();
   // The DevTools access token of each running browser. Only its hash is stored; it is
   // kept here, and only while the browser runs, so that reads can show `cdp_ws_url`.
@@ -54,14 +55,18 @@ export class BrowserService {
   /**
    * `pool`, when given, supplies browsers launched ahead of time; it is closed by
    * {@link closeAll}. Its browsers are not sessions: no slot, no record, until taken.
+   * `committed`, when given, tells when the commits made so far are on disk (`undefined`
+   * if they already are): a new browser is sent to its start_url only then, so that its
+   * page load does not take the CPU from the sync its create's response waits for.
    */
-  constructor(store: BrowserStore, launcher: BrowserLauncher, planLimit: number, log: BrowserEventLog, lifecycle: BrowserLifecycle, pool?: WarmPool) {
+  constructor(store: BrowserStore, launcher: BrowserLauncher, planLimit: number, log: BrowserEventLog, lifecycle: BrowserLifecycle, options: { pool?: WarmPool | undefined; committed?: () => Promise<void> | undefined } = {}) {
     this.#store = store;
     this.#launcher = launcher;
     this.#planLimit = planLimit;
     this.#log = log;
     this.#lifecycle = lifecycle;
-    this.#pool = pool;
+    this.#pool = options.pool;
+    this.#committed = options.committed ?? (() => undefined);
   }
 
   /** Marks what a previous, killed server left running as crashed and ends those processes. */
@@ -114,7 +119,7 @@ export class BrowserService {
     const running = this.#store.markRunning(row.id, launched, browserTokenHash(token));
     this.#adopt(row.id, launched, token);
     try {
-      fresh.handOver(input.start_url);
+      fresh.handOver(input.start_url, this.#committed());
     } catch (error) {
       // The browser died since it answered: its exit marks it crashed, as after any start.
       this.#log.warn({ browser: row.id, err: error }, "a new browser could not be sent to its start_url");
@@ -136,7 +141,7 @@ export class BrowserService {
       const row = this.#store.reserve({ ...reservation, running: { launched: warm.launched, tokenSha256: browserTokenHash(token) } });
       const taken = this.#pool.take(warm);
       try {
-        warm.handOver(startUrl);
+        warm.handOver(startUrl, this.#committed());
       } catch (error) {
         // Its pipe closed in the meantime: the slot is freed and the next one tried.
         this.#store.remove(row.id);

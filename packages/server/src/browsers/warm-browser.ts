@@ -55,24 +55,31 @@ export class WarmBrowser {
   }
 
   /**
-   * Gives the browser to its user: with a `startUrl`, the tab navigates there (the command
-   * is on the pipe when this returns; the load goes on as after a cold launch, which does
-   * not wait for it either). Once the navigation commits, the `about:blank` entry it
-   * leaves behind is dropped from the tab's history, so the tab looks as after a cold
-   * launch with that URL, and the server's session detaches. Throws
-   * {@link WarmBrowserError} if the browser cannot take the command.
+   * Gives the browser to its user: with a `startUrl`, the tab navigates there once `after`
+   * settles (at once without it); the load goes on as after a cold launch, which does not
+   * wait for it either. Once the navigation commits, the `about:blank` entry it leaves
+   * behind is dropped from the tab's history, so the tab looks as after a cold launch with
+   * that URL, and the server's session detaches. Throws {@link WarmBrowserError} if the
+   * browser cannot take the command now.
    */
-  handOver(startUrl: string | undefined): void {
+  handOver(startUrl: string | undefined, after?: Promise<unknown>): void {
     if (!this.usable) throw new WarmBrowserError("The warm browser's DevTools pipe has closed.");
     if (startUrl === undefined) {
       void this.#connection.close();
       return;
     }
-    const navigated = this.#connection.send("Page.navigate", { url: startUrl }, this.#pageSession, HAND_OVER_TIMEOUT_MS);
-    void navigated
-      .then(() => this.#dropBlankEntry())
-      .catch(() => undefined)
-      .finally(() => void this.#connection.close());
+    const navigate = (): void => {
+      void this.#connection
+        .send("Page.navigate", { url: startUrl }, this.#pageSession, HAND_OVER_TIMEOUT_MS)
+        .then(() => this.#dropBlankEntry())
+        // A failed navigation shows in the tab as after a cold launch; nobody waits for it.
+        .catch(() => undefined)
+        .finally(() => void this.#connection.close());
+    };
+    // Whether `after` (the create's commit reaching the disk) worked or not, the browser is
+    // its user's now: the create's response says how the commit went.
+    if (after === undefined) navigate();
+    else after.then(navigate, navigate);
   }
 
   /**

@@ -39,6 +39,8 @@ export interface WarmPoolStats {
   ready: number;
   /** Browsers being launched for the pool. */
   launching: number;
+  /** Creates served from the pool since the server started (the rest launched cold). */
+  taken: number;
 }
 
 // A burst of creates arrives within a few milliseconds; its answers go out before the
@@ -69,6 +71,7 @@ export class WarmPool {
   readonly #maxRetryMs: number;
   readonly #ready: Waiting[] = [];
   #launching = 0;
+  #taken = 0;
   #failures = 0;
   #retryTimer: NodeJS.Timeout | undefined;
   #refillTimer: NodeJS.Timeout | undefined;
@@ -94,7 +97,7 @@ export class WarmPool {
 
   /** What the pool holds right now. */
   stats(): WarmPoolStats {
-    return { ready: this.#ready.length, launching: this.#launching };
+    return { ready: this.#ready.length, launching: this.#launching, taken: this.#taken };
   }
 
   /** Starts filling the pool in the background. */
@@ -121,6 +124,7 @@ export class WarmPool {
     const index = this.#ready.findIndex((entry) => entry.warm === warm);
     if (index === -1) throw new Error("This browser is not waiting in the warm pool.");
     const [{ record }] = this.#ready.splice(index, 1) as [Waiting];
+    this.#taken++;
     this.#refillSoon();
     return { warm, recorded: () => void this.#forget(record) };
   }
