@@ -26,9 +26,9 @@ export interface ClientOptions {
    */
   projectId?: string | null | undefined;
   /**
-   * The `fetch` to send requests with; it must honour `init.signal`. Default: where the
-   * package's Node build loads (Node, Deno, Bun), a `node:http`/`node:https` transport
-   * with keep-alive; in browsers, `globalThis.fetch`.
+   * The `fetch` to send requests with; it must honour `init.signal`. Default: in Node and
+   * Deno, undici's `dispatch` (the layer under Node's `fetch`) with keep-alive; in Bun and
+   * browsers, `globalThis.fetch`.
    */
   fetch?: FetchLike | undefined;
   /** Time each attempt may take, body included. Default 60000 (60 s). */

@@ -3,6 +3,9 @@ import { BufferedResponse } from "./buffered-response.js";
 // Statuses whose response may not carry a body (the Response constructor refuses one).
 const nullBodyStatuses = new Set([101, 204, 205, 304]);
 
+/** Response headers by lowercase name; a repeated header has the list of its values. */
+export type ReceivedHeaders = Record<string, string | string[] | undefined>;
+
 /**
  * What the Node transport hands the client's request loop: the status, the headers and
  * the body bytes, with the `Response` itself built only when something asks for it
@@ -16,17 +19,17 @@ export class ReceivedResponse {
   readonly status: number;
   /** The HTTP status text. */
   readonly statusText: string;
-  readonly #rawHeaders: string[];
+  readonly #receivedHeaders: ReceivedHeaders;
   readonly #bytes: Uint8Array<ArrayBuffer>;
   #headers: Headers | undefined;
   #response: Response | undefined;
   #used = false;
 
-  /** @param rawHeaders - names and values in turn, as `IncomingMessage.rawHeaders`; @param bytes - the whole body. */
-  constructor(status: number, statusText: string, rawHeaders: string[], bytes: Uint8Array<ArrayBuffer>) {
+  /** @param headers - by lowercase name, a list for a repeated one (as undici gives them); @param bytes - the whole body. */
+  constructor(status: number, statusText: string, headers: ReceivedHeaders, bytes: Uint8Array<ArrayBuffer>) {
     this.status = status;
     this.statusText = statusText;
-    this.#rawHeaders = rawHeaders;
+    this.#receivedHeaders = headers;
     this.#bytes = bytes;
   }
 
@@ -39,7 +42,10 @@ export class ReceivedResponse {
   get headers(): Headers {
     if (this.#headers === undefined) {
       this.#headers = new Headers();
-      for (let i = 0; i < this.#rawHeaders.length; i += 2) this.#headers.append(this.#rawHeaders[i]!, this.#rawHeaders[i + 1]!);
+      for (const [name, value] of Object.entries(this.#receivedHeaders)) {
+        if (typeof value === "string") this.#headers.append(name, value);
+        else for (const each of value ?? []) this.#headers.append(name, each);
+      }
     }
     return this.#headers;
   }

@@ -1,12 +1,12 @@
 import type { ClientOptions } from "../../src/index.js";
 
 /**
- * The two ways a client sends requests in Node: its default `node:http` transport, and
+ * The two ways a client sends requests in Node: its default transport (undici's `dispatch`), and
  * an injected `fetch` (here the real global one), which is also the browser's path.
  * Tests of transport behaviour run under both.
  */
 export const transports: [name: string, options: ClientOptions][] = [
-  ["node:http transport", {}],
+  ["Node transport", {}],
   ["injected fetch", { fetch: (url, init) => fetch(url, init) }],
 ];
 

@@ -3,13 +3,14 @@ import { ReceivedResponse } from "../../src/platform/received-response.js";
 
 const json = '{"name":"ad-blocker"}';
 const make = (status = 200) =>
-  new ReceivedResponse(status, "OK", ["Content-Type", "application/json", "X-Request-Id", "req_1"], new TextEncoder().encode(json) as Uint8Array<ArrayBuffer>);
+  new ReceivedResponse(status, "OK", { "content-type": "application/json", "x-request-id": "req_1", "set-cookie": ["a=1", "b=2"] }, new TextEncoder().encode(json) as Uint8Array<ArrayBuffer>);
 
 describe("ReceivedResponse, what the Node transport answers before anyone asks for a Response", () => {
   it("reads the status, headers and JSON body, once", async () => {
     const received = make();
     expect([received.status, received.ok, received.bodyUsed]).toEqual([200, true, false]);
     expect(received.headers.get("x-request-id")).toBe("req_1");
+    expect(received.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
     await expect(received.json()).resolves.toEqual(JSON.parse(json));
     expect(received.bodyUsed).toBe(true);
     await expect(received.text()).rejects.toThrow(TypeError);
@@ -34,7 +35,7 @@ describe("ReceivedResponse, what the Node transport answers before anyone asks f
   });
 
   it("gives a 204 a Response without a body", () => {
-    const response = new ReceivedResponse(204, "No Content", [], new Uint8Array() as Uint8Array<ArrayBuffer>).toResponse();
+    const response = new ReceivedResponse(204, "No Content", {}, new Uint8Array() as Uint8Array<ArrayBuffer>).toResponse();
     expect([response.status, response.body]).toEqual([204, null]);
   });
 });
