@@ -6,8 +6,10 @@ export { readFile } from "./files.js";
 
 // One keep-alive pool per origin for the whole process, as fetch has (fetch is undici
 // too, behind its Request, Response and web streams). Idle sockets follow the server's
-// `Keep-Alive: timeout` hint and do not keep the process alive.
-const dispatcher = new Agent();
+// `Keep-Alive: timeout` hint and do not keep the process alive. undici's own 300 s limits
+// on the headers and on each pause in the body are off: each attempt's `timeoutMs` (which
+// may be longer) bounds the whole exchange. Connecting may take 10 s, as with fetch.
+const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 
 /**
  * Node's transport: undici's `dispatch`, the layer under Node's own `fetch`, with the
