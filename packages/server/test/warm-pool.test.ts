@@ -306,6 +306,49 @@ describe("a warm browser's hand-over", () => {
   });
 });
 
+describe("a warm browser's failures", () => {
+  it("a refused sync becomes no unhandled rejection: without a start_url, or when the browser cannot be handed over", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    const chromiumLauncher = new ChromiumLauncher();
+    const launched = [await chromiumLauncher.launch({}), await chromiumLauncher.launch({})] as const;
+    try {
+      const [kept, dead] = await Promise.all(launched.map((each) => WarmBrowser.prepare(each)));
+      kept!.handOver(undefined, Promise.reject(new Error("the disk refused")));
+      await launched[1].close();
+      expect(() => dead!.handOver(pages.url("/start"), Promise.reject(new Error("the disk refused")))).toThrow(/closed/);
+      // Unhandled rejections are reported after the microtask queue drains.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      await Promise.all(launched.map((each) => each.close()));
+    }
+  });
+
+  it("keeps a browser whose WebMCP could not be followed, as a cold launch does, and says so", async () => {
+    const warnings: string[] = [];
+    const pool = new WarmPool({
+      size: 1,
+      launcher: new ChromiumLauncher(),
+      prepare: () => Promise.reject(new Error("no DevTools for WebMCP")),
+      log: { warn: (_fields: unknown, message: string) => void warnings.push(message), error: () => undefined },
+    });
+    pool.start();
+    try {
+      await until("a warm browser", () => pool.stats().ready === 1);
+      expect(warnings.join("\n")).toMatch(/could not follow a warm browser's WebMCP tools/);
+      const warm = pool.next()!;
+      pool.take(warm).warm.handOver(pages.url("/start"));
+      await until("the tab at start_url", async () => (await tabUrls(warm.launched))[0] === pages.url("/start"));
+      await warm.close();
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 // The profile prefix is what the clean-up after a kill trusts; a path elsewhere is never removed.
 describe("warm browser records", () => {
   it("removes no directory a record names outside the launcher's profiles", async () => {

@@ -6,10 +6,14 @@ export { readFile } from "./files.js";
 
 // One keep-alive pool per origin for the whole process, as fetch has (fetch is undici
 // too, behind its Request, Response and web streams). Idle sockets follow the server's
-// `Keep-Alive: timeout` hint and do not keep the process alive. undici's own 300 s limits
-// on the headers and on each pause in the body are off: each attempt's `timeoutMs` (which
-// may be longer) bounds the whole exchange. Connecting may take 10 s, as with fetch.
-const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+// `Keep-Alive: timeout` hint and do not keep the process alive. undici's own limits (10 s
+// to connect, 300 s for the headers and for each pause in the body) are off: each
+// attempt's `timeoutMs` bounds the whole exchange, as it did over node:http.
+const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, connectTimeout: 0 });
+
+// Headers about the connection itself, which the pool manages (undici refuses or drops
+// them, as fetch does); a caller's are left out rather than failing every attempt.
+const connectionHeaders = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "expect"]);
 
 /**
  * Node's transport: undici's `dispatch`, the layer under Node's own `fetch`, with the
@@ -26,7 +30,7 @@ export const transport: Transport = (url, { method, headers, body, signal }, tim
   if (head === undefined) {
     head = {};
     headers.forEach((value, name) => {
-      (head as Record<string, string>)[name] = value;
+      if (!connectionHeaders.has(name)) (head as Record<string, string>)[name] = value;
     });
     plainHeaders.set(headers, head);
   }
@@ -105,13 +109,8 @@ function exchange(url: string, method: string, head: Record<string, string>, byt
     }
     signal?.addEventListener("abort", onAbort);
     const pathStart = url.indexOf("/", url.indexOf("//") + 2) >>> 0;
-    try {
-      dispatcher.dispatch({ origin: url.slice(0, pathStart), path: url.slice(pathStart) || "/", method, headers: head, body: bytes ?? null }, handler);
-    } catch (error) {
-      // A malformed origin or header value: refused before anything was sent.
-      finish();
-      reject(error);
-    }
+    // A malformed origin or header value comes back through onResponseError too.
+    dispatcher.dispatch({ origin: url.slice(0, pathStart), path: url.slice(pathStart) || "/", method, headers: head, body: bytes ?? null }, handler);
   });
 }
 

@@ -45,6 +45,16 @@ describe("the Node transport (undici's dispatch)", () => {
     await expect(client().limits.get()).resolves.toEqual({ max_concurrent_sessions: 3 });
   });
 
+  it("leaves out a caller's headers about the connection, which the pool manages, and sends the rest", async () => {
+    server.route("GET", "/org/limits", { body: { max_concurrent_sessions: 3 } });
+    const headers = { Connection: "close", "Keep-Alive": "timeout=5", Upgrade: "websocket", Expect: "100-continue", "X-Trace": "t-1" };
+    const withHeaders = createClient(testOptions(server.url, { maxRetries: 0, headers }));
+    await expect(withHeaders.limits.get()).resolves.toEqual({ max_concurrent_sessions: 3 });
+    const seen = server.seen("GET", "/org/limits")[0]!.headers;
+    expect(seen["x-trace"]).toBe("t-1");
+    expect([seen.upgrade, seen.expect, seen["keep-alive"]]).toEqual([undefined, undefined, undefined]);
+  });
+
   it("lets a process whose calls are answered exit, though its keep-alive connection stays open", async () => {
     server.route("GET", "/org/limits", (_request, response) => {
       // A hint far longer than the test may take: only an unreferenced idle socket ends it.

@@ -63,6 +63,10 @@ export class WarmBrowser {
    * browser cannot take the command now.
    */
   handOver(startUrl: string | undefined, after?: Promise<unknown>): void {
+    // A failed sync is reported by the create's response (a 500); here `after` only orders
+    // the navigation, and must not become an unhandled rejection on the paths below that
+    // navigate nowhere.
+    after?.catch(() => undefined);
     if (!this.usable) throw new WarmBrowserError("The warm browser's DevTools pipe has closed.");
     if (startUrl === undefined) {
       void this.#connection.close();

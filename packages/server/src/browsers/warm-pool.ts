@@ -11,8 +11,8 @@ export interface WarmPoolOptions {
   launcher: BrowserLauncher;
   /**
    * Readies each warm browser once its tab is attached (the server starts following its
-   * WebMCP tools, so that the start_url it is later sent to is seen whole); a browser it
-   * fails for is closed like one that failed to launch.
+   * WebMCP tools, so that the start_url it is later sent to is seen whole); a failure is
+   * logged and the browser kept, as after a cold launch.
    */
   prepare?: (launched: LaunchedBrowser) => Promise<void>;
   /** Where warm browsers are written down for the next start after a kill; none in tests that do not need it. */
@@ -39,7 +39,10 @@ export interface WarmPoolStats {
   ready: number;
   /** Browsers being launched for the pool. */
   launching: number;
-  /** Creates served from the pool since the server started (the rest launched cold). */
+  /**
+   * Browsers taken from the pool since the server started, each for one create (the rest
+   * launched cold); one whose hand-over failed, then closed, counts too.
+   */
   taken: number;
 }
 
@@ -170,13 +173,15 @@ export class WarmPool {
     let warm: WarmBrowser;
     try {
       warm = await WarmBrowser.prepare(launched);
-      await this.#prepare?.(launched);
     } catch (error) {
       await launched.close().catch(() => undefined);
       await this.#forget(record);
       this.#failed(error);
       return;
     }
+    // As for a cold launch: a browser whose tools could not be followed yet still works (its
+    // WebMCP connects again on the next WebMCP request), so it is kept.
+    await this.#prepare?.(launched).catch((error: unknown) => this.#log.warn({ err: error, pid: launched.pid }, "could not follow a warm browser's WebMCP tools before its start_url; the next WebMCP request connects again"));
     if (this.#closed) {
       await this.#discard({ warm, record });
       return;
