@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher } from "undici";
 import { timedOut, type Transport } from "../transport.js";
-import { ReceivedResponse } from "./received-response.js";
+import { type ReceivedHeaders, ReceivedResponse } from "./received-response.js";
 
 export { readFile } from "./files.js";
 
@@ -74,7 +74,7 @@ function exchange(url: string, method: string, head: Record<string, string>, byt
     };
     let status = 0;
     let statusText = "";
-    let received: Record<string, string | string[] | undefined> = {};
+    let received: ReceivedHeaders = {};
     const chunks: Buffer[] = [];
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(started) {

@@ -1,8 +1,25 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
 
 const BIN = fileURLToPath(new URL("../../bin/browser-service-server.mjs", import.meta.url));
+
+// Servers started by the current test and still running. A test that fails between its
+// start and its stop (a wait that never ends, an assertion) must not leave the server, or
+// the browsers it launched, running: they are stopped after every test (SIGTERM, which
+// closes its browsers; SIGKILL if it has not exited within 5 s).
+const running = new Map<ChildProcess, Promise<unknown>>();
+afterEach(async () => {
+  await Promise.all(
+    [...running].map(async ([child, exited]) => {
+      child.kill("SIGTERM");
+      const late = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(late);
+    }),
+  );
+});
 
 /** The server running as a child process, as a user runs it. */
 export interface ChildServer {
@@ -32,6 +49,8 @@ export async function spawnServer(dataDir: string, args: string[] = []): Promise
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = once(child, "exit");
+  running.set(child, exited);
+  void exited.then(() => running.delete(child));
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
       const match = /listening on (http:\/\/\S+)/.exec(stdout);
