@@ -102,7 +102,7 @@ const page = createHttpServer((_request, response) => {
 page.listen(0, "127.0.0.1");
 await once(page, "listening");
 const dataDir = mkdtempSync(join(tmpdir(), "bench-cdp-"));
-const launcher = new ChromiumLauncher();
+const launcher = new ChromiumLauncher({ allowPrivateNetwork: true });
 const launched = [];
 const server = await createServer({ dataDir, port: 0, launcher: { launch: async (options) => { const browser = await launcher.launch(options); launched.push(browser); return browser; } } });
 try {

@@ -80,7 +80,7 @@ async function until(what, check) {
 
 // ---- server and bridges --------------------------------------------------------------
 const dataDir = mkdtempSync(join(tmpdir(), "browser-service-bench-mcp-"));
-const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, rateLimits: { perKey: { rate: 0, burst: 1 } } });
+const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, allowPrivateNetwork: true, rateLimits: { perKey: { rate: 0, burst: 1 } } });
 const baseUrl = await server.listen();
 const apiKey = server.firstStart.key.secret;
 const client = createClient({ baseUrl, apiKey, projectId: null, maxRetries: 0 });

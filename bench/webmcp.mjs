@@ -82,7 +82,7 @@ function groupMemoryMiB(leaderPid) {
 // ---- server --------------------------------------------------------------------------
 class TrackingLauncher {
   launched = [];
-  #inner = new ChromiumLauncher();
+  #inner = new ChromiumLauncher({ allowPrivateNetwork: true });
   async launch(options) {
     const browser = await this.#inner.launch(options);
     this.launched.push(browser);

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ensureChromium } from "./chromium.mjs";
+import { ensureSandboxTools } from "./sandbox-tools.mjs";
 import { pnpmEnv } from "./pnpm-env.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -39,6 +40,7 @@ if (task !== "start" && task !== "test") {
 // First, so that a machine without Chromium learns it within seconds, not after the build.
 try {
   console.log(ensureChromium({ task }));
+  console.log(ensureSandboxTools({ task }));
 } catch (error) {
   console.error(`\n${error.message}`);
   process.exit(1);
@@ -52,7 +54,9 @@ const must = (...args) => {
 must("install", "--frozen-lockfile");
 must("run", "build");
 if (task === "start") {
-  must("--filter", "@browser-service/server", "run", "start");
+  // Pages a developer serves on this machine (localhost, 127.0.0.1) are reachable from the
+  // browsers; the server says so when it starts. `npx browser-service-server` does not.
+  must("--filter", "@browser-service/server", "run", "start", "--allow-private-network");
 } else {
   rmSync(resultsDir, { recursive: true, force: true });
   const status = run(["exec", "turbo", "run", "test", "--concurrency=1", "--continue"], env);

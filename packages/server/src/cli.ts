@@ -6,7 +6,8 @@ import { firstStartBanner } from "./organization/first-start.js";
 import { createServer } from "./server.js";
 import { ChromiumLauncher } from "./browsers/chromium-launcher.js";
 import { checkChromium, chromiumCheckLine } from "./browsers/chromium-check.js";
-import { resolveChromiumUser } from "./browsers/chromium-user.js";
+import { sandboxCheckLine } from "./sandbox/sandbox-check.js";
+import { SandboxUids } from "./sandbox/sandbox-uids.js";
 import { claimDataDir, dataDirLayout, liveOwner } from "./storage/data-dir.js";
 import { openStores } from "./storage/stores.js";
 
@@ -22,7 +23,12 @@ const processIo: CliIo = {
 };
 
 async function serve(config: ServerConfig, io: CliIo): Promise<void> {
-  const launcher = new ChromiumLauncher(config.chromiumUser === undefined ? {} : { user: resolveChromiumUser(config.chromiumUser) });
+  const launcher = new ChromiumLauncher({
+    unsafeNoSandbox: config.unsafeNoSandbox,
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    downloadBytes: config.downloadBytes,
+    uids: new SandboxUids(config.sandboxUidBase),
+  });
   const server = await createServer({
     dataDir: config.dataDir,
     host: config.host,
@@ -32,13 +38,23 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     ...(config.fixtures === undefined ? {} : { fixtures: config.fixtures }),
     ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
     bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
-    cdpLimits: { maxClients: config.cdpMaxClients, maxMessageBytes: config.cdpMaxMessageBytes, maxBufferedBytes: config.cdpMaxBufferedBytes },
+    cdpLimits: {
+      maxClients: config.cdpMaxClients,
+      maxMessageBytes: config.cdpMaxMessageBytes,
+      maxBufferedBytes: config.cdpMaxBufferedBytes,
+      messageRate: config.cdpMessageRate,
+      byteRate: config.cdpByteRate,
+      projectMessageRate: config.cdpProjectMessageRate,
+      projectByteRate: config.cdpProjectByteRate,
+      maxPending: config.cdpMaxPending,
+    },
     launcher,
     warmBrowsers: config.warmBrowsers,
     rateLimits: {
       perKey: { rate: config.rateLimit, burst: config.rateLimitBurst },
       authFailuresPerAddress: { rate: config.authFailureLimit, burst: config.authFailureBurst },
     },
+    ...(config.trustProxy.length === 0 ? {} : { trustProxy: config.trustProxy }),
     logger: { level: process.env.LOG_LEVEL ?? "info" },
   });
   if (server.firstStart) io.stdout(firstStartBanner(server.firstStart, dataDirLayout(config.dataDir).root));
@@ -72,6 +88,8 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
   // Said at start, so a missing Chromium is not first met as a failing POST /browsers.
   const chromium = await checkChromium(launcher.executablePath);
   (chromium.usable ? io.stdout : io.stderr)(`${chromiumCheckLine(chromium)}\n`);
+  const sandbox = await launcher.checkSandbox();
+  (sandbox.usable && launcher.sandboxed ? io.stdout : io.stderr)(`${sandboxCheckLine(sandbox, launcher)}\n`);
   const url = await server.listen();
   io.stdout(`browser-service-server listening on ${url} (data in ${dataDirLayout(config.dataDir).root})\n`);
 }

@@ -1,4 +1,7 @@
 import { parseArgs } from "node:util";
+import { TrustProxyError, trustedProxies } from "./http/client-key.js";
+import { DEFAULT_DOWNLOAD_BYTES } from "./sandbox/sandbox-command.js";
+import { DEFAULT_SANDBOX_UID_BASE } from "./sandbox/sandbox-uids.js";
 
 /** How the server runs; every field has a default (see {@link HELP_TEXT}). */
 export interface ServerConfig {
@@ -22,8 +25,24 @@ export interface ServerConfig {
   cdpMaxMessageBytes: number;
   /** Bytes queued for a DevTools client that does not read before it is disconnected. */
   cdpMaxBufferedBytes: number;
-  /** The account Chromium runs as (name or uid), with its sandbox; `undefined`: the server's own. */
-  chromiumUser: string | undefined;
+  /** Messages per second each DevTools connection may send, sustained; `0` turns the limit off. */
+  cdpMessageRate: number;
+  /** Bytes per second each DevTools connection may send, sustained; `0` turns the limit off. */
+  cdpByteRate: number;
+  /** Messages per second all the DevTools connections of a project may send together; `0` turns the limit off. */
+  cdpProjectMessageRate: number;
+  /** Bytes per second all the DevTools connections of a project may send together; `0` turns the limit off. */
+  cdpProjectByteRate: number;
+  /** Commands of one DevTools connection awaiting the browser's answer, at most. */
+  cdpMaxPending: number;
+  /** Run browsers without their sandbox (a developer's own machine only). */
+  unsafeNoSandbox: boolean;
+  /** Let browsers reach loopback, private and link-local addresses and this host. */
+  allowPrivateNetwork: boolean;
+  /** The first host account id of browsers' sandboxes when the server runs as root. */
+  sandboxUidBase: number;
+  /** The most one browser may hold in its download folder, in bytes. */
+  downloadBytes: number;
   /** Seconds a request body may stall before the connection is closed; 0 turns it off. */
   bodyIdleTimeoutSec: number;
   /** Requests per second each API key may make, sustained; `0` turns the limit off. */
@@ -34,6 +53,8 @@ export interface ServerConfig {
   authFailureLimit: number;
   /** Failed authentications an address may make at once after a quiet spell. */
   authFailureBurst: number;
+  /** The reverse proxies whose `X-Forwarded-For` names the client (addresses, CIDR ranges, `loopback`...); empty: none. */
+  trustProxy: string[];
   /** Browsers kept launched and ready for `POST /browsers`; `0` turns the warm pool off. */
   warmBrowsers: number;
 }
@@ -61,7 +82,19 @@ export const DEFAULT_CONFIG: ServerConfig = {
   cdpMaxClients: 8,
   cdpMaxMessageBytes: 16 * 1024 * 1024,
   cdpMaxBufferedBytes: 64 * 1024 * 1024,
-  chromiumUser: undefined,
+  // Far above what Playwright or Puppeteer send (a ~200 KB script per new context, a few
+  // hundred small commands a second at most); what a flood can make the server parse
+  // stays a fraction of a core, and a client over it is slowed, never refused.
+  cdpMessageRate: 5_000,
+  cdpByteRate: 32 * 1024 * 1024,
+  cdpProjectMessageRate: 20_000,
+  cdpProjectByteRate: 128 * 1024 * 1024,
+  // A driver awaits tens of answers at once; 10,000 bounds what a client that never waits holds (a few MB).
+  cdpMaxPending: 10_000,
+  unsafeNoSandbox: false,
+  allowPrivateNetwork: false,
+  sandboxUidBase: DEFAULT_SANDBOX_UID_BASE,
+  downloadBytes: DEFAULT_DOWNLOAD_BYTES,
   bodyIdleTimeoutSec: 10,
   // Far above what an agent driving browsers sends, so only a runaway loop meets it.
   rateLimit: 50,
@@ -70,6 +103,8 @@ export const DEFAULT_CONFIG: ServerConfig = {
   // flood of wrong keys (and the log noise), and is still plenty for a mistyped key.
   authFailureLimit: 10,
   authFailureBurst: 20,
+  // Believing X-Forwarded-For from a peer that is no proxy would let any client pick its own address.
+  trustProxy: [],
   // Two idle headless Chromiums take about 0.3 GB on a laptop and cover an agent that starts
   // a browser or two at a time; a larger burst falls back to cold launches.
   warmBrowsers: 2,
@@ -93,14 +128,33 @@ Options (a flag beats its environment variable):
   --cdp-max-message-mib <n>  BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB  largest DevTools message a client may send (default 16)
   --cdp-max-buffer-mib <n>   BROWSER_SERVICE_CDP_MAX_BUFFER_MIB   output queued for a slow DevTools client before
                                                            it is disconnected (default 64)
-  --chromium-user <name>  BROWSER_SERVICE_CHROMIUM_USER    run Chromium as this account, sandboxed (server must be root)
+  --cdp-message-rate <n>     BROWSER_SERVICE_CDP_MESSAGE_RATE     DevTools messages per second per connection; a client
+                                                           over it is slowed (default 5000; 0 turns it off)
+  --cdp-byte-rate-mib <n>    BROWSER_SERVICE_CDP_BYTE_RATE_MIB    DevTools MiB per second per connection (default 32; 0: off)
+  --cdp-project-message-rate <n>  BROWSER_SERVICE_CDP_PROJECT_MESSAGE_RATE  DevTools messages per second of all
+                                                           connections of a project (default 20000; 0: off)
+  --cdp-project-byte-rate-mib <n>  BROWSER_SERVICE_CDP_PROJECT_BYTE_RATE_MIB  DevTools MiB per second of all
+                                                           connections of a project (default 128; 0: off)
+  --cdp-max-pending <n>      BROWSER_SERVICE_CDP_MAX_PENDING      DevTools commands per connection awaiting an answer
+                                                           (default 10000); past it a command gets an error
+  --allow-private-network  BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK  let browsers reach loopback, private and link-local
+                                                           addresses and this host (local development; off by default)
+  --download-mib <n>    BROWSER_SERVICE_DOWNLOAD_MIB       most a browser may hold in its download folder (default 256)
+  --sandbox-uid-base <n>  BROWSER_SERVICE_SANDBOX_UID_BASE  first host account id of browsers when run as root
+                                                           (default 2000000000; 65536 ids from it)
+  --unsafe-no-sandbox   BROWSER_SERVICE_UNSAFE_NO_SANDBOX  run browsers without their sandbox, as the server's account,
+                                                           seeing its files and network: a developer's own machine only
   --body-idle-timeout-sec <n>  BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC  close a request whose body stalls this long
                                                            (default 10; 0 turns it off)
   --rate-limit <n>      BROWSER_SERVICE_RATE_LIMIT         requests per second per API key, sustained (default 50; 0 turns it off)
   --rate-limit-burst <n>  BROWSER_SERVICE_RATE_LIMIT_BURST  requests per API key at once (default 100)
   --auth-failure-limit <n>  BROWSER_SERVICE_AUTH_FAILURE_LIMIT  failed authentications per second per client address
                                                            (default 10; 0 turns it off); over it, 429 for every request
+                                                           with a credential (requests without one are not counted)
   --auth-failure-burst <n>  BROWSER_SERVICE_AUTH_FAILURE_BURST  failed authentications per address at once (default 20)
+  --trust-proxy <list>  BROWSER_SERVICE_TRUST_PROXY        reverse proxies whose X-Forwarded-For names the client:
+                                                           addresses, CIDR ranges, loopback, linklocal, uniquelocal,
+                                                           comma-separated (default none: the TCP peer is the client)
   --warm-browsers <n>   BROWSER_SERVICE_WARM_BROWSERS      browsers kept launched and ready for POST /browsers (default 2;
                                                            0 turns it off); they are not sessions and count against no limit
   --project <id>        (keys create) scope the new key to this project; org-wide without it
@@ -132,6 +186,20 @@ function numberSetting(flagValue: string | undefined, flagName: string, env: Nod
   return integer(flagValue === undefined ? envName : flagName, raw, min, max) * unit;
 }
 
+/** `--trust-proxy`'s comma-separated list (beating its environment variable), checked; empty when neither is set. */
+function trustProxySetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): string[] {
+  const raw = flagValue ?? env.BROWSER_SERVICE_TRUST_PROXY ?? "";
+  const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+  if (entries.length === 0) return [];
+  try {
+    trustedProxies(entries);
+  } catch (error) {
+    if (error instanceof TrustProxyError) throw new ConfigError(`${flagValue === undefined ? "BROWSER_SERVICE_TRUST_PROXY" : "--trust-proxy"}: ${error.message}`);
+    throw error;
+  }
+  return entries;
+}
+
 function flag(name: string, raw: string): boolean {
   if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
   if (["0", "false", "no", ""].includes(raw.toLowerCase())) return false;
@@ -157,12 +225,21 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "cdp-max-clients": { type: "string" },
         "cdp-max-message-mib": { type: "string" },
         "cdp-max-buffer-mib": { type: "string" },
-        "chromium-user": { type: "string" },
+        "cdp-message-rate": { type: "string" },
+        "cdp-byte-rate-mib": { type: "string" },
+        "cdp-project-message-rate": { type: "string" },
+        "cdp-project-byte-rate-mib": { type: "string" },
+        "cdp-max-pending": { type: "string" },
+        "allow-private-network": { type: "boolean" },
+        "download-mib": { type: "string" },
+        "sandbox-uid-base": { type: "string" },
+        "unsafe-no-sandbox": { type: "boolean" },
         "body-idle-timeout-sec": { type: "string" },
         "rate-limit": { type: "string" },
         "rate-limit-burst": { type: "string" },
         "auth-failure-limit": { type: "string" },
         "auth-failure-burst": { type: "string" },
+        "trust-proxy": { type: "string" },
         "warm-browsers": { type: "string" },
         project: { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -188,12 +265,21 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     cdpMaxClients: numberSetting(values["cdp-max-clients"], "--cdp-max-clients", env, "BROWSER_SERVICE_CDP_MAX_CLIENTS", 1, 1000, 1) ?? DEFAULT_CONFIG.cdpMaxClients,
     cdpMaxMessageBytes: numberSetting(values["cdp-max-message-mib"], "--cdp-max-message-mib", env, "BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB", 1, 1024, MIB) ?? DEFAULT_CONFIG.cdpMaxMessageBytes,
     cdpMaxBufferedBytes: numberSetting(values["cdp-max-buffer-mib"], "--cdp-max-buffer-mib", env, "BROWSER_SERVICE_CDP_MAX_BUFFER_MIB", 1, 4096, MIB) ?? DEFAULT_CONFIG.cdpMaxBufferedBytes,
-    chromiumUser: values["chromium-user"] ?? (env.BROWSER_SERVICE_CHROMIUM_USER || undefined),
+    cdpMessageRate: numberSetting(values["cdp-message-rate"], "--cdp-message-rate", env, "BROWSER_SERVICE_CDP_MESSAGE_RATE", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.cdpMessageRate,
+    cdpByteRate: numberSetting(values["cdp-byte-rate-mib"], "--cdp-byte-rate-mib", env, "BROWSER_SERVICE_CDP_BYTE_RATE_MIB", 0, 4096, MIB) ?? DEFAULT_CONFIG.cdpByteRate,
+    cdpProjectMessageRate: numberSetting(values["cdp-project-message-rate"], "--cdp-project-message-rate", env, "BROWSER_SERVICE_CDP_PROJECT_MESSAGE_RATE", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.cdpProjectMessageRate,
+    cdpProjectByteRate: numberSetting(values["cdp-project-byte-rate-mib"], "--cdp-project-byte-rate-mib", env, "BROWSER_SERVICE_CDP_PROJECT_BYTE_RATE_MIB", 0, 4096, MIB) ?? DEFAULT_CONFIG.cdpProjectByteRate,
+    cdpMaxPending: numberSetting(values["cdp-max-pending"], "--cdp-max-pending", env, "BROWSER_SERVICE_CDP_MAX_PENDING", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.cdpMaxPending,
+    unsafeNoSandbox: values["unsafe-no-sandbox"] ?? (env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX === undefined ? DEFAULT_CONFIG.unsafeNoSandbox : flag("BROWSER_SERVICE_UNSAFE_NO_SANDBOX", env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX)),
+    allowPrivateNetwork: values["allow-private-network"] ?? (env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK === undefined ? DEFAULT_CONFIG.allowPrivateNetwork : flag("BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK", env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK)),
+    sandboxUidBase: numberSetting(values["sandbox-uid-base"], "--sandbox-uid-base", env, "BROWSER_SERVICE_SANDBOX_UID_BASE", 1000, 4_294_000_000, 1) ?? DEFAULT_CONFIG.sandboxUidBase,
+    downloadBytes: numberSetting(values["download-mib"], "--download-mib", env, "BROWSER_SERVICE_DOWNLOAD_MIB", 1, 65536, MIB) ?? DEFAULT_CONFIG.downloadBytes,
     bodyIdleTimeoutSec: numberSetting(values["body-idle-timeout-sec"], "--body-idle-timeout-sec", env, "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC", 0, 3600, 1) ?? DEFAULT_CONFIG.bodyIdleTimeoutSec,
     rateLimit: numberSetting(values["rate-limit"], "--rate-limit", env, "BROWSER_SERVICE_RATE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimit,
     rateLimitBurst: numberSetting(values["rate-limit-burst"], "--rate-limit-burst", env, "BROWSER_SERVICE_RATE_LIMIT_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimitBurst,
     authFailureLimit: numberSetting(values["auth-failure-limit"], "--auth-failure-limit", env, "BROWSER_SERVICE_AUTH_FAILURE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureLimit,
     authFailureBurst: numberSetting(values["auth-failure-burst"], "--auth-failure-burst", env, "BROWSER_SERVICE_AUTH_FAILURE_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureBurst,
+    trustProxy: trustProxySetting(values["trust-proxy"], env),
     warmBrowsers: numberSetting(values["warm-browsers"], "--warm-browsers", env, "BROWSER_SERVICE_WARM_BROWSERS", 0, 64, 1) ?? DEFAULT_CONFIG.warmBrowsers,
   };
 

@@ -19,12 +19,14 @@ import { installBodyIdleTimeout } from "./http/body-idle-timeout.js";
 import { installDurableResponses } from "./http/durable-responses.js";
 import { installResponseCheck, type ResponseCheckOptions } from "./http/response-check.js";
 import { RateLimits, type RateLimitSettings } from "./http/rate-limiter.js";
+import { trustedProxies } from "./http/client-key.js";
 import "./http/fastify-augment.js";
 import { initializeOrganization, type FirstStart } from "./organization/first-start.js";
 import { registerApi } from "./routes/register-api.js";
 import { claimDataDir, dataDirLayout } from "./storage/data-dir.js";
 import { openStores } from "./storage/stores.js";
 import { WebMcpService } from "./webmcp/webmcp-service.js";
+import type { SnapshotBuildCounts } from "./webmcp/browser-webmcp.js";
 import { installCdpEndpoint, type CdpEndpointLimits } from "./cdp/cdp-endpoint.js";
 import { CdpUrls } from "./cdp/public-url.js";
 
@@ -42,8 +44,22 @@ export interface CreateServerOptions {
   projectsDisabled?: boolean;
   /** A fixtures file to load at start (format in the README). */
   fixtures?: string;
-  /** Starts browsers for `POST /browsers`. Default: {@link ChromiumLauncher}. */
+  /**
+   * Starts browsers for `POST /browsers`. Default: a {@link ChromiumLauncher} with
+   * `allowPrivateNetwork` and `unsafeNoSandbox` below.
+   */
   launcher?: BrowserLauncher;
+  /**
+   * Let browsers of the default launcher reach loopback, private and link-local addresses
+   * and this host, as `--allow-private-network` does: for tests and local development that
+   * serve pages on 127.0.0.1. Default false (only public addresses).
+   */
+  allowPrivateNetwork?: boolean;
+  /**
+   * Run browsers of the default launcher without their sandbox, as `--unsafe-no-sandbox`
+   * does: a developer's own machine only. Default false.
+   */
+  unsafeNoSandbox?: boolean;
   /**
    * The URL clients reach the server at, when it differs from the request's `Host` (a
    * proxy, TLS): `cdp_ws_url` then starts with its WebSocket form (`https` → `wss`).
@@ -60,8 +76,18 @@ export interface CreateServerOptions {
   /**
    * Request rate limits per API key and failed authentications per client address; each
    * defaults as in {@link DEFAULT_CONFIG}, and a `rate` of 0 turns one off.
+   * `browserOfConnection` tells the server's own browsers apart from other clients on
+   * their address (the proxies to believe are `trustProxy`).
    */
-  rateLimits?: Partial<RateLimitSettings>;
+  rateLimits?: Partial<Omit<RateLimitSettings, "trustedProxy">>;
+  /**
+   * The reverse proxies in front of the server, as `--trust-proxy` takes them: IP
+   * addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`. A request from one
+   * of them counts, for the failed-authentication limit (and `request.ip` in the log), as
+   * the client its `X-Forwarded-For` names; from any other peer that header is ignored.
+   * Default none. An unusable entry throws a `TrustProxyError` (`invalid_trust_proxy`).
+   */
+  trustProxy?: readonly string[];
   /**
    * Browsers kept launched and ready, so `POST /browsers` does not wait for Chromium to
    * start. Default 0 (none): an embedded server starts no process it was not asked for;
@@ -86,6 +112,11 @@ export interface BrowserServiceServer {
   answerKeyRequests(): number;
   /** How many warm browsers are ready and launching (both 0 without a warm pool). */
   warmPoolStats(): WarmPoolStats;
+  /**
+   * How many WebMCP tool snapshots were built for `GET .../webmcp/tools`, and how many of
+   * those requests shared a build already running for the same browser and state.
+   */
+  webmcpSnapshotBuilds(): SnapshotBuildCounts;
   /**
    * Stops gracefully: stops accepting connections, lets in-flight requests finish,
    * closes every browser, closes the database and releases the data directory.
@@ -116,10 +147,16 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   const layout = dataDirLayout(options.dataDir);
   const planLimit = options.planLimit ?? DEFAULT_CONFIG.planLimit;
   // Built before anything is opened: a bad setting throws with nothing to undo.
+  const trustedProxy = options.trustProxy === undefined ? undefined : trustedProxies(options.trustProxy);
+  const launcher = options.launcher ?? new ChromiumLauncher({ allowPrivateNetwork: options.allowPrivateNetwork ?? false, unsafeNoSandbox: options.unsafeNoSandbox ?? false });
+  // A page's requests to this server come through its browser's egress proxy; they count as that browser's, not as 127.0.0.1's.
+  const browserOfConnection = options.rateLimits?.browserOfConnection ?? launcher.browserOfConnection?.bind(launcher);
   const rateLimits = new RateLimits({
     perKey: options.rateLimits?.perKey ?? { rate: DEFAULT_CONFIG.rateLimit, burst: DEFAULT_CONFIG.rateLimitBurst },
     authFailuresPerAddress: options.rateLimits?.authFailuresPerAddress ?? { rate: DEFAULT_CONFIG.authFailureLimit, burst: DEFAULT_CONFIG.authFailureBurst },
     ...(options.rateLimits?.clock === undefined ? {} : { clock: options.rateLimits.clock }),
+    ...(browserOfConnection === undefined ? {} : { browserOfConnection }),
+    ...(trustedProxy === undefined ? {} : { trustedProxy }),
   });
   const warmBrowsers = options.warmBrowsers ?? 0;
   if (!Number.isSafeInteger(warmBrowsers) || warmBrowsers < 0) throw new RangeError(`warmBrowsers must be a non-negative integer; received ${warmBrowsers}.`);
@@ -138,6 +175,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     requestIdHeader: false,
     bodyLimit: JSON_BODY_LIMIT,
     return503OnClosing: false,
+    // The same proxies as the rate limiter's, so that request.ip in the log is the client it counted.
+    ...(trustedProxy === undefined ? {} : { trustProxy: trustedProxy }),
     // The spec has no HEAD operations; a HEAD of a GET path is 405 like any method a path lacks.
     exposeHeadRoutes: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -159,7 +198,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   // Node's bare 417 without the Error body: the request is served as if it had none.
   app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => app.server.emit("request", request, response));
   const webmcp = new WebMcpService(app.log);
-  const launcher = options.launcher ?? new ChromiumLauncher();
   const warmRecords = new WarmBrowserRecords(layout.warmBrowsersDir);
   const warmPool = warmBrowsers > 0 ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log, prepare: (launched) => webmcp.prepare(launched) }) : undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.db.durable() });
@@ -195,6 +233,12 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         maxClients: options.cdpLimits?.maxClients ?? DEFAULT_CONFIG.cdpMaxClients,
         maxMessageBytes: options.cdpLimits?.maxMessageBytes ?? DEFAULT_CONFIG.cdpMaxMessageBytes,
         maxBufferedBytes: options.cdpLimits?.maxBufferedBytes ?? DEFAULT_CONFIG.cdpMaxBufferedBytes,
+        messageRate: options.cdpLimits?.messageRate ?? DEFAULT_CONFIG.cdpMessageRate,
+        byteRate: options.cdpLimits?.byteRate ?? DEFAULT_CONFIG.cdpByteRate,
+        projectMessageRate: options.cdpLimits?.projectMessageRate ?? DEFAULT_CONFIG.cdpProjectMessageRate,
+        projectByteRate: options.cdpLimits?.projectByteRate ?? DEFAULT_CONFIG.cdpProjectByteRate,
+        maxPending: options.cdpLimits?.maxPending ?? DEFAULT_CONFIG.cdpMaxPending,
+        ...(options.cdpLimits?.clock === undefined ? {} : { clock: options.cdpLimits.clock }),
       },
     });
     await registerApi(app, { stores, browsers, webmcp, cdpUrls, rateLimits, planLimit, projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled });
@@ -222,6 +266,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     issueApiKey: (project) => issueApiKey(openedStores, project),
     answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project), app.log),
     warmPoolStats: () => warmPool?.stats() ?? { ready: 0, launching: 0, taken: 0 },
+    webmcpSnapshotBuilds: () => webmcp.snapshotBuilds(),
     close() {
       closing ??= (async () => {
         try {

@@ -87,11 +87,25 @@ describe("the server's start", () => {
     }
   });
 
-  it("names the Chromium it found when browsers can start", async () => {
+  it("names the Chromium it found when browsers can start, and says that they run sandboxed and what they reach", async () => {
     const dataDir = tempDataDir();
     const server = await spawnServer(dataDir);
     try {
       expect(server.stdout()).toMatch(/^Browsers can start: Chromium \S+.* at \S+\.$/m);
+      // The tests' servers pass --allow-private-network (their pages are on 127.0.0.1), and it is said.
+      expect(server.stdout()).toMatch(/^Browsers run sandboxed, each in namespaces and an account of its own \(bubblewrap [\d.]+\); they may reach loopback, private and link-local addresses and this host \(--allow-private-network\)\.$/m);
+    } finally {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("warns on stderr, at every start, that --unsafe-no-sandbox runs browsers without their sandbox", async () => {
+    const dataDir = tempDataDir();
+    const server = await spawnServer(dataDir, ["--unsafe-no-sandbox"]);
+    try {
+      expect(server.stderr()).toMatch(/^WARNING: browsers run WITHOUT a sandbox \(--unsafe-no-sandbox\): .* For a developer's own machine only\.$/m);
+      expect(server.stdout()).not.toMatch(/sandboxed/);
     } finally {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });

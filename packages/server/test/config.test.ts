@@ -34,32 +34,82 @@ describe("configuration", () => {
     expect(parseCommand(["--projects-disabled"], {})).toMatchObject({ config: { projectsDisabled: true } });
   });
 
-  it("reads the DevTools endpoint, Chromium and body-timeout settings: defaults, environment, flags", () => {
-    const settings = (config: { publicUrl?: unknown; cdpMaxClients?: unknown; cdpMaxMessageBytes?: unknown; cdpMaxBufferedBytes?: unknown; chromiumUser?: unknown; bodyIdleTimeoutSec?: unknown }) => ({
+  it("reads the DevTools endpoint and body-timeout settings: defaults, environment, flags", () => {
+    const settings = (config: { publicUrl?: unknown; cdpMaxClients?: unknown; cdpMaxMessageBytes?: unknown; cdpMaxBufferedBytes?: unknown; bodyIdleTimeoutSec?: unknown }) => ({
       publicUrl: config.publicUrl,
       cdpMaxClients: config.cdpMaxClients,
       cdpMaxMessageBytes: config.cdpMaxMessageBytes,
       cdpMaxBufferedBytes: config.cdpMaxBufferedBytes,
-      chromiumUser: config.chromiumUser,
       bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
     });
     const MIB = 1024 * 1024;
-    expect(settings(DEFAULT_CONFIG)).toEqual({ publicUrl: undefined, cdpMaxClients: 8, cdpMaxMessageBytes: 16 * MIB, cdpMaxBufferedBytes: 64 * MIB, chromiumUser: undefined, bodyIdleTimeoutSec: 10 });
+    expect(settings(DEFAULT_CONFIG)).toEqual({ publicUrl: undefined, cdpMaxClients: 8, cdpMaxMessageBytes: 16 * MIB, cdpMaxBufferedBytes: 64 * MIB, bodyIdleTimeoutSec: 10 });
     const env = {
       BROWSER_SERVICE_PUBLIC_URL: "https://browsers.example.org",
       BROWSER_SERVICE_CDP_MAX_CLIENTS: "3",
       BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB: "2",
       BROWSER_SERVICE_CDP_MAX_BUFFER_MIB: "5",
-      BROWSER_SERVICE_CHROMIUM_USER: "nobody",
       BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC: "0",
     };
     const fromEnv = parseCommand([], env);
-    expect(fromEnv.kind === "serve" && settings(fromEnv.config)).toEqual({ publicUrl: "https://browsers.example.org", cdpMaxClients: 3, cdpMaxMessageBytes: 2 * MIB, cdpMaxBufferedBytes: 5 * MIB, chromiumUser: "nobody", bodyIdleTimeoutSec: 0 });
-    const fromFlags = parseCommand(["--public-url", "http://h:1", "--cdp-max-clients", "1", "--cdp-max-message-mib", "1", "--cdp-max-buffer-mib", "1", "--chromium-user", "65534", "--body-idle-timeout-sec", "30"], env);
-    expect(fromFlags.kind === "serve" && settings(fromFlags.config)).toEqual({ publicUrl: "http://h:1", cdpMaxClients: 1, cdpMaxMessageBytes: MIB, cdpMaxBufferedBytes: MIB, chromiumUser: "65534", bodyIdleTimeoutSec: 30 });
+    expect(fromEnv.kind === "serve" && settings(fromEnv.config)).toEqual({ publicUrl: "https://browsers.example.org", cdpMaxClients: 3, cdpMaxMessageBytes: 2 * MIB, cdpMaxBufferedBytes: 5 * MIB, bodyIdleTimeoutSec: 0 });
+    const fromFlags = parseCommand(["--public-url", "http://h:1", "--cdp-max-clients", "1", "--cdp-max-message-mib", "1", "--cdp-max-buffer-mib", "1", "--body-idle-timeout-sec", "30"], env);
+    expect(fromFlags.kind === "serve" && settings(fromFlags.config)).toEqual({ publicUrl: "http://h:1", cdpMaxClients: 1, cdpMaxMessageBytes: MIB, cdpMaxBufferedBytes: MIB, bodyIdleTimeoutSec: 30 });
     expect(() => parseCommand(["--cdp-max-clients", "0"], {})).toThrow(/--cdp-max-clients must be an integer from 1 to 1000/);
     expect(() => parseCommand([], { BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB: "1.5" })).toThrow(/BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB/);
     expect(() => parseCommand(["--body-idle-timeout-sec", "-1"], {})).toThrow(/--body-idle-timeout-sec/);
+  });
+
+  it("reads the sandbox settings: sandboxed and public-only by default; --allow-private-network, --download-mib, --sandbox-uid-base, --unsafe-no-sandbox", () => {
+    const sandbox = (command: ReturnType<typeof parseCommand>) =>
+      command.kind === "serve" ? { unsafeNoSandbox: command.config.unsafeNoSandbox, allowPrivateNetwork: command.config.allowPrivateNetwork, downloadBytes: command.config.downloadBytes, sandboxUidBase: command.config.sandboxUidBase } : undefined;
+    const MIB = 1024 * 1024;
+    expect(sandbox(parseCommand([], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: false, downloadBytes: 256 * MIB, sandboxUidBase: 2_000_000_000 });
+    const env = { BROWSER_SERVICE_UNSAFE_NO_SANDBOX: "1", BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "true", BROWSER_SERVICE_DOWNLOAD_MIB: "8", BROWSER_SERVICE_SANDBOX_UID_BASE: "300000" };
+    expect(sandbox(parseCommand([], env))).toEqual({ unsafeNoSandbox: true, allowPrivateNetwork: true, downloadBytes: 8 * MIB, sandboxUidBase: 300_000 });
+    expect(sandbox(parseCommand(["--allow-private-network", "--download-mib", "2", "--sandbox-uid-base", "5000"], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: true, downloadBytes: 2 * MIB, sandboxUidBase: 5000 });
+    expect(() => parseCommand([], { BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "maybe" })).toThrow(/BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK must be true or false/);
+    // Below 1000 lie the system's own accounts; a base there could hand a browser one of them.
+    expect(() => parseCommand(["--sandbox-uid-base", "0"], {})).toThrow(/--sandbox-uid-base must be an integer from 1000/);
+    expect(() => parseCommand(["--download-mib", "0"], {})).toThrow(/--download-mib/);
+  });
+
+  it("reads --trust-proxy: none by default, else addresses, CIDR ranges and proxy-addr's names; never 'everyone' nor a hop count", () => {
+    const trustProxy = (command: ReturnType<typeof parseCommand>) => (command.kind === "serve" ? command.config.trustProxy : undefined);
+    expect(DEFAULT_CONFIG.trustProxy).toEqual([]);
+    const env = { BROWSER_SERVICE_TRUST_PROXY: " 10.0.0.1, 192.168.0.0/16 ," };
+    expect(trustProxy(parseCommand([], env))).toEqual(["10.0.0.1", "192.168.0.0/16"]);
+    expect(trustProxy(parseCommand(["--trust-proxy", "loopback,fd00::/8"], env))).toEqual(["loopback", "fd00::/8"]);
+    expect(trustProxy(parseCommand(["--trust-proxy", ""], env))).toEqual([]);
+    // Each would let a client that reaches the server directly write its own X-Forwarded-For.
+    for (const value of ["true", "*", "1", "0.0.0.0/33", "proxy.example.org"]) {
+      expect(() => parseCommand(["--trust-proxy", value], {})).toThrow(ConfigError);
+    }
+    expect(() => parseCommand(["--trust-proxy", "10.0.0.0/8,true"], {})).toThrow(/--trust-proxy: .*"true"/);
+    expect(() => parseCommand([], { BROWSER_SERVICE_TRUST_PROXY: "2" })).toThrow(/BROWSER_SERVICE_TRUST_PROXY/);
+    for (const word of ["--trust-proxy", "BROWSER_SERVICE_TRUST_PROXY"]) expect(HELP_TEXT).toContain(word);
+  });
+
+  it("reads the DevTools budgets: generous defaults, 0 turns a rate off, the flag beats the environment", () => {
+    const MIB = 1024 * 1024;
+    const budgets = (command: ReturnType<typeof parseCommand>) =>
+      command.kind === "serve"
+        ? { messageRate: command.config.cdpMessageRate, byteRate: command.config.cdpByteRate, projectMessageRate: command.config.cdpProjectMessageRate, projectByteRate: command.config.cdpProjectByteRate, maxPending: command.config.cdpMaxPending }
+        : undefined;
+    expect(budgets(parseCommand([], {}))).toEqual({ messageRate: 5000, byteRate: 32 * MIB, projectMessageRate: 20_000, projectByteRate: 128 * MIB, maxPending: 10_000 });
+    const env = {
+      BROWSER_SERVICE_CDP_MESSAGE_RATE: "0",
+      BROWSER_SERVICE_CDP_BYTE_RATE_MIB: "0",
+      BROWSER_SERVICE_CDP_PROJECT_MESSAGE_RATE: "7",
+      BROWSER_SERVICE_CDP_PROJECT_BYTE_RATE_MIB: "3",
+      BROWSER_SERVICE_CDP_MAX_PENDING: "9",
+    };
+    expect(budgets(parseCommand([], env))).toEqual({ messageRate: 0, byteRate: 0, projectMessageRate: 7, projectByteRate: 3 * MIB, maxPending: 9 });
+    const flags = ["--cdp-message-rate", "10", "--cdp-byte-rate-mib", "2", "--cdp-project-message-rate", "20", "--cdp-project-byte-rate-mib", "4", "--cdp-max-pending", "1"];
+    expect(budgets(parseCommand(flags, env))).toEqual({ messageRate: 10, byteRate: 2 * MIB, projectMessageRate: 20, projectByteRate: 4 * MIB, maxPending: 1 });
+    expect(() => parseCommand(["--cdp-max-pending", "0"], {})).toThrow(/--cdp-max-pending must be an integer from 1 to 1000000/);
+    expect(() => parseCommand([], { BROWSER_SERVICE_CDP_BYTE_RATE_MIB: "0.5" })).toThrow(/BROWSER_SERVICE_CDP_BYTE_RATE_MIB/);
+    for (const word of ["--cdp-message-rate", "--cdp-byte-rate-mib", "--cdp-project-message-rate", "--cdp-project-byte-rate-mib", "--cdp-max-pending", "BROWSER_SERVICE_CDP_MAX_PENDING"]) expect(HELP_TEXT).toContain(word);
   });
 
   it("reads the warm pool's size: 2 by default, 0 turns it off, the flag beats the environment", () => {

@@ -85,14 +85,14 @@ describe("RateLimits", () => {
     expect(slow).toMatchObject({ status: 429, code: "rate_limited", retryAfterSeconds: 2, headers: { "retry-after": "2" } });
     expect(slow?.message).toMatch(/retry after 2 seconds\.$/);
 
-    expect(limits.checkAddress("203.0.113.7")).toBeUndefined();
+    expect(limits.checkClient("203.0.113.7")).toBeUndefined();
     limits.recordFailedAuth("203.0.113.7");
-    const blocked = limits.checkAddress("203.0.113.7");
+    const blocked = limits.checkClient("203.0.113.7");
     // A tenth of a second away, still announced as 1 second: Retry-After is a whole number.
     expect(blocked).toMatchObject({ status: 429, code: "rate_limited", retryAfterSeconds: 1, headers: { "retry-after": "1" } });
     expect(blocked?.message).toMatch(/failed authentications.*retry after 1 second\.$/);
     clock.now = 100;
-    expect(limits.checkAddress("203.0.113.7")).toBeUndefined();
+    expect(limits.checkClient("203.0.113.7")).toBeUndefined();
   });
 });
 
@@ -160,14 +160,15 @@ describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
     expect(responses.map((response) => [response.statusCode, response.json().code])).toEqual(Array(3).fill([429, "rate_limited"]));
   });
 
-  it("counts failed authentications per address, then refuses that address before reading the credential or the body", async () => {
+  it("counts failed authentications per address, then refuses every credential from that address before reading it or the body", async () => {
     const authenticate = vi.spyOn(ApiKeyStore.prototype, "authenticate");
     const attacker = "203.0.113.7";
+    const MALFORMED = { authorization: "Basic Zm9vOmJhcg==" };
     expect((await get(WRONG_KEY, attacker)).statusCode).toBe(401);
-    expect((await get({}, attacker)).statusCode).toBe(401); // a missing credential counts too
+    expect((await get(MALFORMED, attacker)).statusCode).toBe(401); // a malformed credential counts too
     const lookups = authenticate.mock.calls.length;
 
-    for (const headers of [WRONG_KEY, {}, bearer(t.orgKey)]) {
+    for (const headers of [WRONG_KEY, MALFORMED, bearer(t.orgKey)]) {
       const refused = await get(headers, attacker);
       expect(refused.statusCode).toBe(429);
       expect(refused.headers["retry-after"]).toBe("1");
@@ -175,6 +176,8 @@ describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
     }
     const badBody = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: { ...bearer(t.orgKey), "content-type": "application/json" }, payload: "{not json", remoteAddress: attacker });
     expect([badBody.statusCode, badBody.json().code]).toEqual([429, "rate_limited"]);
+    // Without a credential there is nothing to guess and nothing to look up: 401 as always.
+    expect((await get({}, attacker)).statusCode).toBe(401);
     expect(authenticate.mock.calls.length).toBe(lookups);
 
     // Another address is counted apart.

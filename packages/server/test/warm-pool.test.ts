@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PageServer } from "@browser-service/test-pages";
@@ -213,7 +213,7 @@ describe("the warm pool's end", () => {
     rmSync(server.dataDir, { recursive: true, force: true });
   });
 
-  it("after a SIGKILL of the server, the next start ends the warm browsers it left", async () => {
+  it("after a SIGKILL of the server, its warm browsers end with it and the next start removes what they left", async () => {
     const dataDir = tempDataDir();
     const before = new Set(chromiumBrowserPids());
     let server = await spawnServer(dataDir, ["--warm-browsers", "1"]);
@@ -222,11 +222,15 @@ describe("the warm pool's end", () => {
       orphans = chromiumBrowserPids().filter((pid) => !before.has(pid));
       return orphans.length === 1 && readdirSync(join(dataDir, "warm-browsers")).length === 1;
     });
+    const [record] = readdirSync(join(dataDir, "warm-browsers"));
+    const profile = (JSON.parse(readFileSync(join(dataDir, "warm-browsers", record as string), "utf8")) as { user_data_dir: string }).user_data_dir;
     await server.kill();
-    expect(processExists(orphans[0] as number)).toBe(true);
+    // Its sandbox ends with the server (bwrap --die-with-parent): nothing runs unowned.
+    await until("the warm browser ended with the server", () => !processExists(orphans[0] as number));
+    expect(existsSync(profile)).toBe(true);
     server = await spawnServer(dataDir);
     try {
-      expect(processExists(orphans[0] as number)).toBe(false);
+      expect(existsSync(profile)).toBe(false);
       expect(readdirSync(join(dataDir, "warm-browsers"))).toEqual([]);
     } finally {
       expect(await server.stop()).toBe(0);
@@ -235,7 +239,7 @@ describe("the warm pool's end", () => {
   });
 
   it("never holds more than its size, ready or launching, however fast browsers are taken", async () => {
-    const chromiumLauncher = new ChromiumLauncher();
+    const chromiumLauncher = new ChromiumLauncher({ allowPrivateNetwork: true });
     // The pool's processes: launches under way plus launched ones neither taken nor exited.
     let launching = 0;
     const waiting = new Set<LaunchedBrowser>();
@@ -283,7 +287,7 @@ describe("the warm pool's end", () => {
 
 describe("a warm browser's hand-over", () => {
   it("navigates to start_url only once the create's commit is on disk (after settles), also when it failed", async () => {
-    const chromiumLauncher = new ChromiumLauncher();
+    const chromiumLauncher = new ChromiumLauncher({ allowPrivateNetwork: true });
     for (const outcome of ["synced", "sync failed"] as const) {
       const launched = await chromiumLauncher.launch({});
       try {
@@ -311,7 +315,7 @@ describe("a warm browser's failures", () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on("unhandledRejection", onUnhandled);
-    const chromiumLauncher = new ChromiumLauncher();
+    const chromiumLauncher = new ChromiumLauncher({ allowPrivateNetwork: true });
     const launched = [await chromiumLauncher.launch({}), await chromiumLauncher.launch({})] as const;
     try {
       const [kept, dead] = await Promise.all(launched.map((each) => WarmBrowser.prepare(each)));
@@ -331,7 +335,7 @@ describe("a warm browser's failures", () => {
     const warnings: string[] = [];
     const pool = new WarmPool({
       size: 1,
-      launcher: new ChromiumLauncher(),
+      launcher: new ChromiumLauncher({ allowPrivateNetwork: true }),
       prepare: () => Promise.reject(new Error("no DevTools for WebMCP")),
       log: { warn: (_fields: unknown, message: string) => void warnings.push(message), error: () => undefined },
     });

@@ -34,6 +34,7 @@ const browser = {
   status: "running",
   created_at: "2026-11-01T09:30:00Z",
   cdp_ws_url: "ws://127.0.0.1:8787/browsers/brw_5n8b2v6c4x1z9a3s7d0f2g4h/cdp?token=q3Jx9v0bW2mH8fT1cK7pL4sD6gY5nR0aE2uI9oZ3xV8",
+  sandboxed: true,
 };
 const { checksum: _omitted, ...legacyExtension } = extension;
 
@@ -179,6 +180,9 @@ export const platformCases: readonly SchemaCase[] = [
   at("Browser", (({ cdp_ws_url: _u, ...rest }) => rest)(browser), false, "cdp_ws_url is required"),
   at("Browser", { ...browser, name: "has space" }, false, "name pattern"),
   at("Browser", { ...browser, pid: 42 }, false, "no other properties"),
+  at("Browser", { ...browser, sandboxed: false }, true, "unsandboxed (--unsafe-no-sandbox)"),
+  at("Browser", (({ sandboxed: _s, ...rest }) => rest)(browser), false, "sandboxed is required"),
+  at("Browser", { ...browser, sandboxed: "yes" }, false, "sandboxed is a boolean"),
   at("CreateBrowserRequest", {}, true, "empty body"),
   at("CreateBrowserRequest", { name: "checkout-agent", start_url: "https://shop.example.org/" }, true, "name and start_url"),
   at("CreateBrowserRequest", { start_url: "file:///etc/passwd" }, false, "start_url is http or https"),

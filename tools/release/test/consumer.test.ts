@@ -68,7 +68,7 @@ describe("a consumer project outside the workspace", () => {
 
     const serverManifest = JSON.parse(readFileSync(join(project, "node_modules", serverPackage, "package.json"), "utf8"));
     const bin = join(project, "node_modules", ".bin", Object.keys(serverManifest.bin)[0]!);
-    server = await startReferenceServer(bin, ["--data-dir", join(project, ".data"), "--fixtures", join(fixtures, "server-fixtures.json")], { ...userEnv(), LOG_LEVEL: "warn" });
+    server = await startReferenceServer(bin, ["--allow-private-network", "--data-dir", join(project, ".data"), "--fixtures", join(fixtures, "server-fixtures.json")], { ...userEnv(), LOG_LEVEL: "warn" });
     page = await PageServer.start();
     page.serve("/tools.html", readFileSync(join(fixtures, "tool-page.html"), "utf8"));
     env = {

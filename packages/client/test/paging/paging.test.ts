@@ -55,7 +55,7 @@ describe("listAll", () => {
   });
 
   it("pages browsers too", async () => {
-    const browser = (n: number) => ({ id: `brw_${n}`, name: null, status: "running", created_at: "2025-01-01T00:00:00Z", cdp_ws_url: "ws://x" });
+    const browser = (n: number) => ({ id: `brw_${n}`, name: null, status: "running", created_at: "2025-01-01T00:00:00Z", cdp_ws_url: "ws://x", sandboxed: true });
     server.route("GET", "/browsers", { body: [browser(0)], headers: { "X-Has-More": "true", "X-Next-Offset": "1" } }, { body: [browser(1)], headers: { "X-Has-More": "false", "X-Next-Offset": "0" } });
     const { items } = await collect(client().browsers.listAll());
     expect(items.map((b) => b.id)).toEqual(["brw_0", "brw_1"]);

@@ -32,7 +32,7 @@ let apiKey: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "mcp-example-"));
-  server = await createServer({ dataDir, host: "127.0.0.1", port: 0 });
+  server = await createServer({ dataDir, host: "127.0.0.1", port: 0, allowPrivateNetwork: true });
   await server.listen();
   apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
   // The command on PATH, as `npm install -g` or npx puts it there.

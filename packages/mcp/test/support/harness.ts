@@ -77,7 +77,7 @@ export function useHarness(): Harness {
 export async function startHarness(): Promise<{ harness: Harness; close(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "mcp-bridge-test-"));
   // Rate limits off: tests send requests faster than any client would.
-  const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } } });
+  const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, allowPrivateNetwork: true, rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } } });
   const baseUrl = await server.listen();
   const apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
   const client = createClient({ baseUrl, apiKey, projectId: null, maxRetries: 0 });

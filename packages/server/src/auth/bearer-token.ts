@@ -2,6 +2,14 @@ import { UnauthorizedError } from "../http/api-errors.js";
 
 const HOW_TO = 'Send a valid API key as "Authorization: Bearer <key>".';
 
+/**
+ * Whether a request carries a credential at all: an `Authorization` header that is not
+ * empty ({@link bearerToken} answers an empty one as missing). Malformed ones count.
+ */
+export function hasAuthorization(header: string | undefined): header is string {
+  return header !== undefined && header !== "";
+}
+
 /** The token of an `Authorization: Bearer <token>` header; a missing or malformed header is 401. */
 export function bearerToken(header: string | undefined): string {
   if (header === undefined || header === "") throw new UnauthorizedError(`The Authorization header is missing. ${HOW_TO}`);

@@ -20,6 +20,8 @@ export interface LaunchedBrowser {
   pid?: number;
   /** The profile directory, removed when the browser closes. */
   userDataDir?: string;
+  /** Whether the browser runs in its sandbox (false only with `--unsafe-no-sandbox`, or a launcher that has none). */
+  sandboxed?: boolean;
   /** Stops the browser (politely, then forcibly) and removes its profile; safe to call twice. */
   close(): Promise<void>;
   /** Calls `listener` once when the process exits, whether closed or crashed. */
@@ -30,6 +32,12 @@ export interface LaunchedBrowser {
 export interface BrowserLauncher {
   /** Starts a browser and resolves once it answers on its DevTools pipe. */
   launch(options: LaunchOptions): Promise<LaunchedBrowser>;
+  /**
+   * The browser (a label such as `3`, its launch's number) whose outgoing connection is the peer
+   * `remoteAddress:remotePort` of a request to this server, so that what its pages send
+   * to the API is told apart from other clients on the same address.
+   */
+  browserOfConnection?(remoteAddress: string | undefined, remotePort: number | undefined): string | undefined;
 }
 
 /** A browser process could not be started. */

@@ -12,6 +12,7 @@ export interface Browser {
   status: "running" | "crashed";
   created_at: string;
   cdp_ws_url: string;
+  sandboxed: boolean;
 }
 
 /** A browser row, including the bookkeeping the API does not show. */
@@ -24,6 +25,8 @@ export interface BrowserRow {
   cdp_token_sha256: string | null;
   pid: number | null;
   user_data_dir: string | null;
+  /** 1 when the browser runs (or ran) in its sandbox, else 0. */
+  sandboxed: number;
   created_at: string;
 }
 
@@ -39,16 +42,16 @@ export interface BrowserReservation {
    * with its process and token hash, in the same transaction as the checks, so one
    * commit (one round of fsyncs) records it instead of two.
    */
-  running?: { launched: Pick<LaunchedBrowser, "pid" | "userDataDir">; tokenSha256: string };
+  running?: { launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">; tokenSha256: string };
 }
 
-const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, created_at";
+const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
 
 /** The API's view of a launched browser row, with the DevTools URL of the request's host. */
 export function toBrowser(row: BrowserRow, cdpWsUrl: string): Browser {
-  return { id: row.id, name: row.name, status: row.status === "crashed" ? "crashed" : "running", created_at: row.created_at, cdp_ws_url: cdpWsUrl };
+  return { id: row.id, name: row.name, status: row.status === "crashed" ? "crashed" : "running", created_at: row.created_at, cdp_ws_url: cdpWsUrl, sandboxed: row.sandboxed === 1 };
 }
 
 /** Browser records and their concurrency slots. */
@@ -95,12 +98,13 @@ export class BrowserStore {
         cdp_token_sha256: running?.tokenSha256 ?? null,
         pid: running?.launched.pid ?? null,
         user_data_dir: running?.launched.userDataDir ?? null,
+        sandboxed: running?.launched.sandboxed === true ? 1 : 0,
         created_at: new Date().toISOString(),
       };
       try {
         this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-          [row.id, row.project_id, row.name, row.status, row.cdp_token_sha256, row.pid, row.user_data_dir, row.created_at],
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          [row.id, row.project_id, row.name, row.status, row.cdp_token_sha256, row.pid, row.user_data_dir, row.sandboxed, row.created_at],
         );
       } catch (error) {
         if (isUniqueViolation(error)) throw new NameConflictError(`A browser named "${request.name}" already exists in this project.`);
@@ -111,9 +115,15 @@ export class BrowserStore {
   }
 
   /** Records that a reserved browser is up, with the hash of its access token. */
-  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">, tokenSha256: string): BrowserRow {
+  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow {
     this.#db.transaction(() =>
-      this.#db.run("UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ? WHERE id = ?", [tokenSha256, launched.pid ?? null, launched.userDataDir ?? null, id]),
+      this.#db.run("UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ?, sandboxed = ? WHERE id = ?", [
+        tokenSha256,
+        launched.pid ?? null,
+        launched.userDataDir ?? null,
+        launched.sandboxed === true ? 1 : 0,
+        id,
+      ]),
     );
     const row = this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
     if (!row) throw new Error(`Browser ${id} vanished while starting.`);

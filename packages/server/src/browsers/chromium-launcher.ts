@@ -1,18 +1,18 @@
 import { spawn } from "node:child_process";
-import { chown, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { once } from "node:events";
+import { chmod, chown, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import { CdpPipe } from "../cdp/cdp-pipe.js";
 import { CdpRouter } from "../cdp/cdp-router.js";
+import { EgressConnections } from "../egress/egress-connections.js";
+import { EgressPolicy } from "../egress/egress-policy.js";
+import { EgressProxy, type HostLookup } from "../egress/socks-proxy.js";
+import { DEFAULT_DOWNLOAD_BYTES, readSystemLayout, RELAY_PORT, sandboxCommand, type SystemLayout } from "../sandbox/sandbox-command.js";
+import { checkSandbox, type SandboxCheck } from "../sandbox/sandbox-check.js";
+import { SandboxUids } from "../sandbox/sandbox-uids.js";
 import { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browser-launcher.js";
-
-/** An operating-system account Chromium runs as, instead of the server's own. */
-export interface ChromiumUser {
-  uid: number;
-  gid: number;
-}
 
 /** Settings of {@link ChromiumLauncher}; every one has a default. */
 export interface ChromiumLauncherOptions {
@@ -22,13 +22,28 @@ export interface ChromiumLauncherOptions {
   launchTimeoutMs?: number;
   /** Milliseconds between SIGTERM and SIGKILL when closing. Default 5,000. */
   closeGraceMs?: number;
-  /**
-   * Run Chromium as this account (the server must be root to switch). Chromium then
-   * runs with its sandbox, and reads and writes only what that account may.
-   */
-  user?: ChromiumUser;
   /** The largest DevTools message relayed from the browser; larger ones are dropped as they stream. Default 64 MiB. */
   maxMessageBytes?: number;
+  /**
+   * Run browsers without their sandbox (`--unsafe-no-sandbox`): as the server's own account,
+   * seeing the host's files and network (the egress proxy still carries what Chromium sends
+   * through it, but WebRTC and a client's own proxy settings go around it). For a
+   * developer's own machine only. Default false.
+   */
+  unsafeNoSandbox?: boolean;
+  /**
+   * Let browsers reach loopback, private and link-local addresses and this host
+   * (`--allow-private-network`), for local development and tests. Default false.
+   */
+  allowPrivateNetwork?: boolean;
+  /** The most one browser may hold in its download folder, in bytes. Default {@link DEFAULT_DOWNLOAD_BYTES}. */
+  downloadBytes?: number;
+  /** Host account ids for browsers when the server runs as root. Default: a {@link SandboxUids} from its default base. */
+  uids?: SandboxUids;
+  /** Name resolution of the egress proxy. Default: the system's. */
+  lookup?: HostLookup;
+  /** Called with every destination the egress proxy refuses. */
+  onEgressRefused?: (destination: string, reason: string) => void;
 }
 
 /**
@@ -38,6 +53,9 @@ export interface ChromiumLauncherOptions {
  * page restored from it re-announces its tools before the navigation event that ends
  * the previous document's, which leaves no event order to tell the two documents apart
  * by; without it every history navigation loads a new document (Playwright does the same).
+ * No crash reporter: Debian's Chromium would otherwise keep dumps (with the page's origin
+ * and the profile's path) in a database shared by every browser. WebRTC may not send UDP
+ * outside the proxy.
  */
 export const CHROMIUM_FLAGS = [
   "--headless",
@@ -48,37 +66,51 @@ export const CHROMIUM_FLAGS = [
   "--no-first-run",
   "--enable-features=WebMCPTesting",
   "--disable-back-forward-cache",
+  "--disable-breakpad",
+  "--disable-crash-reporter",
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
   "--remote-debugging-pipe",
 ] as const;
 
-/**
- * Whether Chromium can keep its sandbox: it refuses to start sandboxed as root, so a
- * server running as root without a {@link ChromiumUser} must pass `--no-sandbox`.
- */
-export function chromiumSandboxed(user: ChromiumUser | undefined, serverUid: number | undefined = process.getuid?.()): boolean {
-  return user !== undefined || serverUid !== 0;
-}
-
-/** How the name of every profile directory a {@link ChromiumLauncher} makes (in the system's temporary directory) starts. */
+/** How the name of every browser directory a {@link ChromiumLauncher} makes (in the system's temporary directory) starts. */
 export const PROFILE_PREFIX = "browser-service-chromium-";
 
 const STDERR_TAIL_LINES = 15;
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
-/** Starts Chromium directly (no driver library) and speaks DevTools over its pipe. */
+/**
+ * Starts Chromium directly (no driver library) and speaks DevTools over its pipe. Each
+ * browser runs in its own sandbox (bwrap, `sandbox/sandbox-command.ts`): its own account when the server
+ * is root, its own namespaces, the system read-only, its profile the one writable place,
+ * and no network but a relay to its own egress proxy (`egress/socks-proxy.ts`), which applies
+ * the {@link EgressPolicy}.
+ */
 export class ChromiumLauncher implements BrowserLauncher {
   readonly #executablePath: string;
   readonly #launchTimeoutMs: number;
   readonly #closeGraceMs: number;
-  readonly #user: ChromiumUser | undefined;
   readonly #maxMessageBytes: number;
+  readonly #unsafeNoSandbox: boolean;
+  readonly #downloadBytes: number;
+  readonly #policy: EgressPolicy;
+  readonly #connections = new EgressConnections();
+  readonly #options: ChromiumLauncherOptions;
+  readonly #asRoot = process.getuid?.() === 0;
+  #uids: SandboxUids | undefined;
+  #layout: SystemLayout | undefined;
+  #launches = 0;
+  #sandboxCheck: Promise<SandboxCheck> | undefined;
 
   constructor(options: ChromiumLauncherOptions = {}) {
     this.#executablePath = options.executablePath ?? process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
     this.#launchTimeoutMs = options.launchTimeoutMs ?? 30_000;
     this.#closeGraceMs = options.closeGraceMs ?? 5_000;
-    this.#user = options.user;
     this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#unsafeNoSandbox = options.unsafeNoSandbox ?? false;
+    this.#downloadBytes = options.downloadBytes ?? DEFAULT_DOWNLOAD_BYTES;
+    this.#policy = new EgressPolicy({ allowPrivateNetwork: options.allowPrivateNetwork ?? false });
+    this.#uids = options.uids;
+    this.#options = options;
   }
 
   /** The Chromium executable this launcher starts (for the start-up check). */
@@ -86,28 +118,92 @@ export class ChromiumLauncher implements BrowserLauncher {
     return this.#executablePath;
   }
 
-  /** Whether the browsers this launcher starts run with Chromium's sandbox. */
+  /** Whether the browsers this launcher starts run in their sandbox. */
   get sandboxed(): boolean {
-    return chromiumSandboxed(this.#user);
+    return !this.#unsafeNoSandbox;
   }
 
-  /** Starts Chromium with {@link CHROMIUM_FLAGS} and a fresh profile; resolves once it answers on its pipe. */
+  /** Whether browsers may reach loopback, private and link-local addresses. */
+  get allowPrivateNetwork(): boolean {
+    return this.#policy.allowPrivateNetwork;
+  }
+
+  /**
+   * Whether browsers' sandbox can be set up here ({@link checkSandbox}, as a sandbox account
+   * when the server is root), checked once; a launch without it fails with the reason.
+   * Always usable with {@link ChromiumLauncherOptions.unsafeNoSandbox}.
+   */
+  checkSandbox(): Promise<SandboxCheck> {
+    this.#sandboxCheck ??= this.#unsafeNoSandbox
+      ? Promise.resolve({ usable: true, version: "none (--unsafe-no-sandbox)" })
+      : (async () => {
+          if (!this.#asRoot) return checkSandbox();
+          const uids = this.#sandboxUids();
+          const uid = uids.acquire();
+          try {
+            return await checkSandbox({ uid, gid: uid });
+          } finally {
+            uids.release(uid);
+          }
+        })();
+    return this.#sandboxCheck;
+  }
+
+  /** The browser (its launch's number) whose egress connection is the peer `remoteAddress:remotePort` of a request to this server. */
+  browserOfConnection(remoteAddress: string | undefined, remotePort: number | undefined): string | undefined {
+    return this.#connections.browserOf(remoteAddress, remotePort);
+  }
+
+  /** Starts Chromium in its sandbox with {@link CHROMIUM_FLAGS} and a fresh profile; resolves once it answers on its pipe. */
   async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
-    const userDataDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
-    const downloadPath = join(userDataDir, "downloads");
-    await mkdir(downloadPath);
-    const user = this.#user;
-    if (user !== undefined) {
-      await chown(userDataDir, user.uid, user.gid);
-      await chown(downloadPath, user.uid, user.gid);
+    const sandbox = await this.checkSandbox();
+    if (!sandbox.usable) throw new BrowserLaunchError(`Browsers cannot be sandboxed here: ${sandbox.problem}.`);
+    const label = String(++this.#launches);
+    const uid = this.#asRoot && !this.#unsafeNoSandbox ? this.#sandboxUids().acquire() : undefined;
+    const owner = uid === undefined ? undefined : { uid, gid: uid };
+    let userDataDir: string | undefined;
+    let downloadPath = "";
+    let proxy: EgressProxy | undefined;
+    const release = async () => {
+      await proxy?.close();
+      if (userDataDir !== undefined) await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
+      if (uid !== undefined) this.#uids?.release(uid);
+    };
+    let child;
+    try {
+      userDataDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
+      downloadPath = join(userDataDir, "downloads");
+      await mkdir(downloadPath);
+      if (owner) {
+        await chown(userDataDir, owner.uid, owner.gid);
+        await chown(downloadPath, owner.uid, owner.gid);
+      }
+      await chmod(userDataDir, 0o700);
+      const proxyOptions = { policy: this.#policy, connections: this.#connections, label, ...(this.#options.lookup ? { lookup: this.#options.lookup } : {}), ...(this.#options.onEgressRefused ? { onRefused: this.#options.onEgressRefused } : {}) };
+      const proxySocket = join(userDataDir, "egress.sock");
+      proxy = this.#unsafeNoSandbox
+        ? await EgressProxy.listen({ port: 0 }, proxyOptions)
+        : await EgressProxy.listen({ path: proxySocket, ...(owner ? { owner } : {}) }, proxyOptions);
+      const flags = [
+        ...CHROMIUM_FLAGS,
+        `--proxy-server=socks5://127.0.0.1:${this.#unsafeNoSandbox ? proxy.port : RELAY_PORT}`,
+        // Loopback goes through the proxy too (Chromium sends it direct by default), where
+        // the policy decides; inside the sandbox the browser's own loopback holds nothing.
+        "--proxy-bypass-list=<-loopback>",
+        ...(this.#unsafeNoSandbox && process.getuid?.() === 0 ? ["--no-sandbox"] : []),
+        `--user-data-dir=${userDataDir}`,
+        options.startUrl ?? "about:blank",
+      ];
+      const env = { PATH: "/usr/bin:/bin", HOME: userDataDir, XDG_CONFIG_HOME: join(userDataDir, ".config"), XDG_CACHE_HOME: join(userDataDir, ".cache") };
+      const command = this.#unsafeNoSandbox
+        ? { file: this.#executablePath, args: flags }
+        : sandboxCommand({ layout: this.#systemLayout(), browserDir: userDataDir, downloadDir: downloadPath, downloadBytes: this.#downloadBytes, proxySocket, executablePath: this.#executablePath, flags });
+      // Its own process group, so closing it also ends the renderer and utility processes.
+      child = spawn(command.file, command.args, { detached: true, stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env, ...(owner ?? {}) });
+    } catch (error) {
+      await release();
+      throw new BrowserLaunchError(`Could not prepare the browser's sandbox: ${(error as Error).message}`, error);
     }
-    const flags = [...CHROMIUM_FLAGS, ...(this.sandboxed ? [] : ["--no-sandbox"]), `--user-data-dir=${userDataDir}`, options.startUrl ?? "about:blank"];
-    // Its own process group, so closing it also ends the renderer and utility processes.
-    const child = spawn(this.#executablePath, flags, {
-      detached: true,
-      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
-      ...(user === undefined ? {} : { uid: user.uid, gid: user.gid, env: { ...process.env, HOME: userDataDir } }),
-    });
     const exited = new Promise<BrowserExit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
     const failedToRun = once(child, "error").then(([error]) => ({ kind: "error" as const, error: error as Error }));
     const stderrTail: string[] = [];
@@ -121,7 +217,6 @@ export class ChromiumLauncher implements BrowserLauncher {
       stderrTail.push(...lines);
       stderrTail.splice(0, Math.max(0, stderrTail.length - STDERR_TAIL_LINES));
     });
-    const removeProfile = () => rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
     const killGroup = (signal: NodeJS.Signals) => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, signal);
@@ -131,10 +226,12 @@ export class ChromiumLauncher implements BrowserLauncher {
     };
 
     const pipe = new CdpPipe(child.stdio[3] as Writable, child.stdio[4] as Readable, { maxMessageBytes: this.#maxMessageBytes });
-    const router = new CdpRouter(pipe, { downloadPath });
+    const router = new CdpRouter(pipe, { downloadPath, filesRoot: userDataDir });
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
-      router.call("Browser.getVersion").then(
+      // Downloads go to the browser's own folder (a tmpfs of --download-mib in the sandbox)
+      // from the start, not to a Downloads folder of the account's home.
+      router.call("Browser.setDownloadBehavior", { behavior: "allow", downloadPath }).then(
         () => ({ kind: "ready" as const }),
         // The pipe closed: the exit (or spawn error) explains it.
         () => new Promise<never>(() => undefined),
@@ -150,13 +247,14 @@ export class ChromiumLauncher implements BrowserLauncher {
       router.close();
       killGroup("SIGKILL");
       if (outcome.kind !== "error") await exited;
-      await removeProfile();
+      await release();
+      const what = this.#unsafeNoSandbox ? `Chromium at ${this.#executablePath}` : `Chromium at ${this.#executablePath} in its sandbox (bwrap)`;
       const why =
         outcome.kind === "error" ? `could not be run: ${outcome.error.message}`
         : outcome.kind === "exited" ? `exited (code ${outcome.exit.code}, signal ${outcome.exit.signal}) before answering on its DevTools pipe`
         : `did not answer on its DevTools pipe within ${this.#launchTimeoutMs} ms`;
       const cause = outcome.kind === "error" ? outcome.error : undefined;
-      throw new BrowserLaunchError(`Chromium at ${this.#executablePath} ${why}. Set CHROMIUM_PATH to a working Chromium. Last stderr lines:\n${stderrTail.join("\n")}`, cause);
+      throw new BrowserLaunchError(`${what} ${why}. Set CHROMIUM_PATH to a working Chromium. Last stderr lines:\n${stderrTail.join("\n")}`, cause);
     }
 
     let closing: Promise<void> | undefined;
@@ -171,17 +269,28 @@ export class ChromiumLauncher implements BrowserLauncher {
         }
         // Helpers of the group may outlive the main process by a moment.
         killGroup("SIGKILL");
-        await removeProfile();
+        await release();
       })();
       return closing;
     };
     const launched: LaunchedBrowser = {
       cdp: router,
       userDataDir,
+      sandboxed: !this.#unsafeNoSandbox,
       close,
       onExit: (listener) => void exited.then(listener),
     };
     if (child.pid !== undefined) launched.pid = child.pid;
     return launched;
+  }
+
+  #sandboxUids(): SandboxUids {
+    this.#uids ??= new SandboxUids();
+    return this.#uids;
+  }
+
+  #systemLayout(): SystemLayout {
+    this.#layout ??= readSystemLayout();
+    return this.#layout;
   }
 }

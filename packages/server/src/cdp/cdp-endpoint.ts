@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
 import type { ApiKeyStore, Credential } from "../auth/api-key-store.js";
+import { hasAuthorization } from "../auth/bearer-token.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import { ApiError, ConflictError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
@@ -10,7 +11,8 @@ import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
 import { browserTokenMatches } from "./browser-token.js";
-import type { CdpChannel } from "./cdp-router.js";
+import { bridge } from "./client-bridge.js";
+import { MessageBudget, ProjectBudgets } from "./message-budget.js";
 
 /** Bounds of the DevTools endpoint. */
 export interface CdpEndpointLimits {
@@ -20,6 +22,18 @@ export interface CdpEndpointLimits {
   maxMessageBytes: number;
   /** Bytes queued for a client that does not read; past this it is disconnected (1008), never the others. */
   maxBufferedBytes: number;
+  /** Messages per second each client connection may send, sustained (a second's worth at once); `0`: no limit. */
+  messageRate: number;
+  /** Bytes per second each client connection may send, sustained; `0`: no limit. */
+  byteRate: number;
+  /** Messages per second all the DevTools connections of one project may send together; `0`: no limit. */
+  projectMessageRate: number;
+  /** Bytes per second all the DevTools connections of one project may send together; `0`: no limit. */
+  projectByteRate: number;
+  /** Commands of one client awaiting the browser's answer; past it a command is answered with an error, not sent. */
+  maxPending: number;
+  /** Milliseconds on a monotonic clock, for the rates. Default `performance.now`; tests pass a fake one. */
+  clock?: () => number;
 }
 
 /** What the endpoint needs from the rest of the server. */
@@ -28,7 +42,7 @@ export interface CdpEndpointDeps {
   browserStore: BrowserStore;
   apiKeys: ApiKeyStore;
   limits: CdpEndpointLimits;
-  /** The server's rate limits: failed authentications count per address, API keys per key, as on every operation. */
+  /** The server's rate limits: failed authentications count per client, API keys per key, as on every operation. */
   rateLimits: RateLimits;
 }
 
@@ -52,6 +66,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   const { limits } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
   const clients = new Map<string, Set<WebSocket>>();
+  const projectBudgets = new ProjectBudgets({ messageRate: limits.projectMessageRate, byteRate: limits.projectByteRate }, limits.clock);
 
   app.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     accept(request, socket, head).catch((error: unknown) => {
@@ -66,7 +81,6 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
 
   async function accept(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => socket.destroy());
-    const address = request.socket.remoteAddress;
     const path = CDP_PATH.exec((request.url ?? "").split("?")[0] ?? "");
     // Node hands this listener every request that asks to upgrade. Only a WebSocket one to
     // the DevTools endpoint is this endpoint's; any other is the API's, which ignores
@@ -81,7 +95,10 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuse(socket, handshake);
       return;
     }
-    const blocked = deps.rateLimits.checkAddress(address);
+    // As on the API: an upgrade without a credential guesses nothing, so it is neither
+    // counted nor refused; one with a credential is refused while its client is blocked.
+    const client = presentsCredential(request) ? deps.rateLimits.clientKey(request) : undefined;
+    const blocked = client === undefined ? undefined : deps.rateLimits.checkClient(client);
     if (blocked) {
       refuse(socket, blocked);
       return;
@@ -100,7 +117,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     }
     const access = authorized(request, row);
     if (access === "refused") {
-      deps.rateLimits.recordFailedAuth(address);
+      if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
       refuse(socket, new UnauthorizedError("Send the browser's token (the ?token= of its cdp_ws_url) or an API key of its project as \"Authorization: Bearer <key>\"."));
       return;
     }
@@ -119,7 +136,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuse(socket, new CdpClientLimitError(limits.maxClients));
       return;
     }
-    const channel = await router.openChannel();
+    const channel = await router.openChannel({ maxPending: limits.maxPending });
     if (socket.destroyed) {
       channel.close();
       return;
@@ -127,11 +144,21 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     wss.handleUpgrade(request, socket, head, (ws) => {
       connected.add(ws);
       clients.set(row.id, connected);
-      bridge(ws, channel, limits);
+      const projectBudget = projectBudgets.acquire(row.project_id);
       ws.once("close", () => {
         connected.delete(ws);
         if (connected.size === 0 && clients.get(row.id) === connected) clients.delete(row.id);
+        projectBudgets.release(row.project_id);
       });
+      try {
+        const ownBudget = new MessageBudget({ messageRate: limits.messageRate, byteRate: limits.byteRate }, limits.clock);
+        bridge(ws, channel, { limits, budgets: [ownBudget, projectBudget], log: app.log });
+      } catch (error) {
+        // Past the upgrade an HTTP refusal can no longer be written: only this connection ends.
+        app.log.error({ err: error }, "DevTools endpoint failed to start a client's session");
+        channel.close();
+        ws.close(1011, "The server could not open a DevTools session.");
+      }
     });
   }
 
@@ -145,6 +172,11 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     const credential = deps.apiKeys.authenticate(bearer);
     return credential !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id) ? credential : "refused";
   }
+}
+
+/** Whether an upgrade carries a credential: a `?token=` (even empty) or an `Authorization` header. */
+function presentsCredential(request: IncomingMessage): boolean {
+  return hasAuthorization(request.headers.authorization) || new URL(request.url ?? "/", "http://endpoint").searchParams.has("token");
 }
 
 /** RFC 6455 4.2.1: a key of 16 bytes in base64, and version 13 (ws also takes 8). */
@@ -161,41 +193,6 @@ function handshakeError(request: IncomingMessage): ApiError | undefined {
   // RFC 6455 4.4: the refusal names the versions the server speaks.
   if (version === undefined || !WEBSOCKET_VERSIONS.includes(version.trim())) return problem(`Sec-WebSocket-Version must be 13; received ${JSON.stringify(version ?? null)}.`, { "sec-websocket-version": "13, 8" });
   return undefined;
-}
-
-/** Relays between one WebSocket client and its channel until either ends. */
-function bridge(ws: WebSocket, channel: CdpChannel, limits: CdpEndpointLimits): void {
-  ws.on("message", (data: WebSocket.RawData, isBinary: boolean) => {
-    let message: unknown;
-    try {
-      message = JSON.parse(isBinary ? Buffer.concat(toBuffers(data)).toString("utf8") : data.toString());
-    } catch {
-      ws.send(JSON.stringify({ id: 0, error: { code: -32700, message: "Message is not valid JSON." } }));
-      return;
-    }
-    channel.send(message);
-  });
-  channel.onMessage((message) => {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    if (ws.bufferedAmount > limits.maxBufferedBytes) {
-      // A client that does not read must not make the server hold the browser's output for it.
-      ws.close(1008, "The client read too slowly; its queue passed the server's limit.");
-      ws.terminate();
-      return;
-    }
-    // A large message arrives still serialized: it is relayed as it is, never re-serialized.
-    ws.send(typeof message === "string" ? message : JSON.stringify(message));
-  });
-  channel.onClose((reason) => {
-    if (ws.readyState === WebSocket.OPEN) ws.close(reason === "browser" ? 1001 : 1000, reason === "browser" ? "The browser has stopped." : "The DevTools session ended.");
-  });
-  ws.on("close", () => channel.close());
-  ws.on("error", () => ws.terminate());
-}
-
-function toBuffers(data: WebSocket.RawData): Buffer[] {
-  if (Array.isArray(data)) return data;
-  return [Buffer.isBuffer(data) ? data : Buffer.from(data)];
 }
 
 /** Answers a request that will not be upgraded with an HTTP error and the spec's Error body. */

@@ -1,4 +1,6 @@
 import type { CdpPipe, OversizedMessage } from "./cdp-pipe.js";
+import { judgeCommand, paramsInspected } from "./command-policy.js";
+import { MAX_COMMAND_DEPTH, scanCommandText, type TextSpan } from "./command-text.js";
 
 /** A DevTools protocol message: a command, its response, or an event. */
 export interface ProtocolMessage {
@@ -11,6 +13,7 @@ export interface ProtocolMessage {
 }
 
 /** How a client's command is answered when the router refuses it (JSON-RPC codes, as Chromium uses them). */
+const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const SERVER_ERROR = -32000;
 const SESSION_NOT_FOUND = -32001;
@@ -19,11 +22,6 @@ const SESSION_NOT_FOUND = -32001;
 const SESSION_PARAM_METHODS = new Set(["Target.detachFromTarget", "Target.sendMessageToTarget"]);
 // Commands whose result names a new session of the caller.
 const ATTACH_METHODS = new Set(["Target.attachToTarget", "Target.attachToBrowserTarget"]);
-// `Tethering.bind` opens a listening TCP port in the browser, which would give every
-// local user a way in; no client of this service needs it.
-const REFUSED_METHODS = new Map([["Tethering.bind", "Tethering is disabled on this service: it would open a TCP port on the server."]]);
-// Downloads land in the browser's own folder, never where a client's path points on the server.
-const DOWNLOAD_METHODS = new Set(["Browser.setDownloadBehavior", "Page.setDownloadBehavior"]);
 
 /** An event too large to relay, as its channel learns of it: its ends, size and session (`undefined`: the channel's browser session). */
 export interface DroppedEvent extends OversizedMessage {
@@ -78,6 +76,25 @@ export class CdpRouterError extends Error {
 export interface CdpRouterOptions {
   /** Where `Browser.setDownloadBehavior` and `Page.setDownloadBehavior` always point. */
   downloadPath: string;
+  /**
+   * The only directory whose files a client may hand to a page (`DOM.setFileInputFiles`,
+   * `Input.dispatchDragEvent`): the browser's own profile. Default: none, every path is refused.
+   */
+  filesRoot?: string | undefined;
+  /**
+   * Told of an error thrown while the router handled a message from the browser; the
+   * message is dropped and the router goes on. Default: a process warning.
+   */
+  onError?: (error: unknown) => void;
+}
+
+/** Settings of one {@link CdpChannel}. */
+export interface CdpChannelOptions {
+  /**
+   * Commands of the channel awaiting the browser's answer at most; past it a command is
+   * answered with an error and not sent. Default: no cap (the server's own channel).
+   */
+  maxPending?: number;
 }
 
 /**
@@ -91,6 +108,8 @@ export interface CdpRouterOptions {
 export class CdpRouter {
   readonly #pipe: CdpPipe;
   readonly #downloadPath: string;
+  readonly #filesRoot: string | undefined;
+  readonly #onError: (error: unknown) => void;
   readonly #pending = new Map<number, ChannelCommand | RouterCommand>();
   // Every live session, by id, to the channel that owns it.
   readonly #owners = new Map<string, CdpChannel>();
@@ -102,9 +121,20 @@ export class CdpRouter {
   constructor(pipe: CdpPipe, options: CdpRouterOptions) {
     this.#pipe = pipe;
     this.#downloadPath = options.downloadPath;
-    pipe.onMessage((json) => this.#receive(json));
-    pipe.onOversized((message) => this.#oversized(message));
-    pipe.onClose(() => this.#browserClosed());
+    this.#filesRoot = options.filesRoot;
+    this.#onError = options.onError ?? ((error) => process.emitWarning(`The DevTools router dropped a message from the browser: ${(error as Error).stack ?? String(error)}`));
+    // These run in the pipe's stream handlers: an exception there would end the process.
+    pipe.onMessage((json) => this.#guarded(() => this.#receive(json)));
+    pipe.onOversized((message) => this.#guarded(() => this.#oversized(message)));
+    pipe.onClose(() => this.#guarded(() => this.#browserClosed()));
+  }
+
+  #guarded(handle: () => void): void {
+    try {
+      handle();
+    } catch (error) {
+      this.#onError(error);
+    }
   }
 
   /** Whether the browser's pipe has closed. */
@@ -117,12 +147,16 @@ export class CdpRouter {
     return this.#channels.size;
   }
 
-  /** Sends a command on the browser's root session (the router's own, never a client's). */
-  call(method: string, params: object = {}): Promise<Record<string, unknown>> {
+  /**
+   * Sends a command on the browser's root session (the router's own, never a client's), or
+   * on `sessionId`, a session the router itself attached: none of the checks a client's
+   * commands pass applies.
+   */
+  call(method: string, params: object = {}, sessionId?: string): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
       const id = this.#nextId++;
       this.#pending.set(id, { kind: "router", method, resolve, reject });
-      if (!this.#pipe.send(JSON.stringify({ id, method, params }))) {
+      if (!this.#pipe.send(JSON.stringify(sessionId === undefined ? { id, method, params } : { id, method, params, sessionId }))) {
         this.#pending.delete(id);
         reject(new CdpRouterError(`The browser has closed; ${method} was not sent.`));
       }
@@ -130,10 +164,10 @@ export class CdpRouter {
   }
 
   /** Opens a channel: a new browser-target session for one client. */
-  async openChannel(): Promise<CdpChannel> {
+  async openChannel(options: CdpChannelOptions = {}): Promise<CdpChannel> {
     const { sessionId } = await this.call("Target.attachToBrowserTarget");
     if (typeof sessionId !== "string") throw new CdpRouterError("Target.attachToBrowserTarget answered without a session id.");
-    const channel = new CdpChannel(this, sessionId);
+    const channel = new CdpChannel(this, sessionId, options);
     this.#channels.add(channel);
     this.#owners.set(sessionId, channel);
     return channel;
@@ -155,33 +189,51 @@ export class CdpRouter {
     this.#browserClosed();
   }
 
-  /** @internal A client's command, already parsed. */
-  forward(channel: CdpChannel, message: ProtocolMessage): void {
-    const refused = this.#refusal(channel, message);
+  /**
+   * @internal A client's command, already parsed (and, from a client's text, depth-checked).
+   * `paramsText` is the command's own JSON of its `params`, relayed as it is unless the
+   * router inspects that method's params; without it the params are serialized here.
+   */
+  forward(channel: CdpChannel, message: ProtocolMessage, paramsText?: string): void {
+    const clientId = message.id as number;
+    const method = message.method as string;
+    const refused = this.#sessionRefusal(channel, message);
     if (refused !== undefined) {
-      channel.deliver({ id: message.id as number, error: refused });
+      channel.deliver({ id: clientId, error: refused });
+      return;
+    }
+    const verdict = judgeCommand(method, message.params, { downloadPath: this.#downloadPath, filesRoot: this.#filesRoot });
+    if (verdict.kind === "refuse") {
+      channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: verdict.message } });
       return;
     }
     if (this.#pipe.backlogBytes > MAX_BACKLOG_BYTES) {
       // Clients send as fast as their sockets allow; the browser reads one command at a time.
-      channel.deliver({ id: message.id as number, error: { code: SERVER_ERROR, message: "The browser is not reading commands as fast as they are sent; this one was not sent. Wait for answers before sending more." } });
+      channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: "The browser is not reading commands as fast as they are sent; this one was not sent. Wait for answers before sending more." } });
       return;
     }
-    if (message.method === "Browser.close") {
-      channel.deliver({ id: message.id as number, result: {} });
+    if (method === "Browser.close") {
+      channel.deliver({ id: clientId, result: {} });
       for (const listener of this.#closeRequestedListeners) listener();
       return;
     }
+    if (channel.maxPending !== undefined && channel.pendingCommands >= channel.maxPending) {
+      // Each command awaiting an answer holds memory here until the browser answers, which may be never.
+      channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: `This client already has ${channel.maxPending} commands awaiting the browser's answer, the most this service allows; this one was not sent. Wait for answers before sending more.` } });
+      return;
+    }
     const id = this.#nextId++;
-    this.#pending.set(id, { kind: "channel", channel, clientId: message.id as number, method: message.method as string });
-    const params = DOWNLOAD_METHODS.has(message.method as string) && message.params?.downloadPath !== undefined
-      ? { ...message.params, downloadPath: this.#downloadPath }
-      : message.params;
-    const out: ProtocolMessage = { id, method: message.method as string, sessionId: message.sessionId ?? channel.browserSessionId };
-    if (params !== undefined) out.params = params;
-    if (!this.#pipe.send(JSON.stringify(out))) {
-      this.#pending.delete(id);
-      channel.deliver({ id: message.id as number, error: { code: SERVER_ERROR, message: "The browser has closed." } });
+    this.#pending.set(id, { kind: "channel", channel, clientId, method });
+    channel.pendingCommands++;
+    // The command is written anew from what was parsed: nothing of the client's text but
+    // its params (valid JSON, so without a raw NUL that would end the message early on the
+    // NUL-delimited pipe and start one of the client's choosing on the router's session).
+    const params = paramsText !== undefined && !paramsInspected(method) ? paramsText : verdict.params === undefined ? undefined : JSON.stringify(verdict.params);
+    const sessionId = message.sessionId ?? channel.browserSessionId;
+    const out = `{"id":${id},"method":${JSON.stringify(method)},"sessionId":${JSON.stringify(sessionId)}${params === undefined ? "" : `,"params":${params}`}}`;
+    if (!this.#pipe.send(out)) {
+      this.#settled(id);
+      channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: "The browser has closed." } });
     }
   }
 
@@ -197,10 +249,17 @@ export class CdpRouter {
     }
   }
 
-  #refusal(channel: CdpChannel, message: ProtocolMessage): ProtocolMessage["error"] | undefined {
+  /** Settles a pending command: gone from the table and from its channel's count. */
+  #settled(id: number): ChannelCommand | RouterCommand | undefined {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return undefined;
+    this.#pending.delete(id);
+    if (pending.kind === "channel") pending.channel.pendingCommands--;
+    return pending;
+  }
+
+  #sessionRefusal(channel: CdpChannel, message: ProtocolMessage): ProtocolMessage["error"] | undefined {
     const method = message.method as string;
-    const why = REFUSED_METHODS.get(method);
-    if (why !== undefined) return { code: SERVER_ERROR, message: why };
     if (message.sessionId !== undefined && this.#owners.get(message.sessionId) !== channel) {
       return { code: SESSION_NOT_FOUND, message: "Session with given id not found." };
     }
@@ -223,6 +282,7 @@ export class CdpRouter {
       // Chromium only sends JSON; a message that is not is dropped rather than guessed at.
       return;
     }
+    if (typeof message !== "object" || message === null) return;
     if (message.id !== undefined) {
       this.#respond(message.id, message);
       return;
@@ -260,13 +320,13 @@ export class CdpRouter {
     const sessionId = SESSION_SUFFIX.exec(json.slice(-EDGE_CHARS))?.[1];
     if (response) {
       const id = Number(response[1]);
-      const pending = this.#pending.get(id);
-      if (!pending) return;
-      if (pending.kind === "router") {
+      const waiting = this.#pending.get(id);
+      if (!waiting) return;
+      if (waiting.kind === "router") {
         this.#respond(id, JSON.parse(json) as ProtocolMessage);
         return;
       }
-      this.#pending.delete(id);
+      const pending = this.#settled(id) as ChannelCommand;
       const { channel } = pending;
       if (!this.#channels.has(channel)) return;
       const renumbered = `{"id":${pending.clientId},${json.slice(response[0].length)}`;
@@ -280,9 +340,8 @@ export class CdpRouter {
   }
 
   #respond(id: number, message: ProtocolMessage): void {
-    const pending = this.#pending.get(id);
+    const pending = this.#settled(id);
     if (!pending) return;
-    this.#pending.delete(id);
     if (pending.kind === "router") {
       if (message.error) pending.reject(new CdpRouterError(`${pending.method} failed: ${message.error.message}`));
       else pending.resolve((message.result ?? {}) as Record<string, unknown>);
@@ -326,6 +385,7 @@ export class CdpRouter {
     for (const sessionId of channel.sessions) this.#owners.delete(sessionId);
     channel.sessions.clear();
     for (const [id, pending] of this.#pending) if (pending.kind === "channel" && pending.channel === channel) this.#pending.delete(id);
+    channel.pendingCommands = 0;
   }
 
   #end(channel: CdpChannel, reason: ChannelCloseReason): void {
@@ -350,6 +410,10 @@ export class CdpChannel {
   readonly browserSessionId: string;
   /** @internal Child sessions this channel created (auto-attach, attachToTarget). */
   readonly sessions = new Set<string>();
+  /** Commands of this channel awaiting the browser's answer at most (see {@link CdpChannelOptions}). */
+  readonly maxPending: number | undefined;
+  /** @internal Commands of this channel the router sent that the browser has not answered. */
+  pendingCommands = 0;
   readonly #router: CdpRouter;
   readonly #messageListeners: ((message: ChannelMessage) => void)[] = [];
   readonly #closeListeners: ((reason: ChannelCloseReason) => void)[] = [];
@@ -357,9 +421,10 @@ export class CdpChannel {
   #closed: ChannelCloseReason | undefined;
 
   /** @internal Made by {@link CdpRouter.openChannel}. */
-  constructor(router: CdpRouter, browserSessionId: string) {
+  constructor(router: CdpRouter, browserSessionId: string, options: CdpChannelOptions = {}) {
     this.#router = router;
     this.browserSessionId = browserSessionId;
+    this.maxPending = options.maxPending;
   }
 
   /** Whether the channel has closed (by its client, or because the browser went away). */
@@ -381,6 +446,40 @@ export class CdpChannel {
       return;
     }
     this.#router.forward(this, message as ProtocolMessage);
+  }
+
+  /**
+   * Sends a client's command as the client wrote it. The text is walked once for its
+   * depth (past `MAX_COMMAND_DEPTH` (200) levels it is refused before anything parses it) and
+   * its top-level members, then parsed; the browser receives the command rewritten from
+   * what was parsed, with the client's own `params` text unless the router inspects that
+   * method. Whatever is wrong is answered with a DevTools error, as {@link send} does.
+   */
+  sendText(text: string): void {
+    if (this.#closed !== undefined) return;
+    const scan = scanCommandText(text);
+    if (!scan.ok) {
+      const error = scan.problem === "too_deep"
+        ? { code: INVALID_REQUEST, message: `The command nests deeper than ${MAX_COMMAND_DEPTH} levels, which this service refuses before reading it (Chromium itself reads at most 300).` }
+        : { code: PARSE_ERROR, message: "Message is not valid JSON." };
+      this.deliver({ id: plainId(text, scan.members.get("id")), error });
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      this.deliver({ id: plainId(text, scan.members.get("id")), error: { code: PARSE_ERROR, message: "Message is not valid JSON." } });
+      return;
+    }
+    const problem = commandProblem(message);
+    if (problem !== undefined) {
+      const id = (message as { id?: unknown } | null)?.id;
+      this.deliver({ id: Number.isSafeInteger(id) && (id as number) >= 0 ? (id as number) : 0, error: { code: INVALID_REQUEST, message: problem } });
+      return;
+    }
+    const params = scan.members.get("params");
+    this.#router.forward(this, message as ProtocolMessage, params === undefined ? undefined : text.slice(params.start, params.end));
   }
 
   /**
@@ -427,6 +526,13 @@ export class CdpChannel {
     this.#closed = reason;
     for (const listener of this.#closeListeners.splice(0)) listener(reason);
   }
+}
+
+/** The id of a command that could not be parsed, when it is a plain integer; else 0, as Chromium answers what it cannot read. */
+function plainId(text: string, span: TextSpan | undefined): number {
+  if (span === undefined || span.end - span.start > 16) return 0;
+  const raw = text.slice(span.start, span.end);
+  return /^(0|[1-9][0-9]*)$/.test(raw) && Number.isSafeInteger(Number(raw)) ? Number(raw) : 0;
 }
 
 function commandProblem(message: unknown): string | undefined {

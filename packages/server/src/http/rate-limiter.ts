@@ -1,5 +1,8 @@
-import { isIPv6 } from "node:net";
+import type { IncomingMessage } from "node:http";
 import { RateLimitedError } from "./api-errors.js";
+import { clientKey, type BrowserOfConnection, type TrustedProxy } from "./client-key.js";
+
+export { clientAddressKey } from "./client-key.js";
 
 /** One limit: a sustained rate and how much of it may come at once. */
 export interface RateLimit {
@@ -13,10 +16,25 @@ export interface RateLimit {
 export interface RateLimitSettings {
   /** Requests of each API key. */
   perKey: RateLimit;
-  /** Failed authentications from each client address (an IPv6 address counts by its /64). */
+  /**
+   * Failed authentications from each client address (an IPv6 address counts by its /64),
+   * or from each of the server's own browsers (see `browserOfConnection`). Requests without
+   * a credential are not counted.
+   */
   authFailuresPerAddress: RateLimit;
   /** Milliseconds on a monotonic clock. Default `performance.now`; tests pass a fake one. */
   clock?: () => number;
+  /**
+   * Names the server's own browser behind a request's connection: such a request counts
+   * under a key of that browser (`browser:<name>`), never under its address, so a page
+   * that sends wrong credentials blocks only its own browser's requests. Default none.
+   */
+  browserOfConnection?: BrowserOfConnection;
+  /**
+   * The reverse proxies whose `X-Forwarded-For` names the client (`trustedProxies()` of
+   * `client-key.ts` builds one). Default none: the TCP peer is the client.
+   */
+  trustedProxy?: TrustedProxy;
 }
 
 /**
@@ -90,69 +108,59 @@ export class TokenBuckets {
   }
 }
 
-/**
- * The key a client address is counted under: the IPv4 address (also when it arrives
- * IPv4-mapped, `::ffff:a.b.c.d`), or an IPv6 address's /64 prefix, because one subscriber
- * usually holds a whole /64 and could otherwise pick a new address for every request.
- */
-export function clientAddressKey(address: string | undefined): string {
-  if (!address) return "unknown";
-  const plain = address.split("%")[0] as string;
-  if (!isIPv6(plain)) return plain;
-  // The WHATWG URL parser writes IPv6 in canonical form (lowercase hex groups, one "::"), which is easy to expand.
-  const canonical = new URL(`http://[${plain}]/`).hostname.slice(1, -1);
-  const [head = "", tail] = canonical.split("::");
-  const headGroups = head === "" ? [] : head.split(":");
-  const tailGroups = tail === undefined || tail === "" ? [] : tail.split(":");
-  const groups = [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups].map((group) => parseInt(group, 16));
-  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
-    const [high = 0, low = 0] = groups.slice(6);
-    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
-  }
-  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(":")}::/64`;
-}
-
 function perSecond(limit: RateLimit, what: string): string {
   return `over ${limit.rate} ${what} per second, ${limit.burst} at once`;
 }
 
 /**
  * The server's request rate limits: requests per API key, and failed authentications per
- * client address. Both are token buckets ({@link TokenBuckets}) in memory; a refusal is a
+ * client. Both are token buckets ({@link TokenBuckets}) in memory; a refusal is a
  * {@link RateLimitedError} (429 `rate_limited` with `Retry-After`). The HTTP API and the
  * CDP WebSocket endpoint share one instance, so failures on either count together.
  *
- * Use, for each request:
- * 1. `checkAddress(ip)` before looking at the credential;
- * 2. `recordFailedAuth(ip)` when the credential is missing, malformed or unknown;
+ * Use, for each request that carries a credential (a request without one guesses
+ * nothing and reaches no key lookup, so it is neither counted nor refused here):
+ * 1. `clientKey(request)`, then `checkClient(client)` before looking at the credential;
+ * 2. `recordFailedAuth(client)` when the credential is malformed or unknown;
  * 3. `takeKeyRequest(keyId)` once the credential names a key.
  */
 export class RateLimits {
   readonly #keys: TokenBuckets;
-  readonly #addresses: TokenBuckets;
+  readonly #clients: TokenBuckets;
+  readonly #browserOfConnection: BrowserOfConnection | undefined;
+  readonly #trustedProxy: TrustedProxy | undefined;
 
   constructor(settings: RateLimitSettings) {
     const clock = settings.clock === undefined ? {} : { clock: settings.clock };
     this.#keys = new TokenBuckets(settings.perKey, clock);
-    this.#addresses = new TokenBuckets(settings.authFailuresPerAddress, clock);
+    this.#clients = new TokenBuckets(settings.authFailuresPerAddress, clock);
+    this.#browserOfConnection = settings.browserOfConnection;
+    this.#trustedProxy = settings.trustedProxy;
+  }
+
+  /** The key `request`'s client counts under: one of the server's browsers, or an address (see `clientKey` of `client-key.ts`). */
+  clientKey(request: IncomingMessage): string {
+    return clientKey(request, { trustedProxy: this.#trustedProxy, browserOfConnection: this.#browserOfConnection });
   }
 
   /**
-   * Before authenticating a request from `address` (the peer's IP): the error to answer
-   * with while the address has no failed authentication left, else `undefined`. It reads
-   * only memory, so a flood from a blocked address never reaches the key store; and it
-   * refuses every request from the address, valid credentials included, because telling
-   * a valid key from a wrong one would take the very lookup this limit saves.
+   * Before authenticating a credential from `client` ({@link clientKey}): the error to
+   * answer with while the client has no failed authentication left, else `undefined`.
+   * It reads only memory, so a flood from a blocked client never reaches the key store;
+   * and it refuses every credential from the client, valid ones included: answering a
+   * valid key differently from a wrong one would tell a guesser which guess was right,
+   * and would take the very lookup this limit saves.
    */
-  checkAddress(address: string | undefined): RateLimitedError | undefined {
-    const wait = this.#addresses.wait(clientAddressKey(address));
+  checkClient(client: string): RateLimitedError | undefined {
+    const wait = this.#clients.wait(client);
     if (wait === 0) return undefined;
-    return new RateLimitedError(`Too many failed authentications from this address (${perSecond(this.#addresses.limit, "failures")})`, wait);
+    const from = client.startsWith("browser:") ? "this browser's pages" : "this address";
+    return new RateLimitedError(`Too many failed authentications from ${from} (${perSecond(this.#clients.limit, "failures")})`, wait);
   }
 
-  /** Counts one failed authentication (a missing, malformed or unknown credential) from `address`. */
-  recordFailedAuth(address: string | undefined): void {
-    this.#addresses.take(clientAddressKey(address));
+  /** Counts one failed authentication (a malformed or unknown credential) of `client`. */
+  recordFailedAuth(client: string): void {
+    this.#clients.take(client);
   }
 
   /** Counts one request of the authenticated key `keyId`; over its limit, counts nothing and returns the error to answer with. */

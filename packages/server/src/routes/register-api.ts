@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Credential } from "../auth/api-key-store.js";
-import { bearerToken, unknownTokenError } from "../auth/bearer-token.js";
+import { bearerToken, hasAuthorization, unknownTokenError } from "../auth/bearer-token.js";
 import { PROJECT_HEADER, RequestScope } from "../auth/request-scope.js";
 import { ProjectsDisabledError, UnauthorizedError } from "../http/api-errors.js";
 import { validateRequest } from "../http/request-validation.js";
@@ -13,25 +13,35 @@ import { registerProjectRoutes } from "./project-routes.js";
 import { registerWebMcpRoutes } from "./webmcp-routes.js";
 
 /**
- * The key the request's bearer token names. A missing, malformed or unknown token is 401
- * and counts as a failed authentication of the client's address.
+ * The key the request's bearer token names. A missing, malformed or unknown token is 401;
+ * a malformed or unknown one counts as a failed authentication of the client, and while
+ * the client has none left every credential it sends is 429, before the key store is read.
  */
 function authenticate(deps: ApiDeps, request: FastifyRequest): Credential {
+  const header = request.headers.authorization;
+  // No credential guesses nothing and reaches no key lookup: it is neither counted nor
+  // refused, so that pages flooding 127.0.0.1 with bare requests cannot lock out the keys used there.
+  const client = hasAuthorization(header) ? deps.rateLimits.clientKey(request.raw) : undefined;
+  if (client !== undefined) {
+    // Before the credential is read: a blocked client costs a map lookup, never a key lookup.
+    const blocked = deps.rateLimits.checkClient(client);
+    if (blocked) throw blocked;
+  }
   try {
-    const credential = deps.stores.apiKeys.authenticate(bearerToken(request.headers.authorization));
+    const credential = deps.stores.apiKeys.authenticate(bearerToken(header));
     if (!credential) throw unknownTokenError();
     return credential;
   } catch (error) {
-    if (error instanceof UnauthorizedError) deps.rateLimits.recordFailedAuth(request.ip);
+    if (client !== undefined && error instanceof UnauthorizedError) deps.rateLimits.recordFailedAuth(client);
     throw error;
   }
 }
 
 /**
  * Every operation of the spec, behind the checks each request passes in order, before
- * the body is read: the failed-authentication limit of the client's address (429
- * `rate_limited`), authentication (401), the key's rate limit (429 `rate_limited`) and
- * the project header (403, 404 `project_not_found`); then `projects_disabled`,
+ * the body is read: the failed-authentication limit of the client, for a request that
+ * carries a credential (429 `rate_limited`), authentication (401), the key's rate limit
+ * (429 `rate_limited`) and the project header (403, 404 `project_not_found`); then `projects_disabled`,
  * org-wide-only operations (403) and the generated request validators (400); then the
  * handler.
  */
@@ -42,9 +52,6 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     // a microtask on every request, which showed in profiles of the control plane.
     api.addHook("onRequest", (request, _reply, done) => {
       try {
-        // Before the credential is read: a blocked address costs a map lookup, never a key lookup.
-        const blocked = deps.rateLimits.checkAddress(request.ip);
-        if (blocked) throw blocked;
         const credential = authenticate(deps, request);
         const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
         if (limited) throw limited;

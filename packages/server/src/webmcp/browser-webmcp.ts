@@ -7,15 +7,20 @@ import { SourceNumbers } from "./source-numbers.js";
 import { runInvocation } from "./tool-invocation.js";
 import { ToolRefTable } from "./tool-refs.js";
 import { capText, PAGE_DATA_LIMITS } from "./page-data.js";
-import type { Registration, SnapshotLog, TabRecord } from "./tool-snapshot.js";
+import { SharedBuild } from "./shared-build.js";
+import type { Registration, SnapshotLog, TabRecord, ToolSnapshot } from "./tool-snapshot.js";
 
 /** How much of a snapshot's JSON is built before other work gets a turn. */
 const YIELD_EVERY_BYTES = 512 * 1024;
 
 /** A snapshot as `GET .../webmcp/tools` sends it. */
 export interface ToolListBody {
-  /** The spec's `WebMcpToolList`, as JSON. */
-  json: string;
+  /**
+   * The spec's `WebMcpToolList`, as UTF-8 JSON. Bytes, encoded once: the listings that
+   * share a build all send this one buffer, where a string would be encoded again for
+   * each response, all in the turn the build ends.
+   */
+  json: Buffer;
   /**
    * The snapshot's version, the `ETag`: a hash of `json` itself. Tab titles are read
    * from the browser on every request (no event reports a title change), and URLs,
@@ -24,6 +29,35 @@ export interface ToolListBody {
    */
   etag: string;
 }
+
+/** How many snapshot bodies were built, and how many `GET`s were answered with another's build. */
+export interface SnapshotBuildCounts {
+  /** Bodies built. */
+  built: number;
+  /** Listings answered with a build another listing had started. */
+  shared: number;
+}
+
+/** What a snapshot body is built from; two builds from equal inputs give the same body. */
+interface BuildInput {
+  snapshot: ToolSnapshot;
+  version: number;
+  titles: Map<string, string>;
+}
+
+function sameTitles(a: Map<string, string>, b: Map<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [targetId, title] of a) if (b.get(targetId) !== title) return false;
+  return true;
+}
+
+// A later caller may share a build only when its body is what the caller would build
+// itself: the same snapshot object (not one from before a reconnection), still at the
+// version the build started from, so no event came between the build's start and this
+// caller's arrival (one that comes during the build bumps the version, and whoever
+// arrives after it builds anew); and the titles this caller read itself, after it
+// arrived, equal to the build's (no event reports a title change, so each caller reads them).
+const sameInput = (a: BuildInput, b: BuildInput): boolean => a.snapshot === b.snapshot && a.version === b.version && sameTitles(a.titles, b.titles);
 
 /**
  * WebMCP of one running browser: discovery and invocation over one DevTools connection
@@ -36,12 +70,16 @@ export class BrowserWebMcp {
   readonly #log: SnapshotLog;
   readonly #refs = new ToolRefTable<Registration>();
   readonly #numbers = new SourceNumbers();
+  readonly #builds = new SharedBuild<BuildInput, ToolListBody>(sameInput);
+  readonly #counts: SnapshotBuildCounts;
   #attachment: Promise<BrowserAttachment> | undefined;
   #ended = false;
 
-  constructor(router: CdpRouter, log: SnapshotLog) {
+  /** `counts`, when given, is where builds and shared listings are counted (the service's totals). */
+  constructor(router: CdpRouter, log: SnapshotLog, counts: SnapshotBuildCounts = { built: 0, shared: 0 }) {
     this.#router = router;
     this.#log = log;
+    this.#counts = counts;
   }
 
   /** Connects (once; again after the connection dropped) and resolves when the browser's tabs are followed. */
@@ -80,12 +118,23 @@ export class BrowserWebMcp {
    * serialized when the page registered it, so a large snapshot costs concatenation,
    * bounded by the response cap; whatever is left out is counted in `omitted`. The
    * `etag` is hashed as the JSON is built, so a large snapshot is hashed in the same
-   * slices.
+   * slices. Concurrent listings share one build when it is sure to give each of them
+   * the body it would build itself (see `sameInput`): a large snapshot is built once
+   * however many clients ask for it at once.
    */
   async listTools(): Promise<ToolListBody> {
     const attachment = await this.#attached();
     const snapshot = attachment.snapshot;
     const titles = await attachment.tabTitles();
+    // Read after the titles, right before the build starts (in the same turn).
+    const { output, shared } = this.#builds.run({ snapshot, version: snapshot.version, titles }, (input) => this.#build(input));
+    if (shared) this.#counts.shared++;
+    else this.#counts.built++;
+    return output;
+  }
+
+  async #build({ snapshot, titles }: BuildInput): Promise<ToolListBody> {
+    // Read now, in the turn the build starts: what the input's version stands for.
     const registrations = snapshot.registrations();
     const windows = new Map(await Promise.all([...new Set(registrations.map((registration) => registration.session.tab))].map(async (tab) => [tab, await tab.windowId] as const)));
     const tabSources = new Map<TabRecord, string>();
@@ -133,7 +182,7 @@ export class BrowserWebMcp {
     if (overResponse > 0) omitted.set("response_limit", overResponse);
     const omittedJson = omitted.size === 0 ? "" : `,"omitted":${JSON.stringify([...omitted].map(([reason, count]) => ({ reason, count })))}`;
     const end = `]${omittedJson}}`;
-    return { json: `{"tools":[${parts.join(",")}${end}`, etag: tag.update(end).tag };
+    return { json: Buffer.from(`{"tools":[${parts.join(",")}${end}`), etag: tag.update(end).tag };
   }
 
   /**

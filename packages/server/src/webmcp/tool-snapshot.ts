@@ -90,6 +90,9 @@ export class ToolSnapshot {
   #registrationCount = 0;
   #definitionBytes = 0;
   #serial = 0;
+  // Bumped by every method that may change what a listing shows, whether or not it did:
+  // an extra bump costs one extra build, a missing one would serve a stale body.
+  #version = 0;
   // Each reason is logged once per browser: a hostile page must not flood the log.
   readonly #warned = new Set<OmissionReason>();
 
@@ -97,6 +100,15 @@ export class ToolSnapshot {
     this.#refs = refs;
     this.#numbers = numbers;
     this.#log = log;
+  }
+
+  /**
+   * Changes whenever anything a listing shows may have changed (registrations, omissions,
+   * tabs, frames, URLs), never otherwise: two listings built at the same version from the
+   * same tab titles are the same. A new snapshot (after a reconnection) starts again at 0.
+   */
+  get version(): number {
+    return this.#version;
   }
 
   /** Calls `listener` whenever a session or a frame goes away for good; returns the function that stops it. */
@@ -107,12 +119,14 @@ export class ToolSnapshot {
 
   /** Records a newly attached tab. */
   addPageSession(sessionId: string, info: TargetInfo, windowId: Promise<number | undefined>): SessionRecord {
+    this.#version++;
     const tab: TabRecord = { targetId: info.targetId, tabNumber: this.#numbers.tab(info.targetId), url: withoutFragment(info.url), windowId, registrationCount: 0 };
     return this.#addSession({ sessionId, targetId: info.targetId, kind: "page", tab, parent: undefined });
   }
 
   /** Records an out-of-process iframe attached under `parentSessionId`; `undefined` if that session is gone. */
   addFrameSession(parentSessionId: string, sessionId: string, info: TargetInfo): SessionRecord | undefined {
+    this.#version++;
     const parent = this.#sessions.get(parentSessionId);
     if (!parent) return undefined;
     const session = this.#addSession({ sessionId, targetId: info.targetId, kind: "iframe", tab: parent.tab, parent });
@@ -124,6 +138,7 @@ export class ToolSnapshot {
 
   /** Learns the frames of a session that events have not described yet. */
   applyFrameTree(sessionId: string, tree: PageFrameTree): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     if (!session) return;
     const visit = (node: PageFrameTree): void => {
@@ -137,6 +152,7 @@ export class ToolSnapshot {
 
   /** A frame committed a new document: the old document's registrations end. */
   frameNavigated(sessionId: string, frame: PageFrame): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     if (!session) return;
     for (const frameId of this.#subtree(session, frame.id)) {
@@ -148,6 +164,7 @@ export class ToolSnapshot {
 
   /** A frame's URL changed within its document (fragment, history API): registrations stay. */
   navigatedWithinDocument(sessionId: string, frameId: string, url: string): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     const frame = session?.frames.get(frameId);
     if (!session || !frame) return;
@@ -160,6 +177,7 @@ export class ToolSnapshot {
    * another process (a navigation), whose own session reports its tools.
    */
   frameDetached(sessionId: string, frameId: string, reason: string): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     if (!session) return;
     const subtree = this.#subtree(session, frameId);
@@ -176,6 +194,7 @@ export class ToolSnapshot {
 
   /** The renderer of a session crashed: every document in it, and below it, is gone. */
   documentsLost(sessionId: string): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     if (!session) return;
     for (const each of this.#sessionTree(session)) {
@@ -186,6 +205,7 @@ export class ToolSnapshot {
 
   /** A session detached (tab closed, iframe gone or moved): it and the sessions below it are gone. */
   removeSession(sessionId: string): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     if (session) this.#removeTree(session, session.kind === "page");
   }
@@ -195,12 +215,14 @@ export class ToolSnapshot {
    * numbers are kept: the tabs may still be open when the browser is attached again.
    */
   clear(): void {
+    this.#version++;
     for (const session of [...this.#sessions.values()]) if (session.parent === undefined) this.#removeTree(session, false);
     this.#sessions.clear();
   }
 
   /** `WebMCP.toolsAdded` on a session. */
   toolsAdded(sessionId: string, tools: unknown): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     if (!session || !Array.isArray(tools)) return;
     for (const raw of tools) {
@@ -239,6 +261,7 @@ export class ToolSnapshot {
    * documents go away.
    */
   messageDropped(sessionId: string): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     if (session) this.#omit(session, SESSION_WIDE, "message_too_large", {});
   }
@@ -270,6 +293,7 @@ export class ToolSnapshot {
 
   /** `WebMCP.toolsRemoved` on a session. */
   toolsRemoved(sessionId: string, tools: unknown): void {
+    this.#version++;
     const session = this.#sessions.get(sessionId);
     if (!session || !Array.isArray(tools)) return;
     for (const raw of tools) {
@@ -306,6 +330,7 @@ export class ToolSnapshot {
 
   /** Drops one registration the browser says no longer exists. */
   forget(registration: Registration): void {
+    this.#version++;
     if (!this.isRegistered(registration)) return;
     this.#retire(registration);
     registration.session.registrations.delete(registrationKey(registration.frameId, registration.tool.name));

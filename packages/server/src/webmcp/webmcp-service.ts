@@ -2,7 +2,7 @@ import type { BrowserLifecycle, BrowserEventLog } from "../browsers/browser-serv
 import type { LaunchedBrowser } from "../browsers/browser-launcher.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { ConflictError } from "../http/api-errors.js";
-import { BrowserWebMcp } from "./browser-webmcp.js";
+import { BrowserWebMcp, type SnapshotBuildCounts } from "./browser-webmcp.js";
 
 /**
  * WebMCP for every running browser: a {@link BrowserWebMcp} from the moment a browser
@@ -15,6 +15,7 @@ export class WebMcpService implements BrowserLifecycle {
   // Browsers followed before they became sessions (warm ones, cold ones before their
   // start_url loads), until started() gives them their id.
   readonly #prepared = new WeakMap<LaunchedBrowser, BrowserWebMcp>();
+  readonly #counts: SnapshotBuildCounts = { built: 0, shared: 0 };
 
   constructor(log: BrowserEventLog) {
     this.#log = log;
@@ -26,7 +27,7 @@ export class WebMcpService implements BrowserLifecycle {
    * (see {@link BrowserWebMcp.ready}); rejects if its DevTools cannot be followed.
    */
   async prepare(launched: LaunchedBrowser): Promise<void> {
-    const webmcp = new BrowserWebMcp(launched.cdp, this.#log);
+    const webmcp = new BrowserWebMcp(launched.cdp, this.#log, this.#counts);
     this.#prepared.set(launched, webmcp);
     await webmcp.ready();
   }
@@ -35,7 +36,7 @@ export class WebMcpService implements BrowserLifecycle {
   started(browserId: string, launched: LaunchedBrowser): void {
     const prepared = this.#prepared.get(launched);
     this.#prepared.delete(launched);
-    const webmcp = prepared ?? new BrowserWebMcp(launched.cdp, this.#log);
+    const webmcp = prepared ?? new BrowserWebMcp(launched.cdp, this.#log, this.#counts);
     this.#browsers.set(browserId, webmcp);
     webmcp.connect().catch((error: unknown) => this.#log.warn({ browser: browserId, err: error }, "could not connect to a new browser's DevTools for WebMCP; the next WebMCP request tries again"));
   }
@@ -45,6 +46,11 @@ export class WebMcpService implements BrowserLifecycle {
     const webmcp = this.#browsers.get(browserId);
     this.#browsers.delete(browserId);
     webmcp?.end().catch((error: unknown) => this.#log.error({ browser: browserId, err: error }, "could not close the WebMCP connection of an ended browser"));
+  }
+
+  /** Snapshot bodies built so far, and listings that shared another's build, over every browser. */
+  snapshotBuilds(): SnapshotBuildCounts {
+    return { ...this.#counts };
   }
 
   /** The WebMCP of a browser record: 409 `conflict` if its process is not running (crashed, or being stopped). */

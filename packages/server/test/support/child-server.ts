@@ -29,6 +29,8 @@ export interface ChildServer {
   printedKey: string | undefined;
   /** Everything printed to stdout so far. */
   stdout(): string;
+  /** Everything printed to stderr so far. */
+  stderr(): string;
   /** SIGKILL: no cleanup of any kind. */
   kill(): Promise<void>;
   /** SIGTERM, and the exit code once it has exited. */
@@ -40,7 +42,7 @@ export interface ChildServer {
  * 127.0.0.1, without warm browsers unless `args` asks for them (a later flag wins).
  */
 export async function spawnServer(dataDir: string, args: string[] = []): Promise<ChildServer> {
-  const child = spawn(process.execPath, [BIN, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--warm-browsers", "0", ...args], {
+  const child = spawn(process.execPath, [BIN, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--warm-browsers", "0", "--allow-private-network", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, LOG_LEVEL: "warn" },
   });
@@ -67,6 +69,7 @@ export async function spawnServer(dataDir: string, args: string[] = []): Promise
     url,
     printedKey: /BROWSER_SERVICE_API_KEY=(bsk_\w+)/.exec(stdout)?.[1],
     stdout: () => stdout,
+    stderr: () => stderr,
     async kill() {
       child.kill("SIGKILL");
       await exited;

@@ -75,6 +75,7 @@ export function chromiumBrowserPids(): number[] {
     .map(Number)
     .filter((pid) => {
       const args = commandLine(pid);
-      return args !== undefined && args.includes("--remote-debugging-pipe") && args.some((arg) => arg.startsWith("--user-data-dir=") && arg.includes("browser-service-chromium-")) && !args.some((arg) => arg.startsWith("--type="));
+      // bwrap's own command line names the same flags: the browser is the process it runs.
+      return args !== undefined && !args[0]?.endsWith("bwrap") && args.includes("--remote-debugging-pipe") && args.some((arg) => arg.startsWith("--user-data-dir=") && arg.includes("browser-service-chromium-")) && !args.some((arg) => arg.startsWith("--type="));
     });
 }

@@ -45,6 +45,8 @@ export async function startTestServer(options: Partial<CreateServerOptions> = {}
     // Browsers only when a test asks for them: a pool in every suite would multiply the
     // Chromium processes of a run on a shared machine; warm-pool.test.ts sets its own.
     warmBrowsers: 0,
+    // Tests serve their pages on 127.0.0.1, which browsers may not reach by default.
+    allowPrivateNetwork: true,
     ...options,
     dataDir,
     host: "127.0.0.1",

@@ -6,14 +6,19 @@ export class TrackingLauncher implements BrowserLauncher {
   readonly launched: LaunchedBrowser[] = [];
   readonly #inner: ChromiumLauncher;
 
+  /** Browsers may reach private addresses unless `options` says otherwise: tests serve their pages on 127.0.0.1. */
   constructor(options: ChromiumLauncherOptions = {}) {
-    this.#inner = new ChromiumLauncher(options);
+    this.#inner = new ChromiumLauncher({ allowPrivateNetwork: true, ...options });
   }
 
   async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
     const browser = await this.#inner.launch(options);
     this.launched.push(browser);
     return browser;
+  }
+
+  browserOfConnection(remoteAddress: string | undefined, remotePort: number | undefined): string | undefined {
+    return this.#inner.browserOfConnection(remoteAddress, remotePort);
   }
 
   /** The browser launched last (tests create one browser at a time where they use this). */

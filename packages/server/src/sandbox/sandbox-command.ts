@@ -1,0 +1,133 @@
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** The loopback port, inside a browser's network namespace, where the relay to the egress proxy listens. */
+export const RELAY_PORT = 1080;
+
+/** The most a browser holds in its download folder unless configured otherwise: 256 MiB. */
+export const DEFAULT_DOWNLOAD_BYTES = 256 * 1024 * 1024;
+
+/** The user and group id a browser has inside its sandbox (its user namespace maps them to its host account). */
+export const SANDBOX_ID = 1000;
+
+// Top-level system directories a merged-/usr system has as links into /usr (Debian 12, Ubuntu, Fedora).
+const SYSTEM_LINKS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] as const;
+
+/**
+ * What of the host outside /usr a browser sees, read-only: of /etc fonts, TLS roots, the
+ * dynamic linker's cache, the time zone, Debian's launcher settings (`/etc/chromium.d`)
+ * and an administrator's Chromium policies; and the font cache, without which every
+ * start would rebuild it (about 100 ms here). Nothing else: no passwd, no hosts, no
+ * resolv.conf (the egress proxy resolves names), no machine-id.
+ */
+const SYSTEM_READ_ONLY = ["/etc/fonts", "/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", "/etc/chromium.d", "/etc/chromium", "/var/cache/fontconfig"] as const;
+
+/** How the host's root is laid out, read once: which system directories are links, which read-only paths exist. */
+export interface SystemLayout {
+  /** `["bin", "usr/bin"]`: /bin is a link to usr/bin. */
+  links: [string, string][];
+  /** System directories that are real directories (not merged into /usr), bound read-only. */
+  directories: string[];
+  /** Paths of {@link SYSTEM_READ_ONLY} that exist here. */
+  readOnly: string[];
+}
+
+/** Reads the host's {@link SystemLayout}. */
+export function readSystemLayout(): SystemLayout {
+  const layout: SystemLayout = { links: [], directories: [], readOnly: [] };
+  for (const name of SYSTEM_LINKS) {
+    const stat = lstatOrUndefined(`/${name}`);
+    if (stat?.isSymbolicLink()) layout.links.push([name, readlinkSync(`/${name}`)]);
+    else if (stat?.isDirectory()) layout.directories.push(`/${name}`);
+  }
+  for (const path of SYSTEM_READ_ONLY) if (lstatOrUndefined(path) !== undefined) layout.readOnly.push(path);
+  return layout;
+}
+
+/** Everything one browser's sandbox is made of. */
+export interface SandboxSpec {
+  /** The host's layout ({@link readSystemLayout}). */
+  layout: SystemLayout;
+  /** The browser's own directory (its profile), the one writable place, at the same path inside. */
+  browserDir: string;
+  /** Its download folder inside {@link browserDir}, a tmpfs of {@link downloadBytes} inside the sandbox. */
+  downloadDir: string;
+  /** The most a browser may download at once, in bytes. */
+  downloadBytes: number;
+  /** The egress proxy's Unix socket, inside {@link browserDir}. */
+  proxySocket: string;
+  /** The Chromium executable (bound read-only with its directory when outside /usr). */
+  executablePath: string;
+  /** Chromium's flags. */
+  flags: readonly string[];
+}
+
+/**
+ * The `bwrap` (bubblewrap) command line that runs Chromium in a world of its own: new user,
+ * mount, PID, IPC, UTS, cgroup and network namespaces; the system read-only and only what
+ * Chromium needs of it; its own `/tmp`, `/proc` and `/dev`; the browser's own directory as
+ * the one writable place; no environment of the server's. The network namespace has only
+ * loopback, where `socat` relays port {@link RELAY_PORT} to the egress proxy's socket: the
+ * only way out. Chromium keeps its own sandbox inside (nested user namespaces), so no
+ * `--no-sandbox`. `--die-with-parent` ends the sandbox when the server dies, even by SIGKILL.
+ */
+export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[] } {
+  const { layout, browserDir } = spec;
+  for (const path of [browserDir, spec.proxySocket]) {
+    // socat reads its address with ':' and ',' as separators; the shell gets it as an argument.
+    if (!/^\/[A-Za-z0-9._/-]+$/.test(path)) throw new RangeError(`The path ${JSON.stringify(path)} cannot be given to the sandbox: use a temporary directory whose path has only letters, digits and ._-/ (TMPDIR).`);
+  }
+  const args = [
+    "--unshare-all",
+    "--unshare-user",
+    "--uid", String(SANDBOX_ID),
+    "--gid", String(SANDBOX_ID),
+    "--hostname", "browser",
+    "--die-with-parent",
+    "--clearenv",
+    "--setenv", "HOME", browserDir,
+    "--setenv", "XDG_CONFIG_HOME", `${browserDir}/.config`,
+    "--setenv", "XDG_CACHE_HOME", `${browserDir}/.cache`,
+    "--setenv", "TMPDIR", "/tmp",
+    "--setenv", "PATH", "/usr/bin:/bin",
+    "--ro-bind", "/usr", "/usr",
+  ];
+  for (const [name, target] of layout.links) args.push("--symlink", target, `/${name}`);
+  for (const directory of layout.directories) args.push("--ro-bind", directory, directory);
+  for (const path of layout.readOnly) args.push("--ro-bind", path, path);
+  const executableDir = dirname(realpathOr(spec.executablePath));
+  if (!executableDir.startsWith("/usr/")) args.push("--ro-bind", executableDir, executableDir);
+  args.push(
+    "--proc", "/proc",
+    "--dev", "/dev",
+    "--tmpfs", "/tmp",
+    "--bind", browserDir, browserDir,
+    "--size", String(spec.downloadBytes), "--tmpfs", spec.downloadDir,
+    "--chdir", browserDir,
+    "--",
+    "/bin/sh", "-c",
+    // The relay must not hold the DevTools pipe (fds 3 and 4), or the pipe would outlive Chromium.
+    `socat TCP-LISTEN:${RELAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$1" </dev/null >/dev/null 2>&1 3>&- 4>&- & shift; exec "$@"`,
+    "sandbox",
+    spec.proxySocket,
+    spec.executablePath,
+    ...spec.flags,
+  );
+  return { file: "bwrap", args };
+}
+
+function lstatOrUndefined(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
