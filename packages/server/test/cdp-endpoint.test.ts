@@ -425,6 +425,21 @@ describe("bounds", () => {
     for (const client of clients) await client.close();
   });
 
+  it("a burst of upgrades at once cannot pass maxClients while their sessions are being opened", async () => {
+    const browser = await t.client().browsers.create();
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        RawClient.open(browser.cdp_ws_url).then(
+          (client) => client,
+          () => "refused" as const,
+        ),
+      ),
+    );
+    const opened = outcomes.filter((outcome): outcome is RawClient => outcome !== "refused");
+    expect(opened).toHaveLength(3);
+    for (const client of opened) await client.close();
+  });
+
   it("a message over the size cap closes only its sender (1009)", async () => {
     const browser = await t.client().browsers.create();
     const big = await RawClient.open(browser.cdp_ws_url);

@@ -12,6 +12,7 @@ import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
 import { browserTokenMatches } from "./browser-token.js";
 import { bridge } from "./client-bridge.js";
+import type { CdpChannel } from "./cdp-router.js";
 import { MessageBudget, ProjectBudgets } from "./message-budget.js";
 
 /** Bounds of the DevTools endpoint. */
@@ -66,6 +67,9 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   const { limits } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
   const clients = new Map<string, Set<WebSocket>>();
+  // Upgrades of each browser accepted but not connected yet (their session is being opened):
+  // counted with the connected ones, or a burst of upgrades would all pass the cap at once.
+  const opening = new Map<string, number>();
   const projectBudgets = new ProjectBudgets({ messageRate: limits.projectMessageRate, byteRate: limits.projectByteRate }, limits.clock);
 
   app.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -131,17 +135,34 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuse(socket, new ConflictError(`Browser ${row.id} is not running (status ${row.status}).`));
       return;
     }
-    const connected = clients.get(row.id) ?? new Set<WebSocket>();
-    if (connected.size >= limits.maxClients) {
+    if ((clients.get(row.id)?.size ?? 0) + (opening.get(row.id) ?? 0) >= limits.maxClients) {
       refuse(socket, new CdpClientLimitError(limits.maxClients));
       return;
     }
-    const channel = await router.openChannel({ maxPending: limits.maxPending });
-    if (socket.destroyed) {
-      channel.close();
-      return;
+    opening.set(row.id, (opening.get(row.id) ?? 0) + 1);
+    try {
+      const channel = await router.openChannel({ maxPending: limits.maxPending });
+      if (socket.destroyed) {
+        channel.close();
+        return;
+      }
+      upgrade(request, socket, head, row, channel);
+    } finally {
+      const left = (opening.get(row.id) ?? 1) - 1;
+      if (left === 0) opening.delete(row.id);
+      else opening.set(row.id, left);
     }
+  }
+
+  /**
+   * Completes the upgrade and relays between the client and its channel. ws calls back at
+   * once, or never when the socket closed meanwhile: the channel is then closed here.
+   */
+  function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, row: { id: string; project_id: string }, channel: CdpChannel): void {
+    let upgraded = false;
     wss.handleUpgrade(request, socket, head, (ws) => {
+      upgraded = true;
+      const connected = clients.get(row.id) ?? new Set<WebSocket>();
       connected.add(ws);
       clients.set(row.id, connected);
       const projectBudget = projectBudgets.acquire(row.project_id);
@@ -160,6 +181,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
         ws.close(1011, "The server could not open a DevTools session.");
       }
     });
+    if (!upgraded) channel.close();
   }
 
   /** Which credential opens the browser: its token, an API key of its project, or none. */
