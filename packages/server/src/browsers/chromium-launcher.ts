@@ -8,7 +8,8 @@ import { CdpPipe } from "../cdp/cdp-pipe.js";
 import { CdpRouter } from "../cdp/cdp-router.js";
 import { EgressConnections } from "../egress/egress-connections.js";
 import { EgressPolicy } from "../egress/egress-policy.js";
-import { EgressProxy, type HostLookup } from "../egress/socks-proxy.js";
+import { LookupQueue } from "../egress/lookup-queue.js";
+import { EgressProxy, systemLookup, type HostLookup } from "../egress/socks-proxy.js";
 import { DEFAULT_DOWNLOAD_BYTES, readSystemLayout, RELAY_PORT, sandboxCommand, type SystemLayout } from "../sandbox/sandbox-command.js";
 import { checkSandbox, type SandboxCheck } from "../sandbox/sandbox-check.js";
 import { SandboxUids } from "../sandbox/sandbox-uids.js";
@@ -94,6 +95,7 @@ export class ChromiumLauncher implements BrowserLauncher {
   readonly #downloadBytes: number;
   readonly #policy: EgressPolicy;
   readonly #connections = new EgressConnections();
+  readonly #lookups: LookupQueue;
   readonly #options: ChromiumLauncherOptions;
   readonly #asRoot = process.getuid?.() === 0;
   #uids: SandboxUids | undefined;
@@ -110,6 +112,7 @@ export class ChromiumLauncher implements BrowserLauncher {
     this.#downloadBytes = options.downloadBytes ?? DEFAULT_DOWNLOAD_BYTES;
     this.#policy = new EgressPolicy({ allowPrivateNetwork: options.allowPrivateNetwork ?? false });
     this.#uids = options.uids;
+    this.#lookups = new LookupQueue(options.lookup ?? systemLookup);
     this.#options = options;
   }
 
@@ -179,7 +182,13 @@ export class ChromiumLauncher implements BrowserLauncher {
         await chown(downloadPath, owner.uid, owner.gid);
       }
       await chmod(userDataDir, 0o700);
-      const proxyOptions = { policy: this.#policy, connections: this.#connections, label, ...(this.#options.lookup ? { lookup: this.#options.lookup } : {}), ...(this.#options.onEgressRefused ? { onRefused: this.#options.onEgressRefused } : {}) };
+      const proxyOptions = {
+        policy: this.#policy,
+        connections: this.#connections,
+        label,
+        lookup: (hostname: string) => this.#lookups.lookup(label, hostname),
+        ...(this.#options.onEgressRefused ? { onRefused: this.#options.onEgressRefused } : {}),
+      };
       const proxySocket = join(userDataDir, "egress.sock");
       proxy = this.#unsafeNoSandbox
         ? await EgressProxy.listen({ port: 0 }, proxyOptions)

@@ -214,7 +214,8 @@ export class EgressProxy {
   }
 }
 
-const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+/** The system's resolver (`/etc/hosts`, DNS), every address of a name in the resolver's order. */
+export const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 /** Connects to an address the policy allowed; resolves with the socket or the SOCKS reply code of the failure. */
 function open(address: string, port: number, timeoutMs: number): Promise<Socket | { code: number }> {
