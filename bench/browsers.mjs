@@ -12,6 +12,12 @@
 // - sustained: 4 callers creating and deleting without pause against a pool of 4; the
 //   pool refills one browser at a time, so past its size creates launch cold. Wall-clock
 //   creates/s, and how many came from the pool.
+// - sandbox: every browser above runs in its sandbox (bwrap, egress proxy); the 1-caller
+//   rows are repeated with --unsafe-no-sandbox in the same loop, for the sandbox's cost.
+// - loop: a user's sequential create, 600 ms of work, delete, 600 ms, as the server's
+//   defaults serve it (pool of 2) and without a pool (cold).
+// - page load: a 1 MB response fetched by a page through the egress proxy (sandboxed
+//   browser) vs by a Chromium started directly without proxy (goal: >= 0.8x).
 //
 //   node bench/browsers.mjs                 (after `pnpm build`)
 //   node bench/browsers.mjs --creates 40 --rounds 8 --seconds 5
@@ -20,6 +26,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
 import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
 
 const { values } = parseArgs({ options: { creates: { type: "string", default: "20" }, rounds: { type: "string", default: "5" }, seconds: { type: "string", default: "3" } } });
@@ -27,6 +34,8 @@ const CREATES = Number(values.creates);
 const ROUNDS = Number(values.rounds);
 const SUSTAINED_MS = Number(values.seconds) * 1000;
 const POOL = 4;
+const PAGE_BYTES = 1024 * 1024;
+const PAGE_FETCHES = 20;
 
 function fail(message) {
   console.error(`bench/browsers FAILED: ${message}`);
@@ -70,7 +79,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Launches through Chromium and remembers each process (the pool's and cold creates' alike). */
 class CountingLauncher {
   launched = [];
-  #inner = new ChromiumLauncher();
+  #inner;
+  constructor(sandboxed) {
+    this.#inner = new ChromiumLauncher({ allowPrivateNetwork: true, unsafeNoSandbox: !sandboxed });
+  }
   async launch(options) {
     const browser = await this.#inner.launch(options);
     this.launched.push(browser);
@@ -78,9 +90,9 @@ class CountingLauncher {
   }
 }
 
-async function startServer(warmBrowsers) {
+async function startServer(warmBrowsers, { sandboxed = true } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-browsers-"));
-  const launcher = new CountingLauncher();
+  const launcher = new CountingLauncher(sandboxed);
   const server = await createServer({ dataDir, port: 0, planLimit: 100, warmBrowsers, launcher, rateLimits: { perKey: { rate: 0, burst: 1 } } });
   const baseUrl = await server.listen();
   const headers = { authorization: `Bearer ${server.firstStart.key.secret}`, "content-type": "application/json" };
@@ -118,16 +130,27 @@ async function startServer(warmBrowsers) {
   };
 }
 
-/** Sums a memory field (kB) of /proc/<pid>/smaps_rollup over every process of these process groups. */
-function groupMemory(pgids) {
-  const groups = new Set(pgids);
+/** Every process descended from `pid`, and `pid` itself. */
+function processTree(pid) {
+  const all = [pid];
+  for (let index = 0; index < all.length; index++) {
+    try {
+      for (const task of readdirSync(`/proc/${all[index]}/task`)) {
+        all.push(...readFileSync(`/proc/${all[index]}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
+      }
+    } catch {
+      // The process ended while it was read.
+    }
+  }
+  return all;
+}
+
+/** Sums RSS and PSS (from /proc/<pid>/smaps_rollup) over the process trees of these browsers (bwrap, socat and Chromium's processes). */
+function groupMemory(pids) {
   let rss = 0;
   let pss = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const entry of pids.flatMap(processTree)) {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (!groups.has(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]))) continue;
       const rollup = readFileSync(`/proc/${entry}/smaps_rollup`, "utf8");
       rss += Number(/^Rss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
       pss += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
@@ -154,30 +177,43 @@ const row = (name, latencies, seconds, note) => {
 
 const warm = await startServer(POOL);
 const cold = await startServer(0);
+const bareWarm = await startServer(POOL, { sandboxed: false });
+const bareCold = await startServer(0, { sandboxed: false });
 let poolMemory;
+let bareMemory;
+let loops;
+let pageLoad;
 try {
-  // One unmeasured create each, so that both servers' first request costs are paid.
-  for (const side of [warm, cold]) {
+  // One unmeasured create each, so that every server's first request costs are paid.
+  for (const side of [warm, cold, bareWarm, bareCold]) {
     await side.poolFull?.();
     const { id } = await side.create(startUrl);
     await side.delete(id);
   }
 
-  // 1 caller: warm and cold alternate, so machine noise hits both alike.
-  const one = { warm: [], cold: [] };
+  // 1 caller: warm and cold, sandboxed and not, alternate, so machine noise hits all alike.
+  const one = { warm: [], cold: [], bareWarm: [], bareCold: [] };
   for (let i = 0; i < CREATES; i++) {
-    await warm.poolFull();
-    const byWarm = await warm.create(startUrl);
-    one.warm.push(byWarm.ms);
-    deletes.push(await warm.delete(byWarm.id));
+    for (const [name, side] of [["warm", warm], ["bareWarm", bareWarm]]) {
+      await side.poolFull();
+      const created = await side.create(startUrl);
+      one[name].push(created.ms);
+      deletes.push(await side.delete(created.id));
+    }
     if (i % 2 === 0) {
-      const byCold = await cold.create(startUrl);
-      one.cold.push(byCold.ms);
-      deletes.push(await cold.delete(byCold.id));
+      for (const [name, side] of [["cold", cold], ["bareCold", bareCold]]) {
+        const created = await side.create(startUrl);
+        one[name].push(created.ms);
+        deletes.push(await side.delete(created.id));
+      }
     }
   }
   await warm.poolFull();
+  await bareWarm.poolFull();
   poolMemory = groupMemory(warm.launcher.launched.filter((browser) => !browser.cdp.closed).map((browser) => browser.pid));
+  bareMemory = groupMemory(bareWarm.launcher.launched.filter((browser) => !browser.cdp.closed).map((browser) => browser.pid));
+  await bareWarm.close();
+  await bareCold.close();
 
   // 4 callers at once.
   const four = { warm: [], cold: [] };
@@ -205,16 +241,25 @@ try {
   const sustainedSeconds = (performance.now() - began) / 1000;
   const coldInSustained = sustained.length - (warm.server.warmPoolStats().taken - takenBefore);
 
+  loops = await userLoops();
+  pageLoad = await pageLoadThroughEgress();
+
   const seconds = (latencies, callers) => latencies.reduce((sum, ms) => sum + ms, 0) / 1000 / callers;
   row("warm pool, 1 caller", one.warm, seconds(one.warm, 1), "pool full before each create");
-  row("cold launch, 1 caller", one.cold, seconds(one.cold, 1), "");
+  row("  the same, --unsafe-no-sandbox", one.bareWarm, seconds(one.bareWarm, 1), "");
+  row("cold launch, 1 caller", one.cold, seconds(one.cold, 1), "goal: p50 ≤ 250");
+  row("  the same, --unsafe-no-sandbox", one.bareCold, seconds(one.bareCold, 1), "");
   row(`warm pool, ${POOL} callers`, four.warm, seconds(four.warm, POOL), `pool of ${POOL} full before each burst of ${POOL}`);
   row(`cold launch, ${POOL} callers`, four.cold, seconds(four.cold, POOL), "");
   row(`sustained, 4 callers, pool of ${POOL}`, sustained, sustainedSeconds, `${sustained.length - coldInSustained} from the pool, ${coldInSustained} cold`);
+  row("loop: create, 600 ms, delete, 600 ms; pool of 2", loops.pooled.latencies, loops.pooled.seconds, `${loops.pooled.fromPool} from the pool; goal p50 ≤ 30, p99 ≤ 105`);
+  row("loop: the same without a pool", loops.cold.latencies, loops.cold.seconds, "goal: p50 ≤ 250");
   rows.push({ "POST /browsers": "published (hosted service)", creates: "", "p50 ms": "30", "p99 ms": "105", "creates/s": "", note: "goal for warm: p50 ≤ 30, p99 ≤ 105" });
 } finally {
   await warm.close();
   await cold.close();
+  await bareWarm.close().catch(() => undefined);
+  await bareCold.close().catch(() => undefined);
   page.disconnect();
 }
 
@@ -226,4 +271,78 @@ const quietMs = quietWaits.map((wait) => wait.ms).sort((a, b) => a - b);
 if (quietMs.length > 0) {
   console.log(`Before each warm create or burst: waited for a quiet machine (< ${QUIET_BUSY * 100} % CPU busy) ${percentile(quietMs, 50).toFixed(0)} ms p50, ${quietMs.at(-1).toFixed(0)} ms max; ${quietWaits.filter((wait) => !wait.reached).length} of ${quietWaits.length} waits gave up after ${QUIET_MAX_MS / 1000} s`);
 }
-console.log(`Warm pool of ${POOL}, idle: RSS ${poolMemory.rssMiB.toFixed(0)} MiB (shared pages counted per process), PSS ${poolMemory.pssMiB.toFixed(0)} MiB (${(poolMemory.pssMiB / POOL).toFixed(0)} MiB per browser)`);
+console.log(`Warm pool of ${POOL}, idle, sandboxed: RSS ${poolMemory.rssMiB.toFixed(0)} MiB (shared pages counted per process), PSS ${poolMemory.pssMiB.toFixed(0)} MiB (${(poolMemory.pssMiB / POOL).toFixed(0)} MiB per browser, bwrap and socat included)`);
+console.log(`Warm pool of ${POOL}, idle, --unsafe-no-sandbox: RSS ${bareMemory.rssMiB.toFixed(0)} MiB, PSS ${bareMemory.pssMiB.toFixed(0)} MiB (${(bareMemory.pssMiB / POOL).toFixed(0)} MiB per browser)`);
+console.log(`\nA page fetching ${PAGE_BYTES / 1024 / 1024} MB, ${PAGE_FETCHES} times (median MB/s):`);
+console.table(pageLoad);
+
+/**
+ * A user's sequential loop as the server's defaults serve it: create, 600 ms of work,
+ * delete, 600 ms, against a pool of 2 and against no pool (cold launches).
+ */
+async function userLoops() {
+  const result = {};
+  for (const [name, warmBrowsers] of [["pooled", 2], ["cold", 0]]) {
+    const side = await startServer(warmBrowsers);
+    try {
+      await side.poolFull?.();
+      const takenBefore = side.server.warmPoolStats().taken;
+      const latencies = [];
+      const began = performance.now();
+      for (let i = 0; i < CREATES; i++) {
+        const created = await side.create(startUrl);
+        latencies.push(created.ms);
+        await sleep(600);
+        await side.delete(created.id);
+        await sleep(600);
+      }
+      result[name] = { latencies, seconds: latencies.reduce((sum, ms) => sum + ms, 0) / 1000, fromPool: side.server.warmPoolStats().taken - takenBefore };
+    } finally {
+      await side.close();
+    }
+  }
+  return result;
+}
+
+/** Median MB/s of a page fetching 1 MB from 127.0.0.1, `PAGE_FETCHES` times, in `evaluate`. */
+async function fetchRate(evaluate, url) {
+  await evaluate(`fetch(${JSON.stringify(url)}).then((response) => response.arrayBuffer())`);
+  const rates = [];
+  for (let i = 0; i < PAGE_FETCHES; i++) {
+    const ms = await evaluate(`(async () => { const started = performance.now(); await (await fetch(${JSON.stringify(`${url}?${i}`)}, { cache: "no-store" })).arrayBuffer(); return performance.now() - started; })()`);
+    rates.push(PAGE_BYTES / 1024 / 1024 / (ms / 1000));
+  }
+  return rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)];
+}
+
+/** The 1 MB page load through a sandboxed browser's egress proxy vs a Chromium without proxy, alternating; the bytes come from the page process. */
+async function pageLoadThroughEgress() {
+  const url = `http://127.0.0.1:${pagePort}/mb`;
+  const launched = await new ChromiumLauncher({ allowPrivateNetwork: true }).launch({});
+  const direct = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
+  try {
+    const { targetId } = await launched.cdp.call("Target.createTarget", { url: "about:blank" });
+    const { sessionId } = await launched.cdp.call("Target.attachToTarget", { targetId, flatten: true });
+    await launched.cdp.call("Page.navigate", { url: startUrl }, sessionId);
+    await sleep(500);
+    const viaEgress = async (expression) => (await launched.cdp.call("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true }, sessionId)).result.value;
+    const directPage = await direct.newPage();
+    await directPage.goto(startUrl);
+    const viaDirect = (expression) => directPage.evaluate(expression);
+    const rates = { egress: [], direct: [] };
+    for (let round = 0; round < 3; round++) {
+      rates.egress.push(await fetchRate(viaEgress, url));
+      rates.direct.push(await fetchRate(viaDirect, url));
+    }
+    const median = (values) => values.sort((a, b) => a - b)[1];
+    const egress = median(rates.egress);
+    const plain = median(rates.direct);
+    return [
+      { path: "sandboxed: page → socat → egress proxy → 127.0.0.1", "MB/s": egress.toFixed(0), ratio: `${(egress / plain).toFixed(2)}x`, note: "goal ≥ 0.8x" },
+      { path: "Chromium without proxy or sandbox", "MB/s": plain.toFixed(0), ratio: "1.00x", note: "" },
+    ];
+  } finally {
+    await launched.close();
+    await direct.close();
+  }
+}

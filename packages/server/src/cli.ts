@@ -27,6 +27,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     unsafeNoSandbox: config.unsafeNoSandbox,
     allowPrivateNetwork: config.allowPrivateNetwork,
     downloadBytes: config.downloadBytes,
+    profileBytes: config.profileBytes,
     uids: new SandboxUids(config.sandboxUidBase),
   });
   const server = await createServer({
@@ -38,6 +39,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     ...(config.fixtures === undefined ? {} : { fixtures: config.fixtures }),
     ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
     bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
+    maxClientConnections: config.maxClientConnections,
     cdpLimits: {
       maxClients: config.cdpMaxClients,
       maxMessageBytes: config.cdpMaxMessageBytes,

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { TrustProxyError, trustedProxies } from "./http/client-key.js";
-import { DEFAULT_DOWNLOAD_BYTES } from "./sandbox/sandbox-command.js";
+import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES } from "./sandbox/sandbox-command.js";
 import { DEFAULT_SANDBOX_UID_BASE } from "./sandbox/sandbox-uids.js";
 
 /** How the server runs; every field has a default (see {@link HELP_TEXT}). */
@@ -43,6 +43,8 @@ export interface ServerConfig {
   sandboxUidBase: number;
   /** The most one browser may hold in its download folder, in bytes. */
   downloadBytes: number;
+  /** The most one browser may hold in its profile (site storage, caches), in bytes. */
+  profileBytes: number;
   /** Seconds a request body may stall before the connection is closed; 0 turns it off. */
   bodyIdleTimeoutSec: number;
   /** Requests per second each API key may make, sustained; `0` turns the limit off. */
@@ -53,6 +55,8 @@ export interface ServerConfig {
   authFailureLimit: number;
   /** Failed authentications an address may make at once after a quiet spell. */
   authFailureBurst: number;
+  /** Connections each client may hold open at once; `0` turns the limit off. */
+  maxClientConnections: number;
   /** The reverse proxies whose `X-Forwarded-For` names the client (addresses, CIDR ranges, `loopback`...); empty: none. */
   trustProxy: string[];
   /** Browsers kept launched and ready for `POST /browsers`; `0` turns the warm pool off. */
@@ -85,16 +89,20 @@ export const DEFAULT_CONFIG: ServerConfig = {
   // Far above what Playwright or Puppeteer send (a ~200 KB script per new context, a few
   // hundred small commands a second at most); what a flood can make the server parse
   // stays a fraction of a core, and a client over it is slowed, never refused.
-  cdpMessageRate: 5_000,
-  cdpByteRate: 32 * 1024 * 1024,
-  cdpProjectMessageRate: 20_000,
-  cdpProjectByteRate: 128 * 1024 * 1024,
+  // What one tenant may make the server's one thread do for its DevTools traffic, sized so
+  // that a project flooding at its budget leaves other tenants' requests within 2x of
+  // their quiet p99 on 2 cores (bench/soak.mjs); Playwright and Puppeteer stay far below.
+  cdpMessageRate: 2_000,
+  cdpByteRate: 16 * 1024 * 1024,
+  cdpProjectMessageRate: 4_000,
+  cdpProjectByteRate: 32 * 1024 * 1024,
   // A driver awaits tens of answers at once; 10,000 bounds what a client that never waits holds (a few MB).
   cdpMaxPending: 10_000,
   unsafeNoSandbox: false,
   allowPrivateNetwork: false,
   sandboxUidBase: DEFAULT_SANDBOX_UID_BASE,
   downloadBytes: DEFAULT_DOWNLOAD_BYTES,
+  profileBytes: DEFAULT_PROFILE_BYTES,
   bodyIdleTimeoutSec: 10,
   // Far above what an agent driving browsers sends, so only a runaway loop meets it.
   rateLimit: 50,
@@ -103,6 +111,9 @@ export const DEFAULT_CONFIG: ServerConfig = {
   // flood of wrong keys (and the log noise), and is still plenty for a mistyped key.
   authFailureLimit: 10,
   authFailureBurst: 20,
+  // Far above the pool of any HTTP client (browsers keep 6 per host, Node's fetch a few
+  // dozen), and far below the file descriptors of a process (often 1,024 to 20,000 here).
+  maxClientConnections: 256,
   // Believing X-Forwarded-For from a peer that is no proxy would let any client pick its own address.
   trustProxy: [],
   // Two idle headless Chromiums take about 0.3 GB on a laptop and cover an agent that starts
@@ -129,17 +140,19 @@ Options (a flag beats its environment variable):
   --cdp-max-buffer-mib <n>   BROWSER_SERVICE_CDP_MAX_BUFFER_MIB   output queued for a slow DevTools client before
                                                            it is disconnected (default 64)
   --cdp-message-rate <n>     BROWSER_SERVICE_CDP_MESSAGE_RATE     DevTools messages per second per connection; a client
-                                                           over it is slowed (default 5000; 0 turns it off)
-  --cdp-byte-rate-mib <n>    BROWSER_SERVICE_CDP_BYTE_RATE_MIB    DevTools MiB per second per connection (default 32; 0: off)
+                                                           over it is slowed (default 2000; 0 turns it off)
+  --cdp-byte-rate-mib <n>    BROWSER_SERVICE_CDP_BYTE_RATE_MIB    DevTools MiB per second per connection (default 16; 0: off)
   --cdp-project-message-rate <n>  BROWSER_SERVICE_CDP_PROJECT_MESSAGE_RATE  DevTools messages per second of all
-                                                           connections of a project (default 20000; 0: off)
+                                                           connections of a project (default 4000; 0: off)
   --cdp-project-byte-rate-mib <n>  BROWSER_SERVICE_CDP_PROJECT_BYTE_RATE_MIB  DevTools MiB per second of all
-                                                           connections of a project (default 128; 0: off)
+                                                           connections of a project (default 32; 0: off)
   --cdp-max-pending <n>      BROWSER_SERVICE_CDP_MAX_PENDING      DevTools commands per connection awaiting an answer
                                                            (default 10000); past it a command gets an error
   --allow-private-network  BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK  let browsers reach loopback, private and link-local
                                                            addresses and this host (local development; off by default)
   --download-mib <n>    BROWSER_SERVICE_DOWNLOAD_MIB       most a browser may hold in its download folder (default 256)
+  --profile-mib <n>     BROWSER_SERVICE_PROFILE_MIB        most a browser may hold in its profile: site storage, caches
+                                                           (default 512; like downloads, held in memory)
   --sandbox-uid-base <n>  BROWSER_SERVICE_SANDBOX_UID_BASE  first host account id of browsers when run as root
                                                            (default 2000000000; 65536 ids from it)
   --unsafe-no-sandbox   BROWSER_SERVICE_UNSAFE_NO_SANDBOX  run browsers without their sandbox, as the server's account,
@@ -152,6 +165,8 @@ Options (a flag beats its environment variable):
                                                            (default 10; 0 turns it off); over it, 429 for every request
                                                            with a credential (requests without one are not counted)
   --auth-failure-burst <n>  BROWSER_SERVICE_AUTH_FAILURE_BURST  failed authentications per address at once (default 20)
+  --max-client-connections <n>  BROWSER_SERVICE_MAX_CLIENT_CONNECTIONS  connections each client address may hold
+                                                           open at once (default 256; 0 turns it off)
   --trust-proxy <list>  BROWSER_SERVICE_TRUST_PROXY        reverse proxies whose X-Forwarded-For names the client:
                                                            addresses, CIDR ranges, loopback, linklocal, uniquelocal,
                                                            comma-separated (default none: the TCP peer is the client)
@@ -232,6 +247,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "cdp-max-pending": { type: "string" },
         "allow-private-network": { type: "boolean" },
         "download-mib": { type: "string" },
+        "profile-mib": { type: "string" },
         "sandbox-uid-base": { type: "string" },
         "unsafe-no-sandbox": { type: "boolean" },
         "body-idle-timeout-sec": { type: "string" },
@@ -239,6 +255,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "rate-limit-burst": { type: "string" },
         "auth-failure-limit": { type: "string" },
         "auth-failure-burst": { type: "string" },
+        "max-client-connections": { type: "string" },
         "trust-proxy": { type: "string" },
         "warm-browsers": { type: "string" },
         project: { type: "string" },
@@ -274,11 +291,14 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     allowPrivateNetwork: values["allow-private-network"] ?? (env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK === undefined ? DEFAULT_CONFIG.allowPrivateNetwork : flag("BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK", env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK)),
     sandboxUidBase: numberSetting(values["sandbox-uid-base"], "--sandbox-uid-base", env, "BROWSER_SERVICE_SANDBOX_UID_BASE", 1000, 4_294_000_000, 1) ?? DEFAULT_CONFIG.sandboxUidBase,
     downloadBytes: numberSetting(values["download-mib"], "--download-mib", env, "BROWSER_SERVICE_DOWNLOAD_MIB", 1, 65536, MIB) ?? DEFAULT_CONFIG.downloadBytes,
+    // A fresh profile takes about 3 MiB; Chromium does not start in much less than 32.
+    profileBytes: numberSetting(values["profile-mib"], "--profile-mib", env, "BROWSER_SERVICE_PROFILE_MIB", 32, 65536, MIB) ?? DEFAULT_CONFIG.profileBytes,
     bodyIdleTimeoutSec: numberSetting(values["body-idle-timeout-sec"], "--body-idle-timeout-sec", env, "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC", 0, 3600, 1) ?? DEFAULT_CONFIG.bodyIdleTimeoutSec,
     rateLimit: numberSetting(values["rate-limit"], "--rate-limit", env, "BROWSER_SERVICE_RATE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimit,
     rateLimitBurst: numberSetting(values["rate-limit-burst"], "--rate-limit-burst", env, "BROWSER_SERVICE_RATE_LIMIT_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimitBurst,
     authFailureLimit: numberSetting(values["auth-failure-limit"], "--auth-failure-limit", env, "BROWSER_SERVICE_AUTH_FAILURE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureLimit,
     authFailureBurst: numberSetting(values["auth-failure-burst"], "--auth-failure-burst", env, "BROWSER_SERVICE_AUTH_FAILURE_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureBurst,
+    maxClientConnections: numberSetting(values["max-client-connections"], "--max-client-connections", env, "BROWSER_SERVICE_MAX_CLIENT_CONNECTIONS", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.maxClientConnections,
     trustProxy: trustProxySetting(values["trust-proxy"], env),
     warmBrowsers: numberSetting(values["warm-browsers"], "--warm-browsers", env, "BROWSER_SERVICE_WARM_BROWSERS", 0, 64, 1) ?? DEFAULT_CONFIG.warmBrowsers,
   };

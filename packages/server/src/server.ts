@@ -16,6 +16,7 @@ import { answerClientError, answerConnect, answerFrameworkError, installErrorHan
 import { installBodyReading } from "./http/request-validation.js";
 import { installRequestIdHeader, newRequestId } from "./http/request-id.js";
 import { installBodyIdleTimeout } from "./http/body-idle-timeout.js";
+import { installConnectionLimits } from "./http/connection-limits.js";
 import { installDurableResponses } from "./http/durable-responses.js";
 import { installResponseCheck, type ResponseCheckOptions } from "./http/response-check.js";
 import { RateLimits, type RateLimitSettings } from "./http/rate-limiter.js";
@@ -65,6 +66,11 @@ export interface CreateServerOptions {
    * proxy, TLS): `cdp_ws_url` then starts with its WebSocket form (`https` → `wss`).
    */
   publicUrl?: string;
+  /**
+   * Connections each client (address, IPv6 /64, or one of the server's browsers) may hold
+   * open at once; `0` turns the limit off. Default {@link DEFAULT_CONFIG}`.maxClientConnections`.
+   */
+  maxClientConnections?: number;
   /** Seconds a request body may stall before its connection is closed; `0` turns it off. Default {@link DEFAULT_CONFIG}`.bodyIdleTimeoutSec`. */
   bodyIdleTimeoutSec?: number;
   /** Bounds of the DevTools endpoint; each defaults as in {@link DEFAULT_CONFIG}. */
@@ -188,6 +194,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     frameworkErrors: answerFrameworkError,
   });
   app.server.on("connect", answerConnect);
+  installConnectionLimits(app.server, { perClient: options.maxClientConnections ?? DEFAULT_CONFIG.maxClientConnections, trustedProxy, browserOfConnection });
   // A client that half-closes after its request (FIN once the bytes are sent) still gets
   // its answer: Node's default drops a response that is not written yet when the FIN is
   // read, and responses can wait (for a sync of the database, a browser's launch). The

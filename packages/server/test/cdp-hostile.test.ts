@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createClient, type BrowserServiceClient } from "@browser-service/client";
 import type { Browser } from "@browser-service/types";
@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MAX_COMMAND_DEPTH } from "../src/cdp/command-text.js";
 import { CdpRawClient, type CdpClose, type CdpMessage } from "./support/cdp-raw-client.js";
 import { spawnServer } from "./support/child-server.js";
+import { insideSandbox } from "./support/sandbox-probe.js";
 import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
@@ -67,6 +68,12 @@ const HOSTILE_CASES: HostileCase[] = [
     send: (c) => c.sendRaw(`{"params":{"x":${nested(4_000_000, "[", "]")}},"id":3,"method":"Browser.getVersion"}`),
     outcome: (c) => c.answer(0),
     expected: refusedAs(0, -32600, TOO_DEEP),
+  },
+  {
+    label: "15 MB of tiny keys in params (2 s of JSON.parse, were it parsed)",
+    send: (c) => c.sendRaw(`{"id":12,"method":"Runtime.evaluate","params":{${Array.from({ length: 1_300_000 }, (_, i) => `"${(i % 1000).toString(36)}${Math.floor(i / 1000).toString(36)}":0`).join(",")}}}`),
+    outcome: (c) => c.answer(12),
+    expected: refusedAs(12, -32600, /more than 1048576 characters of JSON structure/),
   },
   {
     label: "a sessionId of 20,000 brackets (a string)",
@@ -276,10 +283,10 @@ describe("in-process server", () => {
       await stillRunning(browser);
     });
 
-    it("refuses Browser.crash, Browser.crashGpuProcess and the extension commands that take server paths", async () => {
+    it("refuses Browser.crash, Browser.crashGpuProcess, the extension commands that take server paths and Target.openDevTools", async () => {
       const browser = await t.client().browsers.create();
       const client = await CdpRawClient.open(browser.cdp_ws_url);
-      for (const [method, params] of [["Browser.crash", {}], ["Browser.crashGpuProcess", {}], ["Extensions.loadUnpacked", { path: "/etc" }], ["Extensions.uninstall", { id: "a".repeat(32) }]] as const) {
+      for (const [method, params] of [["Browser.crash", {}], ["Browser.crashGpuProcess", {}], ["Extensions.loadUnpacked", { path: "/etc" }], ["Extensions.uninstall", { id: "a".repeat(32) }], ["Target.openDevTools", { targetId: "any" }]] as const) {
         expect((await client.send(method, params)).error, method).toMatchObject({ code: -32000, message: expect.stringContaining(`${method} is refused`) });
       }
       await client.close();
@@ -347,11 +354,13 @@ describe("in-process server", () => {
       const browser = await t.client().browsers.create({ start_url: pages.url("/upload") });
       const { userDataDir } = launcher.latest();
       const profile = userDataDir as string;
-      const inside = join(profile, "upload.txt");
-      writeFileSync(inside, "inside the profile", { mode: 0o644 });
+      const inside = join(profile, "downloads", "upload.txt");
       const client = await CdpRawClient.open(browser.cdp_ws_url);
       const sessionId = await client.attachToPage();
       await expect.poll(async () => ((await client.send("Runtime.evaluate", { expression: "document.getElementById('f') !== null", returnByValue: true }, sessionId)).result as { result: { value: unknown } }).result.value).toBe(true);
+      // The profile is a tmpfs inside the browser's sandbox: a file gets there as a download.
+      await client.send("Runtime.evaluate", { expression: "Object.assign(document.createElement('a'), { href: 'data:text/plain,inside%20the%20profile', download: 'upload.txt' }).click()", userGesture: true }, sessionId);
+      await expect.poll(() => existsSync(insideSandbox(launcher.latest(), inside)), { timeout: 10_000 }).toBe(true);
       const { root } = (await client.send("DOM.getDocument", {}, sessionId)).result as { root: { nodeId: number } };
       const { nodeId } = (await client.send("DOM.querySelector", { nodeId: root.nodeId, selector: "#f" }, sessionId)).result as { nodeId: number };
       const outside = ["/etc/passwd", "upload.txt", `${profile}/../../etc/passwd`, `${profile}x/upload.txt`, profile, `${inside}\u0000.png`];
@@ -363,7 +372,7 @@ describe("in-process server", () => {
       const files = async () => ((await client.send("Runtime.evaluate", { expression: "[...document.getElementById('f').files].map((file) => file.name)", returnByValue: true }, sessionId)).result as { result: { value: unknown } }).result.value;
       expect(await files()).toEqual([]);
       // A file inside the profile (where the browser's downloads are) is handed over, its path resolved first.
-      expect((await client.send("DOM.setFileInputFiles", { nodeId, files: [`${profile}/./downloads/../upload.txt`] }, sessionId)).result).toEqual({});
+      expect((await client.send("DOM.setFileInputFiles", { nodeId, files: [`${profile}/./downloads/../downloads/upload.txt`] }, sessionId)).result).toEqual({});
       expect(await files()).toEqual(["upload.txt"]);
       const text = await client.send("Runtime.evaluate", { expression: "document.getElementById('f').files[0].text()", awaitPromise: true, returnByValue: true }, sessionId);
       expect(text.result).toMatchObject({ result: { value: "inside the profile" } });

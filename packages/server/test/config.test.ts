@@ -60,18 +60,27 @@ describe("configuration", () => {
     expect(() => parseCommand(["--body-idle-timeout-sec", "-1"], {})).toThrow(/--body-idle-timeout-sec/);
   });
 
-  it("reads the sandbox settings: sandboxed and public-only by default; --allow-private-network, --download-mib, --sandbox-uid-base, --unsafe-no-sandbox", () => {
+  it("reads the sandbox settings: sandboxed and public-only by default; --allow-private-network, --download-mib, --profile-mib, --sandbox-uid-base, --unsafe-no-sandbox", () => {
     const sandbox = (command: ReturnType<typeof parseCommand>) =>
-      command.kind === "serve" ? { unsafeNoSandbox: command.config.unsafeNoSandbox, allowPrivateNetwork: command.config.allowPrivateNetwork, downloadBytes: command.config.downloadBytes, sandboxUidBase: command.config.sandboxUidBase } : undefined;
+      command.kind === "serve" ? { unsafeNoSandbox: command.config.unsafeNoSandbox, allowPrivateNetwork: command.config.allowPrivateNetwork, downloadBytes: command.config.downloadBytes, profileBytes: command.config.profileBytes, sandboxUidBase: command.config.sandboxUidBase } : undefined;
     const MIB = 1024 * 1024;
-    expect(sandbox(parseCommand([], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: false, downloadBytes: 256 * MIB, sandboxUidBase: 2_000_000_000 });
-    const env = { BROWSER_SERVICE_UNSAFE_NO_SANDBOX: "1", BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "true", BROWSER_SERVICE_DOWNLOAD_MIB: "8", BROWSER_SERVICE_SANDBOX_UID_BASE: "300000" };
-    expect(sandbox(parseCommand([], env))).toEqual({ unsafeNoSandbox: true, allowPrivateNetwork: true, downloadBytes: 8 * MIB, sandboxUidBase: 300_000 });
-    expect(sandbox(parseCommand(["--allow-private-network", "--download-mib", "2", "--sandbox-uid-base", "5000"], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: true, downloadBytes: 2 * MIB, sandboxUidBase: 5000 });
+    expect(sandbox(parseCommand([], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: false, downloadBytes: 256 * MIB, profileBytes: 512 * MIB, sandboxUidBase: 2_000_000_000 });
+    const env = { BROWSER_SERVICE_UNSAFE_NO_SANDBOX: "1", BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "true", BROWSER_SERVICE_DOWNLOAD_MIB: "8", BROWSER_SERVICE_PROFILE_MIB: "64", BROWSER_SERVICE_SANDBOX_UID_BASE: "300000" };
+    expect(sandbox(parseCommand([], env))).toEqual({ unsafeNoSandbox: true, allowPrivateNetwork: true, downloadBytes: 8 * MIB, profileBytes: 64 * MIB, sandboxUidBase: 300_000 });
+    expect(sandbox(parseCommand(["--allow-private-network", "--download-mib", "2", "--profile-mib", "40", "--sandbox-uid-base", "5000"], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: true, downloadBytes: 2 * MIB, profileBytes: 40 * MIB, sandboxUidBase: 5000 });
+    expect(() => parseCommand(["--profile-mib", "16"], {})).toThrow(/--profile-mib must be an integer from 32/);
     expect(() => parseCommand([], { BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "maybe" })).toThrow(/BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK must be true or false/);
     // Below 1000 lie the system's own accounts; a base there could hand a browser one of them.
     expect(() => parseCommand(["--sandbox-uid-base", "0"], {})).toThrow(/--sandbox-uid-base must be an integer from 1000/);
     expect(() => parseCommand(["--download-mib", "0"], {})).toThrow(/--download-mib/);
+  });
+
+  it("reads --max-client-connections: 256 by default, 0 turns it off", () => {
+    const limit = (command: ReturnType<typeof parseCommand>) => (command.kind === "serve" ? command.config.maxClientConnections : undefined);
+    expect(limit(parseCommand([], {}))).toBe(256);
+    expect(limit(parseCommand([], { BROWSER_SERVICE_MAX_CLIENT_CONNECTIONS: "0" }))).toBe(0);
+    expect(limit(parseCommand(["--max-client-connections", "32"], { BROWSER_SERVICE_MAX_CLIENT_CONNECTIONS: "0" }))).toBe(32);
+    expect(() => parseCommand(["--max-client-connections", "-1"], {})).toThrow(/--max-client-connections/);
   });
 
   it("reads --trust-proxy: none by default, else addresses, CIDR ranges and proxy-addr's names; never 'everyone' nor a hop count", () => {
@@ -96,7 +105,7 @@ describe("configuration", () => {
       command.kind === "serve"
         ? { messageRate: command.config.cdpMessageRate, byteRate: command.config.cdpByteRate, projectMessageRate: command.config.cdpProjectMessageRate, projectByteRate: command.config.cdpProjectByteRate, maxPending: command.config.cdpMaxPending }
         : undefined;
-    expect(budgets(parseCommand([], {}))).toEqual({ messageRate: 5000, byteRate: 32 * MIB, projectMessageRate: 20_000, projectByteRate: 128 * MIB, maxPending: 10_000 });
+    expect(budgets(parseCommand([], {}))).toEqual({ messageRate: 2000, byteRate: 16 * MIB, projectMessageRate: 4000, projectByteRate: 32 * MIB, maxPending: 10_000 });
     const env = {
       BROWSER_SERVICE_CDP_MESSAGE_RATE: "0",
       BROWSER_SERVICE_CDP_BYTE_RATE_MIB: "0",

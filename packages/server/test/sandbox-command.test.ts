@@ -5,6 +5,7 @@ import { SandboxUids, SandboxUidsExhaustedError } from "../src/sandbox/sandbox-u
 const spec: SandboxSpec = {
   layout: { links: [["bin", "usr/bin"], ["lib", "usr/lib"]], directories: ["/lib64"], readOnly: ["/etc/fonts", "/var/cache/fontconfig"] },
   browserDir: "/tmp/browser-service-chromium-abc123",
+  profileBytes: 4096,
   downloadDir: "/tmp/browser-service-chromium-abc123/downloads",
   downloadBytes: 1024,
   proxySocket: "/tmp/browser-service-chromium-abc123/egress.sock",
@@ -30,14 +31,16 @@ describe("sandboxCommand", () => {
     expect(after(options, "--setenv", 2).map(([name]) => name).sort()).toEqual(["HOME", "PATH", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"]);
   });
 
-  it("binds the browser's own directory as the one writable place, everything else read-only", () => {
-    expect(after(options, "--bind", 2)).toEqual([[spec.browserDir, spec.browserDir]]);
-    expect(after(options, "--ro-bind", 2)).toEqual([["/usr", "/usr"], ["/lib64", "/lib64"], ["/etc/fonts", "/etc/fonts"], ["/var/cache/fontconfig", "/var/cache/fontconfig"]]);
+  it("binds nothing of the host writable: the profile and its download folder are capped tmpfs, everything else read-only", () => {
+    expect(after(options, "--bind", 2)).toEqual([]);
+    expect(after(options, "--ro-bind", 2)).toEqual([["/usr", "/usr"], ["/lib64", "/lib64"], ["/etc/fonts", "/etc/fonts"], ["/var/cache/fontconfig", "/var/cache/fontconfig"], [spec.proxySocket, "/run/egress.sock"]]);
     expect(after(options, "--symlink", 2)).toEqual([["usr/bin", "/bin"], ["usr/lib", "/lib"]]);
-    expect(after(options, "--tmpfs")).toEqual([["/tmp"], [spec.downloadDir]]);
-    // The download folder's tmpfs is the one with the cap.
-    expect(options[options.indexOf(spec.downloadDir) - 3]).toBe("--size");
-    expect(options[options.indexOf(spec.downloadDir) - 2]).toBe("1024");
+    expect(after(options, "--tmpfs")).toEqual([["/tmp"], [spec.browserDir], [spec.downloadDir]]);
+    // Each of the browser's tmpfs has its cap.
+    for (const [path, size] of [[spec.browserDir, "4096"], [spec.downloadDir, "1024"]] as const) {
+      const at = options.findIndex((arg, index) => arg === path && options[index - 1] === "--tmpfs");
+      expect(options.slice(at - 3, at)).toEqual(["--size", size, "--tmpfs"]);
+    }
   });
 
   it("binds a Chromium outside /usr read-only with its directory", () => {
@@ -49,7 +52,7 @@ describe("sandboxCommand", () => {
     expect(command.slice(0, 2)).toEqual(["/bin/sh", "-c"]);
     expect(command[2]).toContain('socat TCP-LISTEN:1080,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$1"');
     expect(command[2]).toContain("3>&- 4>&-");
-    expect(command.slice(3)).toEqual(["sandbox", spec.proxySocket, spec.executablePath, ...spec.flags]);
+    expect(command.slice(3)).toEqual(["sandbox", "/run/egress.sock", spec.executablePath, ...spec.flags]);
   });
 
   it("refuses a path socat or the shell could misread", () => {

@@ -222,7 +222,8 @@ for (const pool of ["warm", "cold"] as const) {
       const channel = await a.launched.cdp.openChannel();
       const events: Record<string, unknown>[] = [];
       channel.onMessage((message) => events.push(typeof message === "string" ? (JSON.parse(message) as Record<string, unknown>) : (message as Record<string, unknown>)));
-      channel.send({ id: 1, method: "Browser.setDownloadBehavior", params: { behavior: "allow", downloadPath: "/root", eventsEnabled: true } });
+      // "default" would be the browser's default folder, outside the cap: it is pointed at the capped one too.
+      channel.send({ id: 1, method: "Browser.setDownloadBehavior", params: { behavior: "default", eventsEnabled: true } });
       const tab = await a.probe.open("about:blank");
       const downloads = join(a.launched.userDataDir as string, "downloads");
       // The page comes from a data: URL; its links go to the host page server, which this server's browsers may not reach,
@@ -269,7 +270,7 @@ describe("--allow-private-network", () => {
   let launcher: TrackingLauncher;
 
   beforeAll(async () => {
-    launcher = new TrackingLauncher({ allowPrivateNetwork: true, lookup });
+    launcher = new TrackingLauncher({ allowPrivateNetwork: true, lookup, profileBytes: 64 * 1024 * 1024 });
     t = await startTestServer({ launcher });
   });
 
@@ -296,6 +297,37 @@ describe("--allow-private-network", () => {
     } finally {
       await stun.close();
     }
+    await t.client().browsers.delete(browser.id);
+  });
+
+  it("a page filling its site storage fills only its capped profile, never the host's disk", async () => {
+    const browser = await t.client().browsers.create();
+    const launched = launcher.latest();
+    const probe = new SandboxProbe(launched);
+    const tab = await probe.open(pages.url("/"));
+    // 128 MiB into the origin private file system, against a profile of 64 MiB.
+    const outcome = await probe.evaluate<string>(
+      tab,
+      `(async () => {
+        const file = await (await navigator.storage.getDirectory()).getFileHandle("fill", { create: true });
+        const writable = await file.createWritable();
+        const chunk = new Uint8Array(1024 * 1024);
+        let written = 0;
+        try {
+          for (; written < 128; written++) await writable.write(chunk);
+          await writable.close();
+          return "wrote " + written + " MiB";
+        } catch (error) {
+          return "stopped at " + written + " MiB: " + error.name;
+        }
+      })()`,
+    );
+    expect(outcome).toMatch(/^stopped at \d+ MiB/);
+    expect(Number(/\d+/.exec(outcome)?.[0])).toBeLessThan(64);
+    // On the host, the browser's directory holds its proxy socket and nothing written by the page.
+    const hostBytes = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((sum, entry) => sum + (entry.isDirectory() ? hostBytes(join(dir, entry.name)) : entry.isFile() ? statSync(join(dir, entry.name)).size : 0), 0);
+    expect(hostBytes(launched.userDataDir as string)).toBeLessThan(1024 * 1024);
+    expect(await probe.evaluate(tab, "1 + 1")).toBe(2);
     await t.client().browsers.delete(browser.id);
   });
 

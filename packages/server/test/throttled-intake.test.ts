@@ -3,7 +3,7 @@ import { MessageBudget, ProjectBudgets } from "../src/cdp/message-budget.js";
 import { QUEUED_MESSAGE_OVERHEAD, ThrottledIntake } from "../src/cdp/throttled-intake.js";
 
 /** An intake over one budget on a clock the test moves, recording what it did. */
-function intakeOf(limits: { messageRate: number; byteRate: number }, maxQueuedBytes = 1024) {
+function intakeOf(limits: { messageRate: number; byteRate: number }, maxQueuedBytes = 1024, extraCost = 0) {
   let now = 0;
   const events: string[] = [];
   const handled: string[] = [];
@@ -12,7 +12,7 @@ function intakeOf(limits: { messageRate: number; byteRate: number }, maxQueuedBy
     maxQueuedBytes,
     pause: () => events.push("pause"),
     resume: () => events.push("resume"),
-    handle: (data) => handled.push(data.toString()),
+    handle: (data) => (handled.push(data.toString()), extraCost),
     overflow: () => events.push("overflow"),
   });
   return { intake, events, handled, advance: (ms: number) => void (now += ms) };
@@ -38,6 +38,21 @@ describe("ThrottledIntake", () => {
     expect(intake.waiting).toBe(0);
     intake.receive(Buffer.from("late"));
     expect(handled).toEqual(["0", "1"]);
+  });
+
+  it("charges what a message cost beyond its size (its JSON structure) after handling it, so a dense message holds the next one back", async () => {
+    // 100 bytes/s. Plain 1-byte messages all pass at once...
+    const plain = intakeOf({ messageRate: 0, byteRate: 100 });
+    for (const text of ["a", "b", "c"]) plain.intake.receive(Buffer.from(text));
+    expect(plain.handled).toEqual(["a", "b", "c"]);
+    // ...but ones that report 149 bytes more of cost each put the budget 0.5 s in debt.
+    const dense = intakeOf({ messageRate: 0, byteRate: 100 }, 1024, 149);
+    for (const text of ["a", "b", "c"]) dense.intake.receive(Buffer.from(text));
+    expect(dense.handled).toEqual(["a"]);
+    dense.advance(500);
+    await expect.poll(() => dense.handled).toEqual(["a", "b"]);
+    expect(dense.intake.waiting).toBe(1);
+    dense.intake.close();
   });
 
   it("with both rates off lets everything through at once", () => {

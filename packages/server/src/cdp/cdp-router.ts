@@ -1,6 +1,6 @@
 import type { CdpPipe, OversizedMessage } from "./cdp-pipe.js";
 import { judgeCommand, paramsInspected } from "./command-policy.js";
-import { MAX_COMMAND_DEPTH, scanCommandText, type TextSpan } from "./command-text.js";
+import { MAX_COMMAND_DEPTH, MAX_COMMAND_STRUCTURE, scanCommandText, type TextSpan } from "./command-text.js";
 
 /** A DevTools protocol message: a command, its response, or an event. */
 export interface ProtocolMessage {
@@ -454,32 +454,36 @@ export class CdpChannel {
    * its top-level members, then parsed; the browser receives the command rewritten from
    * what was parsed, with the client's own `params` text unless the router inspects that
    * method. Whatever is wrong is answered with a DevTools error, as {@link send} does.
+   * Returns how many characters of JSON structure the text held (0 when it was not
+   * scanned), which the budgets charge for.
    */
-  sendText(text: string): void {
-    if (this.#closed !== undefined) return;
+  sendText(text: string): number {
+    if (this.#closed !== undefined) return 0;
     const scan = scanCommandText(text);
     if (!scan.ok) {
-      const error = scan.problem === "too_deep"
-        ? { code: INVALID_REQUEST, message: `The command nests deeper than ${MAX_COMMAND_DEPTH} levels, which this service refuses before reading it (Chromium itself reads at most 300).` }
+      const error =
+        scan.problem === "too_deep" ? { code: INVALID_REQUEST, message: `The command nests deeper than ${MAX_COMMAND_DEPTH} levels, which this service refuses before reading it (Chromium itself reads at most 300).` }
+        : scan.problem === "too_much_structure" ? { code: INVALID_REQUEST, message: `The command holds more than ${MAX_COMMAND_STRUCTURE} characters of JSON structure (outside strings), which this service refuses before parsing it; send large data as strings.` }
         : { code: PARSE_ERROR, message: "Message is not valid JSON." };
       this.deliver({ id: plainId(text, scan.members.get("id")), error });
-      return;
+      return scan.structure;
     }
     let message: unknown;
     try {
       message = JSON.parse(text);
     } catch {
       this.deliver({ id: plainId(text, scan.members.get("id")), error: { code: PARSE_ERROR, message: "Message is not valid JSON." } });
-      return;
+      return scan.structure;
     }
     const problem = commandProblem(message);
     if (problem !== undefined) {
       const id = (message as { id?: unknown } | null)?.id;
       this.deliver({ id: Number.isSafeInteger(id) && (id as number) >= 0 ? (id as number) : 0, error: { code: INVALID_REQUEST, message: problem } });
-      return;
+      return scan.structure;
     }
     const params = scan.members.get("params");
     this.#router.forward(this, message as ProtocolMessage, params === undefined ? undefined : text.slice(params.start, params.end));
+    return scan.structure;
   }
 
   /**

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
 import type { CdpEndpointLimits } from "./cdp-endpoint.js";
 import type { CdpChannel } from "./cdp-router.js";
-import type { MessageBudget } from "./message-budget.js";
+import { STRUCTURE_COST, type MessageBudget } from "./message-budget.js";
 import { ThrottledIntake } from "./throttled-intake.js";
 
 /** What {@link bridge} needs besides the connection and its channel. */
@@ -44,9 +44,11 @@ export function bridge(ws: WebSocket, channel: CdpChannel, options: BridgeOption
     resume: () => ws.resume(),
     handle: (data) => {
       try {
-        channel.sendText(data.toString("utf8"));
+        // Each character of structure is charged as STRUCTURE_COST bytes, its own included.
+        return channel.sendText(data.toString("utf8")) * (STRUCTURE_COST - 1);
       } catch (error) {
         fail(error, "handling a client's message failed");
+        return 0;
       }
     },
     overflow: () => {

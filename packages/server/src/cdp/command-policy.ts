@@ -37,6 +37,8 @@ const REFUSED_METHODS = new Map<string, string>([
   ["Target.sendMessageToTarget", "Target.sendMessageToTarget is refused on this service: attach with flatten: true and send each command with its sessionId."],
   // It hands page script a browser-wide DevTools session that the server never sees.
   ["Target.exposeDevToolsProtocol", "Target.exposeDevToolsProtocol is refused on this service: it would give page script a DevTools session the server cannot see."],
+  // Its devtools:// page talks to the browser through a session of its own, past these rules.
+  ["Target.openDevTools", "Target.openDevTools is refused on this service: the DevTools front end would hold a session the server cannot see; connect a DevTools client to cdp_ws_url instead."],
 ]);
 
 // Commands that attach sessions: only flat ones, whose commands carry a sessionId the
@@ -101,9 +103,14 @@ export function judgeCommand(method: string, params: Record<string, unknown> | u
       return { kind: "send", params: { ...params, data: { ...(params?.data as object), files: checked } } };
     }
   }
-  if (DOWNLOAD_METHODS.has(method) && params?.downloadPath !== undefined) {
-    // Downloads land in the browser's own folder, never where a client's path points on the server.
-    return { kind: "send", params: { ...params, downloadPath: context.downloadPath } };
+  if (DOWNLOAD_METHODS.has(method)) {
+    // Downloads land in the browser's own capped folder, never where a client's path points,
+    // nor in the browser's default folder ("default"), which is outside the cap.
+    if (params?.behavior === "deny") {
+      const { downloadPath: _ignored, ...rest } = params;
+      return { kind: "send", params: rest };
+    }
+    return { kind: "send", params: { ...params, behavior: params?.behavior === "default" || params?.behavior === undefined ? "allow" : params.behavior, downloadPath: context.downloadPath } };
   }
   return { kind: "send", params };
 }

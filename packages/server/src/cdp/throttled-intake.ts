@@ -10,8 +10,11 @@ export interface ThrottledIntakeOptions {
   pause(): void;
   /** Reads the connection again. */
   resume(): void;
-  /** Handles a message once it is within budget, in the order messages arrived. */
-  handle(data: Buffer): void;
+  /**
+   * Handles a message once it is within budget, in the order messages arrived; returns
+   * what it cost beyond its size, in bytes of the budgets (charged after it was handled).
+   */
+  handle(data: Buffer): number;
   /** The waiting messages passed `maxQueuedBytes`; the connection should close. Nothing more is handled. */
   overflow(): void;
 }
@@ -85,7 +88,8 @@ export class ThrottledIntake {
 
   #admit(data: Buffer): void {
     for (const budget of this.#options.budgets) budget.charge(data.length);
-    this.#options.handle(data);
+    const extra = this.#options.handle(data);
+    if (extra > 0) for (const budget of this.#options.budgets) budget.surcharge(extra);
   }
 
   #schedule(): void {

@@ -7,6 +7,12 @@ export const RELAY_PORT = 1080;
 /** The most a browser holds in its download folder unless configured otherwise: 256 MiB. */
 export const DEFAULT_DOWNLOAD_BYTES = 256 * 1024 * 1024;
 
+/** The most a browser holds in its profile (site storage, caches, downloads to its default folder) unless configured otherwise: 512 MiB. */
+export const DEFAULT_PROFILE_BYTES = 512 * 1024 * 1024;
+
+/** Where the egress proxy's socket appears inside a sandbox. */
+export const SANDBOX_PROXY_SOCKET = "/run/egress.sock";
+
 /** The user and group id a browser has inside its sandbox (its user namespace maps them to its host account). */
 export const SANDBOX_ID = 1000;
 
@@ -48,13 +54,19 @@ export function readSystemLayout(): SystemLayout {
 export interface SandboxSpec {
   /** The host's layout ({@link readSystemLayout}). */
   layout: SystemLayout;
-  /** The browser's own directory (its profile), the one writable place, at the same path inside. */
+  /**
+   * The browser's profile (its `--user-data-dir`): inside the sandbox a tmpfs of
+   * {@link profileBytes} at this path, the one writable place; on the host a directory
+   * that holds only the egress proxy's socket.
+   */
   browserDir: string;
-  /** Its download folder inside {@link browserDir}, a tmpfs of {@link downloadBytes} inside the sandbox. */
+  /** The most the profile may hold, in bytes (a page's storage, caches, crash reports). */
+  profileBytes: number;
+  /** Its download folder inside {@link browserDir}, a tmpfs of its own of {@link downloadBytes}. */
   downloadDir: string;
   /** The most a browser may download at once, in bytes. */
   downloadBytes: number;
-  /** The egress proxy's Unix socket, inside {@link browserDir}. */
+  /** The egress proxy's Unix socket on the host; it appears at {@link SANDBOX_PROXY_SOCKET} inside. */
   proxySocket: string;
   /** The Chromium executable (bound read-only with its directory when outside /usr). */
   executablePath: string;
@@ -65,8 +77,8 @@ export interface SandboxSpec {
 /**
  * The `bwrap` (bubblewrap) command line that runs Chromium in a world of its own: new user,
  * mount, PID, IPC, UTS, cgroup and network namespaces; the system read-only and only what
- * Chromium needs of it; its own `/tmp`, `/proc` and `/dev`; the browser's own directory as
- * the one writable place; no environment of the server's. The network namespace has only
+ * Chromium needs of it; its own `/tmp`, `/proc` and `/dev`; its profile, a capped tmpfs, as
+ * the one writable place (nothing of the host is writable); no environment of the server's. The network namespace has only
  * loopback, where `socat` relays port {@link RELAY_PORT} to the egress proxy's socket: the
  * only way out. Chromium keeps its own sandbox inside (nested user namespaces), so no
  * `--no-sandbox`. `--die-with-parent` ends the sandbox when the server dies, even by SIGKILL.
@@ -101,15 +113,18 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     "--proc", "/proc",
     "--dev", "/dev",
     "--tmpfs", "/tmp",
-    "--bind", browserDir, browserDir,
+    // Memory-backed and capped: a page filling its storage fills only this, never the host's disk.
+    "--size", String(spec.profileBytes), "--tmpfs", browserDir,
     "--size", String(spec.downloadBytes), "--tmpfs", spec.downloadDir,
+    "--dir", "/run",
+    "--ro-bind", spec.proxySocket, SANDBOX_PROXY_SOCKET,
     "--chdir", browserDir,
     "--",
     "/bin/sh", "-c",
     // The relay must not hold the DevTools pipe (fds 3 and 4), or the pipe would outlive Chromium.
     `socat TCP-LISTEN:${RELAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$1" </dev/null >/dev/null 2>&1 3>&- 4>&- & shift; exec "$@"`,
     "sandbox",
-    spec.proxySocket,
+    SANDBOX_PROXY_SOCKET,
     spec.executablePath,
     ...spec.flags,
   );

@@ -42,6 +42,8 @@ export async function startTestServer(options: Partial<CreateServerOptions> = {}
     // Tests send requests far faster than any client would, so a rate limit would make
     // their outcome depend on the machine's speed; rate-limit.test.ts sets its own.
     rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: RATE_LIMIT_OFF },
+    // Likewise: suites race hundreds of requests from 127.0.0.1; connection-limits.test.ts sets its own.
+    maxClientConnections: 0,
     // Browsers only when a test asks for them: a pool in every suite would multiply the
     // Chromium processes of a run on a shared machine; warm-pool.test.ts sets its own.
     warmBrowsers: 0,
