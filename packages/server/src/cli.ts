@@ -28,6 +28,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     allowPrivateNetwork: config.allowPrivateNetwork,
     downloadBytes: config.downloadBytes,
     profileBytes: config.profileBytes,
+    shmBytes: config.shmBytes,
     uids: new SandboxUids(config.sandboxUidBase),
   });
   const server = await createServer({

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { TrustProxyError, trustedProxies } from "./http/client-key.js";
-import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES } from "./sandbox/sandbox-command.js";
+import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "./sandbox/sandbox-command.js";
 import { DEFAULT_SANDBOX_UID_BASE } from "./sandbox/sandbox-uids.js";
 
 /** How the server runs; every field has a default (see {@link HELP_TEXT}). */
@@ -45,6 +45,8 @@ export interface ServerConfig {
   downloadBytes: number;
   /** The most one browser may hold in its profile (site storage, caches), in bytes. */
   profileBytes: number;
+  /** The most one browser may hold in shared memory (`/dev/shm`), in bytes. */
+  shmBytes: number;
   /** Seconds a request body may stall before the connection is closed; 0 turns it off. */
   bodyIdleTimeoutSec: number;
   /** Requests per second each API key may make, sustained; `0` turns the limit off. */
@@ -103,6 +105,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   sandboxUidBase: DEFAULT_SANDBOX_UID_BASE,
   downloadBytes: DEFAULT_DOWNLOAD_BYTES,
   profileBytes: DEFAULT_PROFILE_BYTES,
+  shmBytes: DEFAULT_SHM_BYTES,
   bodyIdleTimeoutSec: 10,
   // Far above what an agent driving browsers sends, so only a runaway loop meets it.
   rateLimit: 50,
@@ -153,6 +156,7 @@ Options (a flag beats its environment variable):
   --download-mib <n>    BROWSER_SERVICE_DOWNLOAD_MIB       most a browser may hold in its download folder (default 256)
   --profile-mib <n>     BROWSER_SERVICE_PROFILE_MIB        most a browser may hold in its profile: site storage, caches
                                                            (default 512; like downloads, held in memory)
+  --shm-mib <n>         BROWSER_SERVICE_SHM_MIB            most a browser may hold in shared memory, /dev/shm (default 256)
   --sandbox-uid-base <n>  BROWSER_SERVICE_SANDBOX_UID_BASE  first host account id of browsers when run as root
                                                            (default 2000000000; 65536 ids from it)
   --unsafe-no-sandbox   BROWSER_SERVICE_UNSAFE_NO_SANDBOX  run browsers without their sandbox, as the server's account,
@@ -248,6 +252,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "allow-private-network": { type: "boolean" },
         "download-mib": { type: "string" },
         "profile-mib": { type: "string" },
+        "shm-mib": { type: "string" },
         "sandbox-uid-base": { type: "string" },
         "unsafe-no-sandbox": { type: "boolean" },
         "body-idle-timeout-sec": { type: "string" },
@@ -293,6 +298,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     downloadBytes: numberSetting(values["download-mib"], "--download-mib", env, "BROWSER_SERVICE_DOWNLOAD_MIB", 1, 65536, MIB) ?? DEFAULT_CONFIG.downloadBytes,
     // A fresh profile takes about 3 MiB; Chromium does not start in much less than 32.
     profileBytes: numberSetting(values["profile-mib"], "--profile-mib", env, "BROWSER_SERVICE_PROFILE_MIB", 32, 65536, MIB) ?? DEFAULT_CONFIG.profileBytes,
+    // Chromium's renderers share their pixels through /dev/shm; much less than 64 MiB fails large pages.
+    shmBytes: numberSetting(values["shm-mib"], "--shm-mib", env, "BROWSER_SERVICE_SHM_MIB", 64, 65536, MIB) ?? DEFAULT_CONFIG.shmBytes,
     bodyIdleTimeoutSec: numberSetting(values["body-idle-timeout-sec"], "--body-idle-timeout-sec", env, "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC", 0, 3600, 1) ?? DEFAULT_CONFIG.bodyIdleTimeoutSec,
     rateLimit: numberSetting(values["rate-limit"], "--rate-limit", env, "BROWSER_SERVICE_RATE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimit,
     rateLimitBurst: numberSetting(values["rate-limit-burst"], "--rate-limit-burst", env, "BROWSER_SERVICE_RATE_LIMIT_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimitBurst,

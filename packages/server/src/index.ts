@@ -11,7 +11,7 @@ export { runCli, type CliIo } from "./cli.js";
 export { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type Command, type ServerConfig } from "./config.js";
 export { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browsers/browser-launcher.js";
 export { ChromiumLauncher, CHROMIUM_FLAGS, type ChromiumLauncherOptions } from "./browsers/chromium-launcher.js";
-export { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES } from "./sandbox/sandbox-command.js";
+export { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "./sandbox/sandbox-command.js";
 export { checkSandbox, type SandboxCheck } from "./sandbox/sandbox-check.js";
 export { SandboxUids, SandboxUidsExhaustedError, DEFAULT_SANDBOX_UID_BASE } from "./sandbox/sandbox-uids.js";
 export type { HostLookup } from "./egress/socks-proxy.js";

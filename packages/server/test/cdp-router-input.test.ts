@@ -113,7 +113,23 @@ describe("what the browser receives", () => {
 });
 
 describe("what the browser sends", () => {
-  it("a message that cannot be relayed (nested 20,000 deep) closes only its client (1011) and is logged; other clients go on", async () => {
+  it("relays what the browser sends for a client as its text, unparsed: an event nested 20,000 deep reaches the client whole", async () => {
+    const browser = new BrowserEnd();
+    const router = new CdpRouter(browser.pipe, { downloadPath: "/d" });
+    const { url, errors } = await endpoint(router);
+    const client = await CdpRawClient.open(url);
+    await client.send("Browser.getVersion");
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const received = new Promise<string>((resolve) => client.ws.on("message", (data: Buffer) => data.toString().startsWith('{"method":"Deep.event"') && resolve(data.toString())));
+    browser.send(`{"method":"Deep.event","params":{"x":${deep}},"sessionId":"session-1"}`);
+    // Its own browser session's id left out, as for every message of that session.
+    expect(await received).toBe(`{"method":"Deep.event","params":{"x":${deep}}}`);
+    expect((await client.send("Browser.getVersion")).result).toEqual({});
+    expect(errors).toEqual([]);
+    await client.close();
+  });
+
+  it("a message the router must read and cannot relay (a Target event nested 20,000 deep) closes only its client (1011) and is logged; other clients go on", async () => {
     const browser = new BrowserEnd();
     const router = new CdpRouter(browser.pipe, { downloadPath: "/d" });
     const { url, errors } = await endpoint(router);
@@ -122,7 +138,7 @@ describe("what the browser sends", () => {
     await victim.send("Browser.getVersion");
     await other.send("Browser.getVersion");
     const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
-    browser.send(`{"method":"Deep.event","params":{"x":${deep}},"sessionId":"session-1"}`);
+    browser.send(`{"method":"Target.targetInfoChanged","params":{"x":${deep}},"sessionId":"session-1"}`);
     expect(await victim.closed).toMatchObject({ code: 1011 });
     expect(errors).toEqual([expect.stringContaining("relaying a message from the browser failed")]);
     expect((await other.send("Browser.getVersion")).result).toEqual({});

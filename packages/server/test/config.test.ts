@@ -62,12 +62,12 @@ describe("configuration", () => {
 
   it("reads the sandbox settings: sandboxed and public-only by default; --allow-private-network, --download-mib, --profile-mib, --sandbox-uid-base, --unsafe-no-sandbox", () => {
     const sandbox = (command: ReturnType<typeof parseCommand>) =>
-      command.kind === "serve" ? { unsafeNoSandbox: command.config.unsafeNoSandbox, allowPrivateNetwork: command.config.allowPrivateNetwork, downloadBytes: command.config.downloadBytes, profileBytes: command.config.profileBytes, sandboxUidBase: command.config.sandboxUidBase } : undefined;
+      command.kind === "serve" ? { unsafeNoSandbox: command.config.unsafeNoSandbox, allowPrivateNetwork: command.config.allowPrivateNetwork, downloadBytes: command.config.downloadBytes, profileBytes: command.config.profileBytes, shmBytes: command.config.shmBytes, sandboxUidBase: command.config.sandboxUidBase } : undefined;
     const MIB = 1024 * 1024;
-    expect(sandbox(parseCommand([], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: false, downloadBytes: 256 * MIB, profileBytes: 512 * MIB, sandboxUidBase: 2_000_000_000 });
-    const env = { BROWSER_SERVICE_UNSAFE_NO_SANDBOX: "1", BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "true", BROWSER_SERVICE_DOWNLOAD_MIB: "8", BROWSER_SERVICE_PROFILE_MIB: "64", BROWSER_SERVICE_SANDBOX_UID_BASE: "300000" };
-    expect(sandbox(parseCommand([], env))).toEqual({ unsafeNoSandbox: true, allowPrivateNetwork: true, downloadBytes: 8 * MIB, profileBytes: 64 * MIB, sandboxUidBase: 300_000 });
-    expect(sandbox(parseCommand(["--allow-private-network", "--download-mib", "2", "--profile-mib", "40", "--sandbox-uid-base", "5000"], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: true, downloadBytes: 2 * MIB, profileBytes: 40 * MIB, sandboxUidBase: 5000 });
+    expect(sandbox(parseCommand([], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: false, downloadBytes: 256 * MIB, profileBytes: 512 * MIB, shmBytes: 256 * MIB, sandboxUidBase: 2_000_000_000 });
+    const env = { BROWSER_SERVICE_UNSAFE_NO_SANDBOX: "1", BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "true", BROWSER_SERVICE_DOWNLOAD_MIB: "8", BROWSER_SERVICE_PROFILE_MIB: "64", BROWSER_SERVICE_SHM_MIB: "128", BROWSER_SERVICE_SANDBOX_UID_BASE: "300000" };
+    expect(sandbox(parseCommand([], env))).toEqual({ unsafeNoSandbox: true, allowPrivateNetwork: true, downloadBytes: 8 * MIB, profileBytes: 64 * MIB, shmBytes: 128 * MIB, sandboxUidBase: 300_000 });
+    expect(sandbox(parseCommand(["--allow-private-network", "--download-mib", "2", "--profile-mib", "40", "--sandbox-uid-base", "5000"], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: true, downloadBytes: 2 * MIB, profileBytes: 40 * MIB, shmBytes: 256 * MIB, sandboxUidBase: 5000 });
     expect(() => parseCommand(["--profile-mib", "16"], {})).toThrow(/--profile-mib must be an integer from 32/);
     expect(() => parseCommand([], { BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "maybe" })).toThrow(/BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK must be true or false/);
     // Below 1000 lie the system's own accounts; a base there could hand a browser one of them.

@@ -154,6 +154,38 @@ for (const pool of ["warm", "cold"] as const) {
       await t.client({ apiKey: otherProjectKey }).browsers.delete(b.id);
     });
 
+    it("can write only to tmpfs mounts with a size (profile, downloads, /tmp, /dev/shm), never to the host's disk nor to memory without a cap", async () => {
+      const a = await create();
+      const main = browserProcess(a.launched);
+      const profile = a.launched.userDataDir as string;
+      const caps: Record<string, number> = { "/dev/shm": 256 * 1024 * 1024, "/tmp": 16 * 1024 * 1024, [profile]: 512 * 1024 * 1024, [`${profile}/downloads`]: CAP_BYTES };
+      const writable = readFileSync(`/proc/${main}/mountinfo`, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => {
+          const [before, after] = line.split(" - ");
+          const fields = (before as string).split(" ");
+          const [type, , superOptions] = (after as string).split(" ");
+          return { point: fields[4] as string, options: (fields[5] as string).split(","), type: type as string, superOptions: (superOptions as string).split(",") };
+        })
+        .filter((mount) => mount.options.includes("rw"));
+      for (const mount of writable) {
+        if (mount.type === "proc" || mount.type === "devpts") continue;
+        // Device nodes bound into /dev (null, zero, random...): writes go to the device, not to storage.
+        if (mount.type === "devtmpfs") {
+          expect(mount.point).toMatch(/^\/dev\/(null|zero|full|random|urandom|tty)$/);
+          continue;
+        }
+        expect({ point: mount.point, type: mount.type }).toEqual({ point: mount.point, type: "tmpfs" });
+        const size = Number(/^size=(\d+)k$/.exec(mount.superOptions.find((option) => option.startsWith("size=")) ?? "")?.[1]) * 1024;
+        expect({ point: mount.point, size }).toEqual({ point: mount.point, size: caps[mount.point] });
+      }
+      expect(writable.map((mount) => mount.point)).toEqual(expect.arrayContaining(Object.keys(caps)));
+      // Temporary files (a client's trace streams among them) go to the profile, under its cap.
+      expect(readFileSync(`/proc/${main}/environ`, "latin1").split("\0")).toContain(`TMPDIR=${profile}/.tmp`);
+      await t.client().browsers.delete(a.id);
+    });
+
     it("sees none of the host's files: /etc/passwd, a root-only file, /root, /home, the data directory, the server's code, other profiles", async () => {
       const a = await create();
       const b = await create(otherProjectKey);

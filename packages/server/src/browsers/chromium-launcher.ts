@@ -10,7 +10,7 @@ import { EgressConnections } from "../egress/egress-connections.js";
 import { EgressPolicy } from "../egress/egress-policy.js";
 import { LookupQueue } from "../egress/lookup-queue.js";
 import { EgressProxy, systemLookup, type HostLookup } from "../egress/socks-proxy.js";
-import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, readSystemLayout, RELAY_PORT, sandboxCommand, type SystemLayout } from "../sandbox/sandbox-command.js";
+import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES, readSystemLayout, RELAY_PORT, sandboxCommand, type SystemLayout } from "../sandbox/sandbox-command.js";
 import { checkSandbox, type SandboxCheck } from "../sandbox/sandbox-check.js";
 import { SandboxUids } from "../sandbox/sandbox-uids.js";
 import { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browser-launcher.js";
@@ -39,8 +39,10 @@ export interface ChromiumLauncherOptions {
   allowPrivateNetwork?: boolean;
   /** The most one browser may hold in its download folder, in bytes. Default {@link DEFAULT_DOWNLOAD_BYTES}. */
   downloadBytes?: number;
-  /** The most one browser may hold in its profile (site storage, caches), in bytes. Default {@link DEFAULT_PROFILE_BYTES}. */
+  /** The most one browser may hold in its profile (site storage, caches, temporary files), in bytes. Default {@link DEFAULT_PROFILE_BYTES}. */
   profileBytes?: number;
+  /** The most one browser may hold in shared memory (`/dev/shm`), in bytes. Default {@link DEFAULT_SHM_BYTES}. */
+  shmBytes?: number;
   /** Host account ids for browsers when the server runs as root. Default: a {@link SandboxUids} from its default base. */
   uids?: SandboxUids;
   /** Name resolution of the egress proxy. Default: the system's. */
@@ -96,6 +98,7 @@ export class ChromiumLauncher implements BrowserLauncher {
   readonly #unsafeNoSandbox: boolean;
   readonly #downloadBytes: number;
   readonly #profileBytes: number;
+  readonly #shmBytes: number;
   readonly #policy: EgressPolicy;
   readonly #connections = new EgressConnections();
   readonly #lookups: LookupQueue;
@@ -114,6 +117,7 @@ export class ChromiumLauncher implements BrowserLauncher {
     this.#unsafeNoSandbox = options.unsafeNoSandbox ?? false;
     this.#downloadBytes = options.downloadBytes ?? DEFAULT_DOWNLOAD_BYTES;
     this.#profileBytes = options.profileBytes ?? DEFAULT_PROFILE_BYTES;
+    this.#shmBytes = options.shmBytes ?? DEFAULT_SHM_BYTES;
     this.#policy = new EgressPolicy({ allowPrivateNetwork: options.allowPrivateNetwork ?? false });
     this.#uids = options.uids;
     this.#lookups = new LookupQueue(options.lookup ?? systemLookup);
@@ -210,7 +214,7 @@ export class ChromiumLauncher implements BrowserLauncher {
       const env = { PATH: "/usr/bin:/bin", HOME: userDataDir, XDG_CONFIG_HOME: join(userDataDir, ".config"), XDG_CACHE_HOME: join(userDataDir, ".cache") };
       const command = this.#unsafeNoSandbox
         ? { file: this.#executablePath, args: flags }
-        : sandboxCommand({ layout: this.#systemLayout(), browserDir: userDataDir, profileBytes: this.#profileBytes, downloadDir: downloadPath, downloadBytes: this.#downloadBytes, proxySocket, executablePath: this.#executablePath, flags });
+        : sandboxCommand({ layout: this.#systemLayout(), browserDir: userDataDir, profileBytes: this.#profileBytes, shmBytes: this.#shmBytes, downloadDir: downloadPath, downloadBytes: this.#downloadBytes, proxySocket, executablePath: this.#executablePath, flags });
       // Its own process group, so closing it also ends the renderer and utility processes.
       child = spawn(command.file, command.args, { detached: true, stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env, ...(owner ?? {}) });
     } catch (error) {

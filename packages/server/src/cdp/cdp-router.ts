@@ -35,13 +35,20 @@ const MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
 const PARSE_LIMIT = 1024 * 1024;
 const EDGE_CHARS = 256;
 const SESSION_SUFFIX = /,"sessionId":"([^"\\]*)"\}$/;
+// Chromium writes an answer's `id` first and an event's `method` first.
+const RESPONSE_HEAD = /^\{"id":(\d+),/;
+const EVENT_HEAD = /^\{"method":"([^"\\]*)"/;
 
 /** A serialized message less its trailing `,"sessionId":"…"` member. */
 function withoutSession(json: string, sessionId: string): string {
   return `${json.slice(0, json.length - `,"sessionId":"${sessionId}"}`.length)}}`;
 }
 
-/** A message for a channel: parsed, or (when large) still serialized, ready to relay as it is. */
+/**
+ * A message for a channel: its JSON text as the browser sent it (most messages, ready to
+ * relay as they are), or an object (what the router read in full: answers to attach
+ * commands, `Target.*` events, and its own refusals).
+ */
 export type ChannelMessage = ProtocolMessage | string;
 
 /** Why a channel closed. */
@@ -271,6 +278,7 @@ export class CdpRouter {
   }
 
   #receive(json: string): void {
+    if (this.#relayed(json)) return;
     if (json.length > PARSE_LIMIT) {
       this.#receiveLarge(json);
       return;
@@ -307,6 +315,40 @@ export class CdpRouter {
     }
     if (sessionId === owner.browserSessionId) delete message.sessionId;
     owner.deliver(message);
+  }
+
+  /**
+   * Relays a message to the channel it belongs to without parsing it, when the router
+   * needs nothing from inside it: an answer to a client's command other than an attach,
+   * or an event other than `Target.*` of a client's session. That is nearly everything a
+   * browser sends, and a client can make it send a lot (trace events in 64 KB chunks,
+   * large values): parsing and serializing it again would cost the server's one thread
+   * for every other tenant, past any budget of what the client itself sends. Returns
+   * whether the message was handled (relayed, or dropped as nobody's).
+   */
+  #relayed(json: string): boolean {
+    const response = RESPONSE_HEAD.exec(json);
+    if (response) {
+      const id = Number(response[1]);
+      const waiting = this.#pending.get(id);
+      if (!waiting) return true;
+      if (waiting.kind === "router" || ATTACH_METHODS.has(waiting.method)) return false;
+      const sessionId = SESSION_SUFFIX.exec(json.slice(-EDGE_CHARS))?.[1];
+      this.#settled(id);
+      const { channel, clientId } = waiting;
+      if (!this.#channels.has(channel)) return true;
+      const renumbered = `{"id":${clientId},${json.slice(response[0].length)}`;
+      channel.deliver(sessionId === channel.browserSessionId ? withoutSession(renumbered, sessionId) : renumbered);
+      return true;
+    }
+    const event = EVENT_HEAD.exec(json);
+    if (!event || (event[1] as string).startsWith("Target.")) return false;
+    const sessionId = SESSION_SUFFIX.exec(json.slice(-EDGE_CHARS))?.[1];
+    // No session at its end: the router's root session, or a shape to read in full.
+    if (sessionId === undefined) return false;
+    const owner = this.#owners.get(sessionId);
+    if (owner) owner.deliver(sessionId === owner.browserSessionId ? withoutSession(json, sessionId) : json);
+    return true;
   }
 
   /**
@@ -487,8 +529,8 @@ export class CdpChannel {
   }
 
   /**
-   * Calls `listener` with every message for this channel, in order: an object, or for a
-   * large message its JSON text, already renumbered for the client.
+   * Calls `listener` with every message for this channel, in order, already renumbered
+   * for the client: its text or an object (see {@link ChannelMessage}).
    */
   onMessage(listener: (message: ChannelMessage) => void): void {
     this.#messageListeners.push(listener);

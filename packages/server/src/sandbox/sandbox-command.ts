@@ -10,6 +10,15 @@ export const DEFAULT_DOWNLOAD_BYTES = 256 * 1024 * 1024;
 /** The most a browser holds in its profile (site storage, caches, downloads to its default folder) unless configured otherwise: 512 MiB. */
 export const DEFAULT_PROFILE_BYTES = 512 * 1024 * 1024;
 
+/** The most a browser holds in shared memory (`/dev/shm`: rendering buffers between its processes) unless configured otherwise: 256 MiB. */
+export const DEFAULT_SHM_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The size of a sandbox's own `/tmp`, which holds only the mount point of the profile:
+ * temporary files go to the profile (`TMPDIR`), so that they count against its cap.
+ */
+const TMP_BYTES = 16 * 1024 * 1024;
+
 /** Where the egress proxy's socket appears inside a sandbox. */
 export const SANDBOX_PROXY_SOCKET = "/run/egress.sock";
 
@@ -60,8 +69,10 @@ export interface SandboxSpec {
    * that holds only the egress proxy's socket.
    */
   browserDir: string;
-  /** The most the profile may hold, in bytes (a page's storage, caches, crash reports). */
+  /** The most the profile may hold, in bytes (a page's storage, caches, crash reports, temporary files). */
   profileBytes: number;
+  /** The most the browser may hold in `/dev/shm`, in bytes. */
+  shmBytes: number;
   /** Its download folder inside {@link browserDir}, a tmpfs of its own of {@link downloadBytes}. */
   downloadDir: string;
   /** The most a browser may download at once, in bytes. */
@@ -100,7 +111,7 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     "--setenv", "HOME", browserDir,
     "--setenv", "XDG_CONFIG_HOME", `${browserDir}/.config`,
     "--setenv", "XDG_CACHE_HOME", `${browserDir}/.cache`,
-    "--setenv", "TMPDIR", "/tmp",
+    "--setenv", "TMPDIR", `${browserDir}/.tmp`,
     "--setenv", "PATH", "/usr/bin:/bin",
     "--ro-bind", "/usr", "/usr",
   ];
@@ -112,12 +123,18 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
   args.push(
     "--proc", "/proc",
     "--dev", "/dev",
-    "--tmpfs", "/tmp",
-    // Memory-backed and capped: a page filling its storage fills only this, never the host's disk.
+    // Every writable place is a tmpfs with a size, held in memory: a page filling its storage,
+    // or a client its trace streams, fills only its own caps, never the host's disk or RAM.
+    "--size", String(spec.shmBytes), "--tmpfs", "/dev/shm",
+    "--size", String(TMP_BYTES), "--tmpfs", "/tmp",
     "--size", String(spec.profileBytes), "--tmpfs", browserDir,
+    "--dir", `${browserDir}/.tmp`,
     "--size", String(spec.downloadBytes), "--tmpfs", spec.downloadDir,
     "--dir", "/run",
     "--ro-bind", spec.proxySocket, SANDBOX_PROXY_SOCKET,
+    // The rest (the root bwrap builds, /dev) read-only: no uncapped place is left.
+    "--remount-ro", "/dev",
+    "--remount-ro", "/",
     "--chdir", browserDir,
     "--",
     "/bin/sh", "-c",

@@ -22,28 +22,48 @@ export function processGroup(pgid: number): number[] {
   return pids;
 }
 
-/** The socket inodes of the TCP sockets (IPv4 and IPv6) in the LISTEN state on this machine. */
-export function listeningTcpInodes(): Set<string> {
-  const inodes = new Set<string>();
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+/** A listening TCP socket of a process: its local address (`127.0.0.1:1080`, `[::1]:9222`) and the process. */
+export interface ListeningSocket {
+  pid: number;
+  command: string;
+  local: string;
+}
+
+/**
+ * The TCP sockets (IPv4 and IPv6) in the LISTEN state in the network namespace of `pid`,
+ * by inode, with their local address. Read through the process's own `/proc/<pid>/net`:
+ * a browser in its sandbox has a namespace of its own, whose sockets the host's
+ * `/proc/net/tcp` does not list.
+ */
+function listeningInNamespaceOf(pid: number): Map<string, string> {
+  const listening = new Map<string, string>();
+  for (const [table, v6] of [[`/proc/${pid}/net/tcp`, false], [`/proc/${pid}/net/tcp6`, true]] as const) {
     const text = readOr(table);
     if (text === undefined) continue;
     for (const line of text.split("\n").slice(1)) {
       const columns = line.trim().split(/\s+/);
-      // Column 3 is the state (0A = LISTEN), column 9 the inode.
-      if (columns[3] === "0A" && columns[9] !== undefined) inodes.add(columns[9]);
+      // Column 1 is the local address (hex, host byte order for IPv4), 3 the state (0A = LISTEN), 9 the inode.
+      if (columns[3] !== "0A" || columns[9] === undefined || columns[1] === undefined) continue;
+      const [address = "", port = "0"] = columns[1].split(":");
+      const host = v6 ? `[${address}]` : (address.match(/../g) ?? []).reverse().map((byte) => parseInt(byte, 16)).join(".");
+      listening.set(columns[9], `${host}:${parseInt(port, 16)}`);
     }
   }
-  return inodes;
+  return listening;
 }
 
-/** The inodes of every socket a process holds open. */
-export function socketInodesOf(pid: number): string[] {
+/**
+ * The inodes of every socket a process holds open, or `undefined` once it has ended. A
+ * process whose descriptors cannot be read (another account's, without the right to look)
+ * is an error, never an empty list: a check that cannot see must not pass.
+ */
+export function socketInodesOf(pid: number): string[] | undefined {
   let fds: string[];
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return [];
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new Error(`Cannot read the open files of process ${pid}: ${(error as Error).message}`);
   }
   const inodes: string[] = [];
   for (const fd of fds) {
@@ -57,10 +77,19 @@ export function socketInodesOf(pid: number): string[] {
   return inodes;
 }
 
-/** The listening TCP sockets held by any process of the group `pgid`, as `pid:inode`. */
-export function listeningSocketsOfGroup(pgid: number): string[] {
-  const listening = listeningTcpInodes();
-  return processGroup(pgid).flatMap((pid) => socketInodesOf(pid).filter((inode) => listening.has(inode)).map((inode) => `${pid}:${inode}`));
+/** The listening TCP sockets held by any process of the group `pgid`, each seen in that process's own network namespace. */
+export function listeningSocketsOfGroup(pgid: number): ListeningSocket[] {
+  const found: ListeningSocket[] = [];
+  for (const pid of processGroup(pgid)) {
+    const inodes = socketInodesOf(pid);
+    if (inodes === undefined || inodes.length === 0) continue;
+    const listening = listeningInNamespaceOf(pid);
+    for (const inode of inodes) {
+      const local = listening.get(inode);
+      if (local !== undefined) found.push({ pid, command: (commandLine(pid) ?? [])[0] ?? "", local });
+    }
+  }
+  return found;
 }
 
 /** The command line of a process, or `undefined` once it has ended. */

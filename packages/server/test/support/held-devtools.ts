@@ -43,7 +43,9 @@ export class HeldDevTools {
     const onMessage = channel.onMessage.bind(channel);
     channel.onMessage = (listener: (message: ChannelMessage) => void) =>
       onMessage((message) => {
-        const held = !webmcp || typeof message === "string" ? undefined : this.#toHold(message as { id?: number; method?: string });
+        // The router relays most of what the browser sends as text, unparsed: read it here to classify it.
+        const read = typeof message === "string" ? (JSON.parse(message) as { id?: number; method?: string }) : (message as { id?: number; method?: string });
+        const held = webmcp ? this.#toHold(read) : undefined;
         if (!held) {
           listener(message);
           return;
