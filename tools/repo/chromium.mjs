@@ -7,6 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { actOnDecision, runCommand } from "./install-step.mjs";
 
 /** Where Debian's `chromium` package puts it, and what the server starts without CHROMIUM_PATH. */
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium";
@@ -150,21 +151,5 @@ export function decide({ envPath, probe, system, task }) {
 export function ensureChromium({ task, env = process.env, system = readSystem(env), probe = probeChromium, run = runCommand, log = console.log } = {}) {
   const envPath = env.CHROMIUM_PATH;
   const path = envPath || DEFAULT_CHROMIUM_PATH;
-  const first = decide({ envPath, probe: probe(path), system, task });
-  if (first.action === "ok") return first.message;
-  if (first.action === "stop") throw new Error(first.message);
-  log(first.message);
-  for (const [command, args] of first.commands) {
-    const status = run(command, args);
-    if (status !== 0) throw new Error(`\`${command} ${args.join(" ")}\` failed (exit code ${status}); fix that and run npm ${task} again.`);
-  }
-  const after = decide({ envPath, probe: probe(path), system, task });
-  if (after.action !== "ok") throw new Error(`After installing the chromium package: ${after.message}`);
-  return `${after.message}, installed just now`;
-}
-
-function runCommand(command, args) {
-  console.log(`$ ${command} ${args.join(" ")}`);
-  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-  return result.status ?? 1;
+  return actOnDecision(() => decide({ envPath, probe: probe(path), system, task }), { task, what: "the chromium package", run, log });
 }

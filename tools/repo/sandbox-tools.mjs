@@ -4,10 +4,10 @@
 // packages itself it does, and says so; otherwise it stops at once with the command to run.
 // The decision (`decideSandboxTools`) is pure and tested on every case
 // (tools/repo/test/sandbox-tools.test.ts).
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { readSystem } from "./chromium.mjs";
+import { actOnDecision, runCommand } from "./install-step.mjs";
 
 /** The commands a browser's sandbox runs, and the Debian package of each. */
 export const SANDBOX_TOOLS = [
@@ -53,21 +53,5 @@ export function decideSandboxTools({ missing, system, task }) {
 
 /** Makes sure the sandbox's tools are there; returns a line to print, or throws an Error saying what to run. */
 export function ensureSandboxTools({ task, env = process.env, system = readSystem(env), missing = missingSandboxTools, run = runCommand, log = console.log } = {}) {
-  const first = decideSandboxTools({ missing: missing(env), system, task });
-  if (first.action === "ok") return first.message;
-  if (first.action === "stop") throw new Error(first.message);
-  log(first.message);
-  for (const [command, args] of first.commands) {
-    const status = run(command, args);
-    if (status !== 0) throw new Error(`\`${command} ${args.join(" ")}\` failed (exit code ${status}); fix that and run npm ${task} again.`);
-  }
-  const after = decideSandboxTools({ missing: missing(env), system, task });
-  if (after.action !== "ok") throw new Error(`After installing: ${after.message}`);
-  return `${after.message}, installed just now`;
-}
-
-function runCommand(command, args) {
-  console.log(`$ ${command} ${args.join(" ")}`);
-  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-  return result.status ?? 1;
+  return actOnDecision(() => decideSandboxTools({ missing: missing(env), system, task }), { task, what: "the sandbox's packages", run, log });
 }

@@ -1,24 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_COMMAND_DEPTH, scanCommandText } from "../src/cdp/command-text.js";
+import { depthOf } from "./support/json-depth.js";
 
 // Seeded like the fuzz suites: FUZZ_SEED changes the run, FUZZ_SCALE its size.
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123);
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const RUNS = Math.max(1, Math.round(400 * SCALE));
-
-/** The nesting depth of a parsed value, found without recursion (the top value is level 1). */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
-    if (typeof item !== "object" || item === null) continue;
-    deepest = Math.max(deepest, depth);
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
 
 function parses(text: string): boolean {
   try {

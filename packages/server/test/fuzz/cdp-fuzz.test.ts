@@ -1,11 +1,10 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Browser } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_COMMAND_DEPTH } from "../../src/cdp/command-text.js";
 import { CdpRawClient, type CdpMessage } from "../support/cdp-raw-client.js";
+import { depthOf } from "../support/json-depth.js";
 import { startTestServer, type TestServer } from "../support/test-server.js";
 import { TrackingLauncher } from "../support/tracking-launcher.js";
 
@@ -109,19 +108,6 @@ const planArbitrary: fc.Arbitrary<Plan> = methodArbitrary.chain((method) =>
   }),
 );
 
-/** The nesting depth of a parsed value, without recursion (the value itself is level 1). */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
-    if (typeof item !== "object" || item === null) continue;
-    deepest = Math.max(deepest, depth);
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
-
 /** The rule that must refuse a parsed command, by an account independent of the router's. */
 function mustRefuse(command: Record<string, unknown>, profile: string): string | undefined {
   if (depthOf(command) > MAX_COMMAND_DEPTH) return "too deep";
@@ -159,7 +145,6 @@ beforeAll(async () => {
   t = await startTestServer({ launcher, logger: { level: "error", stream: logStream }, cdpLimits: { maxClients: 4 } });
   target = await t.client().browsers.create({ start_url: pages.url("/plain") });
   profile = launcher.latest().userDataDir as string;
-  writeFileSync(join(profile, "upload.txt"), "inside", { mode: 0o644 });
   const other = await t.client().projects.create({ name: `cdp-fuzz-${SEED}` });
   neighbourProject = other.id;
   neighbour = await t.client().browsers.create({}, { projectId: other.id });
