@@ -132,13 +132,39 @@ describe("project scoping", () => {
     expect((await scoped.projects.list()).map((project) => project.id)).toEqual([ids.a]);
     expect((await scoped.projects.get(ids.a)).name).toBe("alpha");
     expect(await scoped.projects.getLimits("alpha")).toEqual({ max_concurrent_sessions: null, max_pooled_sessions: null });
-    await expect(scoped.projects.get(ids.b)).rejects.toMatchObject({ status: 403, code: "forbidden" });
-    await expect(scoped.projects.getLimits(ids.b)).rejects.toMatchObject({ status: 403, code: "forbidden" });
-    await expect(scoped.projects.update(ids.b, { name: "stolen" })).rejects.toMatchObject({ status: 403, code: "forbidden" });
+    for (const other of [ids.b, "beta"]) {
+      await expect(scoped.projects.get(other)).rejects.toMatchObject({ status: 404, code: "not_found" });
+      await expect(scoped.projects.getLimits(other)).rejects.toMatchObject({ status: 404, code: "not_found" });
+      await expect(scoped.projects.update(other, { name: "stolen" })).rejects.toMatchObject({ status: 404, code: "not_found" });
+    }
     await expect(scoped.projects.update(ids.a, { status: "archived" })).rejects.toMatchObject({ status: 403, code: "forbidden" });
     await expect(scoped.projects.delete(ids.a)).rejects.toMatchObject({ status: 403, code: "forbidden" });
     expect((await scoped.projects.update(ids.a, { name: "alpha-renamed" })).name).toBe("alpha-renamed");
     expect((await scoped.projects.update(ids.a, { name: "alpha" })).name).toBe("alpha");
+  });
+
+  it("a project-scoped key cannot tell another project from a missing one: same status, code and message, no id", async () => {
+    // By name, a 403 that named the project's id used to tell a scoped key which names are taken and what their ids are.
+    const answer = async (path: string) => {
+      const response = await t.server.app.inject({ method: "GET", url: path, headers: { authorization: `Bearer ${keys.scopedA}` } });
+      const body = response.json() as { code: string; message: string };
+      return { status: response.statusCode, code: body.code, message: body.message.replace(path.split("/")[3] as string, "<asked>") };
+    };
+    for (const [taken, missing] of [["beta", "gamma"], [ids.b, "proj_doesnotexistdoesnotexist"], ["beta/limits", "gamma/limits"]] as const) {
+      const [seenTaken, seenMissing] = [await answer(`/org/projects/${taken}`), await answer(`/org/projects/${missing}`)];
+      expect(seenTaken).toEqual(seenMissing);
+      expect(seenTaken.status).toBe(404);
+      expect(seenTaken.message).not.toContain(ids.b);
+    }
+  });
+
+  it("a key of an archived project may read it (and learn it is archived) but not change it; an org-wide key may", async () => {
+    const archived = t.client({ apiKey: keys.scopedArchived });
+    expect((await archived.projects.get(ids.archived)).status).toBe("archived");
+    await expect(archived.projects.update(ids.archived, { name: "renamed-while-archived" })).rejects.toMatchObject({ status: 403, code: "forbidden", message: expect.stringContaining("archived") });
+    expect((await t.client().projects.get(ids.archived)).name).toBe("old");
+    expect((await t.client().projects.update(ids.archived, { name: "old-renamed" })).name).toBe("old-renamed");
+    expect((await t.client().projects.update(ids.archived, { name: "old" })).name).toBe("old");
   });
 
   it("a project-scoped key may read the organization's limits but not change them", async () => {

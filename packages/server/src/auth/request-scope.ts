@@ -1,6 +1,6 @@
 import { ForbiddenError, ProjectNotFoundError } from "../http/api-errors.js";
 import type { Organization } from "../organization/organization-store.js";
-import type { ProjectRow, ProjectStore } from "../projects/project-store.js";
+import { projectNotFound, type ProjectRow, type ProjectStore } from "../projects/project-store.js";
 import type { Credential } from "./api-key-store.js";
 
 /** The name of the project header (ids only). */
@@ -67,10 +67,26 @@ export class RequestScope {
     }
   }
 
-  /** Refuses (403 `forbidden`) a project-scoped key acting on a project other than its own. */
-  requireAccessTo(project: ProjectRow, action: string): void {
-    if (!this.isOrgWide && project.id !== this.credential.projectId) {
-      throw new ForbiddenError(`This API key is scoped to project ${this.credential.projectId} and cannot ${action} project ${project.id}.`);
+  /**
+   * The project `idOrName` names, as this key may see it. A project-scoped key sees only its
+   * own: another project of the organization is answered exactly as a missing one (404
+   * `not_found`, the same message), so that such a key learns nothing of other projects,
+   * not even whether a name is taken or which id it has.
+   */
+  visibleProject(idOrName: string): ProjectRow {
+    const project = this.#projects.findByIdOrName(this.org.id, idOrName);
+    if (!project || (!this.isOrgWide && project.id !== this.credential.projectId)) throw projectNotFound(idOrName);
+    return project;
+  }
+
+  /**
+   * Refuses (403 `forbidden`) a change to an archived project by a key scoped to it: an
+   * archived project is frozen for its own keys (they may still read it, to learn that it
+   * is archived); an org-wide key may change it, or make it active again.
+   */
+  requireChangeable(project: ProjectRow): void {
+    if (!this.isOrgWide && project.status === "archived") {
+      throw new ForbiddenError(`This API key's project ${project.id} is archived, and its own keys cannot change it; an org-wide key can (or can make it active again).`);
     }
   }
 }

@@ -75,6 +75,11 @@ function storableName(name: string): string {
   return stored;
 }
 
+/** The 404 for a project that is not there (or, to a project-scoped key, not its own). */
+export function projectNotFound(idOrName: string): NotFoundError {
+  return new NotFoundError(`No project has the id or name "${idOrName}" in this organization.`);
+}
+
 function nameTaken(name: string): NameConflictError {
   return new NameConflictError(`A project named "${name}" already exists in this organization; choose another name.`);
 }
@@ -110,7 +115,7 @@ export class ProjectStore {
   /** Like {@link findByIdOrName}, but a missing project is a 404 `not_found`. */
   getByIdOrName(orgId: string, idOrName: string): ProjectRow {
     const row = this.findByIdOrName(orgId, idOrName);
-    if (!row) throw new NotFoundError(`No project has the id or name "${idOrName}" in this organization.`);
+    if (!row) throw projectNotFound(idOrName);
     return row;
   }
 

@@ -46,9 +46,7 @@ export function registerLimitRoutes(app: FastifyInstance, { stores, planLimit }:
   });
 
   app.get<{ Params: { id: string } }>("/org/projects/:id/limits", { config: { operationId: "getProjectLimits", projectAdmin: true } }, async (request) => {
-    const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
-    request.scope.requireAccessTo(project, "read the limits of");
-    return projectLimits(project);
+    return projectLimits(request.scope.visibleProject(request.params.id));
   });
 
   app.patch<{ Params: { id: string } }>(

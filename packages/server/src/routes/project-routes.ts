@@ -35,18 +35,16 @@ export function registerProjectRoutes(app: FastifyInstance, { stores }: ApiDeps)
   });
 
   app.get<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "getProject", projectAdmin: true } }, async (request) => {
-    const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
-    request.scope.requireAccessTo(project, "read");
-    return toProject(project);
+    return toProject(request.scope.visibleProject(request.params.id));
   });
 
   app.patch<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "updateProject", projectAdmin: true } }, async (request) => {
     const body = request.body as UpdateProjectRequest;
     const scope = request.scope;
-    const project = stores.projects.getByIdOrName(scope.org.id, request.params.id);
-    // A project-scoped key may rename its own project, and nothing else.
-    scope.requireAccessTo(project, "change");
+    // A project-scoped key may rename its own project while it is active, and nothing else.
+    const project = scope.visibleProject(request.params.id);
     if (body.status !== undefined) scope.requireOrgWide("Archiving or activating a project");
+    scope.requireChangeable(project);
     const change: { name?: string; status?: "active" | "archived" } = {};
     if (body.name !== undefined) change.name = body.name;
     if (body.status !== undefined) change.status = body.status;
