@@ -234,6 +234,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     installCdpEndpoint(app, {
       browsers,
       rateLimits,
+      publicHost: options.publicUrl === undefined ? undefined : new URL(options.publicUrl).host,
       browserStore: stores.browsers,
       apiKeys: stores.apiKeys,
       limits: {

@@ -192,6 +192,20 @@ describe("cdp_ws_url", () => {
 });
 
 describe("credentials, checked before the upgrade", () => {
+  it("refuses an upgrade from a web page (an Origin not the service's own) with 403, valid token or not; no Origin, or the service's own, opens", async () => {
+    const browser = await t.client().browsers.create();
+    for (const origin of ["http://evil.example", "null", "http://127.0.0.1:1", `${t.url}.evil.example`]) {
+      const refused = await refusal(browser.cdp_ws_url, { origin });
+      expect({ origin, status: refused.status, code: refused.body.code }).toEqual({ origin, status: 403, code: "forbidden" });
+      expect(validateError(refused.body).ok).toBe(true);
+    }
+    for (const headers of [{}, { origin: t.url }]) {
+      const client = await RawClient.open(browser.cdp_ws_url, headers);
+      expect((await client.send("Browser.getVersion")).result).toMatchObject({ product: expect.stringMatching(/Chrome/) });
+      await client.close();
+    }
+  });
+
   it("refuses a missing, wrong or another browser's token with 401 and the Error body", async () => {
     const client = t.client();
     const [one, two] = [await client.browsers.create(), await client.browsers.create()] as [Browser, Browser];

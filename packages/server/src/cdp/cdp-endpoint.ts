@@ -6,7 +6,7 @@ import type { ApiKeyStore, Credential } from "../auth/api-key-store.js";
 import { hasAuthorization } from "../auth/bearer-token.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
-import { ApiError, ConflictError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
+import { ApiError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
 import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
@@ -45,6 +45,8 @@ export interface CdpEndpointDeps {
   limits: CdpEndpointLimits;
   /** The server's rate limits: failed authentications count per client, API keys per key, as on every operation. */
   rateLimits: RateLimits;
+  /** The host (`host:port`) of `--public-url`, when the server sits behind one: an upgrade from a page of it is the service's own. */
+  publicHost?: string | undefined;
 }
 
 /** 429 `cdp_client_limit_exceeded`: the browser already has as many DevTools clients as the server allows. */
@@ -97,6 +99,11 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     const handshake = handshakeError(request);
     if (handshake) {
       refuse(socket, handshake);
+      return;
+    }
+    const origin = foreignOrigin(request, deps.publicHost);
+    if (origin !== undefined) {
+      refuse(socket, new ForbiddenError(`A DevTools connection from a web page (Origin ${JSON.stringify(origin.slice(0, 200))}) is refused: DevTools clients such as Playwright and Puppeteer send no Origin.`));
       return;
     }
     // As on the API: an upgrade without a credential guesses nothing, so it is neither
@@ -199,6 +206,27 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
 /** Whether an upgrade carries a credential: a `?token=` (even empty) or an `Authorization` header. */
 function presentsCredential(request: IncomingMessage): boolean {
   return hasAuthorization(request.headers.authorization) || new URL(request.url ?? "/", "http://endpoint").searchParams.has("token");
+}
+
+/**
+ * The `Origin` of an upgrade that comes from a web page other than the service's own, or
+ * `undefined`. Browsers send `Origin` with every WebSocket and skip CORS for them, so any
+ * page (one in a browser of this service, or any site a user with a key visits) could
+ * otherwise open DevTools connections here with whatever token it guesses or has been
+ * handed; DevTools clients (Playwright, Puppeteer, `ws`) send none. A page of the
+ * service's own origin (the request's `Host`, or `--public-url`) is let through.
+ */
+function foreignOrigin(request: IncomingMessage, publicHost: string | undefined): string | undefined {
+  const origin = request.headers.origin;
+  if (origin === undefined) return undefined;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    return origin;
+  }
+  if (host !== "" && (host === request.headers.host || host === publicHost)) return undefined;
+  return origin;
 }
 
 /** RFC 6455 4.2.1: a key of 16 bytes in base64, and version 13 (ws also takes 8). */
