@@ -1,7 +1,8 @@
 import { APIError, type BrowserServiceClient, ConflictError, NotFoundError } from "@browser-service/client";
 import type { WebMcpTool } from "@browser-service/types";
-import { invokeTool, listTools, registrationOrigin, selectTool, ToolNotFoundError, WebMcpHelpersError } from "@browser-service/webmcp-helpers";
-import { type CallResult, callResult, refusedResult, unknownFailureResult } from "./call-result.js";
+import { invokeTool, listTools, WebMcpHelpersError } from "@browser-service/webmcp-helpers";
+import { type CallResult, callResult, fencedName, pageChangedResult, refusedResult, unknownFailureResult } from "./call-result.js";
+import { registrationKey } from "./tool-names.js";
 
 /** What every call of one bridge shares. */
 export interface CallContext {
@@ -18,22 +19,15 @@ export interface CallContext {
 const nothingRan = (error: unknown) =>
   (error instanceof ConflictError && error.code === "tool_ref_stale") || (error instanceof NotFoundError && error.code === "tool_not_found");
 
-/** Criteria that pick the registration in the same slot: same name, window, tab, frame and origin. */
-const sameSource = (tool: WebMcpTool) => ({
-  name: tool.name,
-  windowId: tool.source.window_id,
-  tabId: tool.source.tab_id,
-  frame: tool.source.frame === null ? ("top" as const) : tool.source.frame.frame_id,
-  origin: registrationOrigin(tool),
-});
-
 /**
  * Invokes `tool` once through the helpers' `invokeTool` (input checked against the page's
  * schema by the safe validator, one request, never retried). When the service answers
  * that the `tool_ref` is stale (409) or unknown (404), which means nothing ran, the tool
- * is looked up once more, by the same source (name, window, tab, frame, origin), and
- * that registration is invoked; a second such answer ends the call. Any other failure of
- * the request itself leaves the outcome open, and the result says so.
+ * is looked up once more, and only a registration with the same identity
+ * ({@link registrationKey}: the same tool of the same document, as after a reload) is
+ * invoked; anything else registered there now is another tool, which the client never
+ * saw, and the result says the page changed. A second such answer ends the call. Any
+ * other failure of the request itself leaves the outcome open, and the result says so.
  */
 export async function callTool(context: CallContext, mcpName: string, tool: WebMcpTool, input: Record<string, unknown>, signal?: AbortSignal): Promise<CallResult> {
   const options = {
@@ -47,38 +41,36 @@ export async function callTool(context: CallContext, mcpName: string, tool: WebM
     try {
       return callResult(await invokeTool(context.client, context.browser, { ...options, toolRef: target }));
     } catch (error) {
-      if (error instanceof WebMcpHelpersError) return refusedResult(`The input for ${mcpName} was refused (${error.code}).`, error.message);
+      if (error instanceof WebMcpHelpersError) return refusedResult(`The input for ${fencedName(mcpName)} was refused (${error.code}).`, error.message);
       if (nothingRan(error) && attempt === 0) {
         const found = await findAgain(context, mcpName, target, options);
         if ("result" in found) return found.result;
         target = found.tool;
         continue;
       }
-      if (nothingRan(error)) return gone(mcpName);
+      if (nothingRan(error)) return pageChangedResult(mcpName);
       // Answers below 500 are refusals before any invocation began; anything else (a 5xx,
       // a dropped connection, a timeout) may have come after the tool started.
-      if (error instanceof APIError && error.status < 500) return refusedResult(`The service refused the call of ${mcpName} (${error.status} ${error.code}).`, error.message);
+      if (error instanceof APIError && error.status < 500) return refusedResult(`The service refused the call of ${fencedName(mcpName)} (${error.status} ${error.code}).`, error.message);
       return unknownFailureResult(mcpName, error instanceof Error ? error.message : String(error));
     }
   }
 }
 
-/** The registration now in `tool`'s slot, or the result to return when there is none (nothing ran either way). */
+/** The registration that is `tool` again (a reload), or the result to return when there is none (nothing ran either way). */
 async function findAgain(context: CallContext, mcpName: string, tool: WebMcpTool, options: { projectId?: string | null; signal?: AbortSignal }): Promise<{ tool: WebMcpTool } | { result: CallResult }> {
+  let tools: WebMcpTool[];
   try {
-    const tools = await listTools(context.client, context.browser, {
+    tools = await listTools(context.client, context.browser, {
       ...(options.projectId !== undefined && { projectId: options.projectId }),
       ...(options.signal !== undefined && { signal: options.signal }),
     });
-    return { tool: selectTool(tools, sameSource(tool)) };
   } catch (error) {
-    if (error instanceof ToolNotFoundError) return { result: gone(mcpName) };
     const detail = error instanceof Error ? error.message : String(error);
-    return { result: refusedResult(`The registration behind ${mcpName} went away, and looking it up again failed.`, detail) };
+    return { result: refusedResult(`The registration behind ${fencedName(mcpName)} went away, and looking it up again failed.`, detail) };
   }
+  const key = registrationKey(tool);
+  const { window_id, tab_id } = tool.source;
+  const same = tools.filter((each) => each.name === tool.name && each.source.window_id === window_id && each.source.tab_id === tab_id && registrationKey(each) === key);
+  return same.length === 1 ? { tool: same[0] as WebMcpTool } : { result: pageChangedResult(mcpName) };
 }
-
-const gone = (name: string): CallResult => ({
-  content: [{ type: "text", text: `The tool ${name} is no longer registered where it was (its page navigated or closed), and nothing ran. List the tools again before choosing one.` }],
-  isError: true,
-});

@@ -82,7 +82,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     closeTransport = () => server.close();
   } else {
     const token = config.token ?? randomBytes(32).toString("base64url");
-    const endpoint = await serveHttp({ host: config.host, port: config.httpPort as number, token, createServer: bridge.createServer });
+    const endpoint = await serveHttp({ host: config.host, port: config.httpPort as number, token, createServer: bridge.createServer, allowedHosts: config.allowedHosts, log });
     log(`Streamable HTTP on ${endpoint.url}`);
     if (config.token === undefined) log(`bearer token (generated; set BROWSER_SERVICE_MCP_TOKEN to choose one): ${token}`);
     closeTransport = endpoint.close;

@@ -26,6 +26,8 @@ export interface BridgeConfig {
   httpPort: number | undefined;
   /** Address the HTTP server listens on. */
   host: string;
+  /** More `Host` values HTTP clients may send (`name` or `name:port`). */
+  allowedHosts: string[];
   /** Bearer token HTTP clients must send; `undefined` until generated. */
   token: string | undefined;
   /** Milliseconds between two reads of the snapshot. */
@@ -65,7 +67,12 @@ The service:
 Streamable HTTP:
   --http <port>            serve HTTP instead of stdio (0: a free port)
                                                            BROWSER_SERVICE_MCP_HTTP_PORT
-  --host <address>         default 127.0.0.1               BROWSER_SERVICE_MCP_HOST
+  --host <address>         default 127.0.0.1; any other than loopback is warned about
+                                                           BROWSER_SERVICE_MCP_HOST
+  --allowed-host <host>    another Host clients may name (a DNS name, a proxy's host),
+                           repeatable; name or name:port. Requests must name the
+                           address listened on (or localhost) or one of these.
+                                                           BROWSER_SERVICE_MCP_ALLOWED_HOSTS (comma-separated)
   (bearer token)           clients send "Authorization: Bearer <token>"; at least
                            ${minTokenLength} characters. Unset: one is generated and printed.
                                                            BROWSER_SERVICE_MCP_TOKEN
@@ -94,12 +101,16 @@ function integer(option: string, value: string | undefined, min: number, max: nu
   return number;
 }
 
+/** What `--allowed-host` takes: a name or IPv4 address, or an IPv6 address in brackets, then maybe a port. */
+const hostValue = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
 const nonEmpty = (value: string | undefined) => (value === undefined || value === "" ? undefined : value);
 
 /**
  * Reads the flags (`argv` without the node and script paths) and the environment.
  * Throws `ConfigError`: `unknown_option` (a flag it does not know), `invalid_option` (a
- * value out of range, a URL that does not parse, a token too short),
+ * value out of range, a URL that does not parse, a token too short, an allowed host
+ * that is not `host[:port]`),
  * `conflicting_options` (`--browser` with `--start-url` or `--name`, `--keep` with
  * `--browser`).
  */
@@ -119,6 +130,7 @@ export function readConfig(argv: readonly string[], env: Readonly<Record<string,
         "base-url": { type: "string" },
         http: { type: "string" },
         host: { type: "string" },
+        "allowed-host": { type: "string", multiple: true },
         "poll-interval": { type: "string" },
         "timeout-sec": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -143,6 +155,12 @@ export function readConfig(argv: readonly string[], env: Readonly<Record<string,
   if (token !== undefined && (token.length < minTokenLength || /\s/.test(token))) {
     throw new ConfigError("invalid_option", `BROWSER_SERVICE_MCP_TOKEN must be at least ${minTokenLength} characters without spaces.`);
   }
+  const allowedHosts = values["allowed-host"] ?? (env.BROWSER_SERVICE_MCP_ALLOWED_HOSTS ?? "").split(",").map((each) => each.trim()).filter((each) => each !== "");
+  for (const allowed of allowedHosts) {
+    if (!hostValue.test(allowed) || !URL.canParse(`http://${allowed}`)) {
+      throw new ConfigError("invalid_option", `--allowed-host takes a host name or address, optionally with :port (IPv6 in brackets); got ${JSON.stringify(allowed)}.`);
+    }
+  }
   return {
     browser,
     startUrl,
@@ -153,6 +171,7 @@ export function readConfig(argv: readonly string[], env: Readonly<Record<string,
     apiKey: nonEmpty(env.BROWSER_SERVICE_API_KEY),
     httpPort: integer("--http", values.http ?? env.BROWSER_SERVICE_MCP_HTTP_PORT, 0, 65535, undefined),
     host: nonEmpty(values.host ?? env.BROWSER_SERVICE_MCP_HOST) ?? "127.0.0.1",
+    allowedHosts,
     token,
     pollIntervalMs: integer("--poll-interval", values["poll-interval"] ?? env.BROWSER_SERVICE_MCP_POLL_MS, 100, 60_000, 1000),
     timeoutSec: integer("--timeout-sec", values["timeout-sec"] ?? env.BROWSER_SERVICE_MCP_TIMEOUT_SEC, TIMEOUT.minimum, TIMEOUT.maximum, 30),

@@ -1,14 +1,15 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, isIPv4, isIPv6 } from "node:net";
+import { networkInterfaces } from "node:os";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
-  /** Address to listen on; loopback by default in the CLI. */
+  /** Address to listen on; loopback by default in the CLI. Any other address is warned about through `log`. */
   host: string;
   /** Port (0: any free one). */
   port: number;
@@ -20,12 +21,23 @@ export interface HttpOptions {
   maxSessions?: number;
   /** Largest request body read, in bytes. Default 4 MiB. */
   maxBodyBytes?: number;
+  /**
+   * More `Host` values to accept besides the addresses served (a name clients use, a
+   * reverse proxy's host): `name` accepts `name` and `name:<port>`; `name:8443` only that.
+   */
+  allowedHosts?: readonly string[];
+  /** Where warnings go (a bind address that is not loopback). Default: nowhere. */
+  log?: (message: string) => void;
 }
 
 /** A running Streamable HTTP endpoint. */
 export interface HttpEndpoint {
-  /** `http://<host>:<port>/mcp` */
+  /** `http://<host>:<port>/mcp`; for a wildcard bind (`0.0.0.0`, `::`), the loopback address of its family. */
   url: string;
+  /** Every `Host` value requests may name (canonical `host[:port]`): the addresses served, and `allowedHosts`. */
+  allowedHosts: readonly string[];
+  /** Whether the server listens on a loopback address only. */
+  loopback: boolean;
   /** Closes every session and the server. */
   close(): Promise<void>;
 }
@@ -61,15 +73,79 @@ async function readJson(request: IncomingMessage, maxBytes: number): Promise<unk
   return JSON.parse(Buffer.concat(chunks).toString("utf8"));
 }
 
-const isLoopback = (host: string) => host === "127.0.0.1" || host === "::1" || host === "localhost" || host.startsWith("127.");
+/** An IP address or `localhost` without brackets, lowercase. */
+const bare = (host: string) => host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+
+/** A host (name, IPv4, or IPv6 with or without brackets) as it appears in a URL. */
+const urlHost = (host: string) => (isIPv6(bare(host)) ? `[${bare(host)}]` : host);
+
+// The characters of a Host header's host and port: anything else ("@", "/", "%") is refused
+// before parsing, since URL parsing would read "evil@127.0.0.1" as 127.0.0.1.
+const hostSyntax = /^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+
+/**
+ * `value` (`host` or `host:port`) as URL parsing writes a host: lowercase, IPv6 compressed
+ * and bracketed (`[::ffff:127.0.0.1]` is `[::ffff:7f00:1]`), the default port 80 dropped,
+ * so that one address has one spelling; `undefined` for anything else.
+ */
+function canonicalHost(value: string): string | undefined {
+  if (!hostSyntax.test(value)) return undefined;
+  try {
+    return new URL(`http://${value}`).host;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `address` is a loopback address (127.0.0.0/8, `::1`, either IPv4-mapped) or `localhost`. */
+export function isLoopbackAddress(address: string): boolean {
+  const host = bare(address);
+  if (host === "localhost") return true;
+  if (isIPv4(host)) return host.startsWith("127.");
+  if (!isIPv6(host)) return false;
+  const canonical = new URL(`http://[${host}]`).hostname;
+  return canonical === "[::1]" || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(canonical);
+}
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`), which IPv4 clients connect to. */
+function mappedIPv4(address: string): string | undefined {
+  const host = bare(address);
+  if (!isIPv6(host)) return undefined;
+  const match = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(new URL(`http://[${host}]`).hostname);
+  if (!match) return undefined;
+  const [high, low] = [Number.parseInt(match[1] as string, 16), Number.parseInt(match[2] as string, 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join(".");
+}
+
+/**
+ * The hosts a server bound to `bound` serves: that address (and the IPv4 form of an
+ * IPv4-mapped one), every address of this machine for a wildcard bind (`0.0.0.0`: the
+ * IPv4 ones; `::`: all), the name it was told (`host`), and `localhost` when any is loopback.
+ */
+function servedAddresses(host: string, bound: string): string[] {
+  const addresses = new Set([host, bound]);
+  const mapped = mappedIPv4(bound);
+  if (mapped !== undefined) addresses.add(mapped);
+  if (bound === "0.0.0.0" || bound === "::") {
+    for (const entries of Object.values(networkInterfaces())) {
+      for (const entry of entries ?? []) if (bound === "::" || entry.family === "IPv4") addresses.add(entry.address);
+    }
+    addresses.delete("0.0.0.0");
+    addresses.delete("::");
+  }
+  if ([...addresses].some(isLoopbackAddress)) addresses.add("localhost");
+  return [...addresses];
+}
 
 /**
  * Serves MCP over Streamable HTTP at `/mcp`, one session (and one MCP server) per
  * `initialize`, as the MCP spec's session management says (`Mcp-Session-Id`). Before a
  * request reaches a session it must carry `Authorization: Bearer <token>` (compared in
- * constant time; else 401), and on a loopback address its `Host` must name this
- * address and port and its `Origin`, if any, be such an origin (else 403): a web page the
- * user visits cannot reach the bridge through DNS rebinding.
+ * constant time; else 401), and, whatever the bind address, its `Host` must name an
+ * address the server listens on (with its port), `localhost` when that is loopback, or
+ * one of `allowedHosts`, and its `Origin`, if any, such a host (else 403): a web page the
+ * user visits cannot reach the bridge through DNS rebinding, on this machine or another.
+ * A bind address that is not loopback is reported through `log` as a warning.
  */
 export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
   const { token, maxSessions = 64, maxBodyBytes = 4 * 1024 * 1024 } = options;
@@ -83,8 +159,8 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
   };
 
   const sameSite = (request: IncomingMessage) => {
-    if (!isLoopback(options.host)) return true;
-    if (!allowedHosts.has(String(request.headers.host ?? "").toLowerCase())) return false;
+    const host = canonicalHost(String(request.headers.host ?? ""));
+    if (host === undefined || !allowedHosts.has(host)) return false;
     const origin = request.headers.origin;
     if (origin === undefined) return true;
     return URL.canParse(origin) && allowedHosts.has(new URL(origin).host);
@@ -158,11 +234,21 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
   });
   http.listen(options.port, options.host);
   await once(http, "listening");
-  const { port } = http.address() as AddressInfo;
-  const hostInUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
-  allowedHosts = new Set([`${hostInUrl}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`].map((h) => h.toLowerCase()));
+  const { port, address } = http.address() as AddressInfo;
+  const served = servedAddresses(options.host, address).map((each) => `${urlHost(each)}:${port}`);
+  const extra = (options.allowedHosts ?? []).flatMap((each) => (/:\d+$/.test(each) && !/^\[[^\]]*\]$/.test(each) ? [each] : [each, `${urlHost(each)}:${port}`]));
+  allowedHosts = new Set([...served, ...extra].map(canonicalHost).filter((each): each is string => each !== undefined));
+  const loopback = isLoopbackAddress(address);
+  if (!loopback) {
+    options.log?.(
+      `warning: listening on ${address}, which is not a loopback address: other machines can reach the bridge, and anyone with the token can run the browser's tools. Requests must name one of these hosts (Host, Origin): ${[...allowedHosts].join(", ")}.`,
+    );
+  }
+  const wildcard = address === "0.0.0.0" ? "127.0.0.1" : address === "::" ? "::1" : undefined;
   return {
-    url: `http://${hostInUrl}:${port}${mcpPath}`,
+    url: `http://${urlHost(wildcard ?? options.host)}:${port}${mcpPath}`,
+    allowedHosts: [...allowedHosts],
+    loopback,
     async close() {
       await Promise.all([...sessions.values()].map((session) => session.transport.close().catch(() => undefined)));
       sessions.clear();

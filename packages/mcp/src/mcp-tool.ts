@@ -1,15 +1,13 @@
 import type { WebMcpTool } from "@browser-service/types";
-import { describeTool, toolTitle } from "./tool-description.js";
+import { describeTool } from "./tool-description.js";
 import { mcpInputSchema } from "./input-schema.js";
 
 /** One tool as `tools/list` shows it (the MCP `Tool` shape). */
 export interface McpTool {
   name: string;
-  title: string;
   description: string;
   inputSchema: { type: "object"; [keyword: string]: unknown };
   annotations: {
-    title: string;
     readOnlyHint?: boolean;
     destructiveHint?: boolean;
     openWorldHint: true;
@@ -17,22 +15,21 @@ export interface McpTool {
 }
 
 /**
- * The MCP tool for a page's tool, under `name`. Hints are copied only where the page
- * gave them: `readOnlyHint` from `read_only`, `destructiveHint` from `consequential`
- * (absent, MCP clients assume a tool may be destructive); `openWorldHint` is always
- * true, since a page reaches whatever it likes.
+ * The MCP tool for a page's tool, under `name`. It has no `title` (nor
+ * `annotations.title`): a title is page text shown outside any fence, and the name,
+ * limited to `A-Za-z0-9_-.`, already says what to call the tool. Hints are copied only
+ * where the page gave them: `readOnlyHint` from `read_only`, `destructiveHint` from
+ * `consequential` (absent, MCP clients assume a tool may be destructive);
+ * `openWorldHint` is always true, since a page reaches whatever it likes.
  */
 export function toMcpTool(name: string, tool: WebMcpTool): McpTool {
   const { schema, withheld } = mcpInputSchema(tool.input_schema);
-  const title = toolTitle(tool);
   const { read_only, consequential } = tool.annotations ?? {};
   return {
     name,
-    title,
     description: describeTool(tool, withheld),
     inputSchema: schema,
     annotations: {
-      title,
       ...(read_only !== undefined && { readOnlyHint: read_only }),
       ...(consequential !== undefined && { destructiveHint: consequential }),
       openWorldHint: true,

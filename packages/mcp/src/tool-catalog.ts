@@ -27,8 +27,10 @@ export interface CatalogState {
 export interface ToolCatalogOptions {
   /** Project of the browser, as the client takes it. */
   projectId?: string | null;
-  /** Where failures of background polling are reported. */
+  /** Where failures of background polling are reported, and tools left unlisted once names run out. */
   log?: (message: string) => void;
+  /** How many tool names the catalog gives at most ({@link ToolNames}); default 100,000. */
+  maxNames?: number;
 }
 
 const empty: CatalogState = { etag: undefined, tools: [], entries: new Map(), toolsJson: Buffer.from("[]") };
@@ -43,7 +45,7 @@ export class ToolCatalog {
   readonly #client: BrowserServiceClient;
   readonly #browser: string;
   readonly #options: ToolCatalogOptions;
-  readonly #names = new ToolNames();
+  readonly #names: ToolNames;
   readonly #listeners = new Set<() => void>();
   #state: CatalogState = empty;
   #shown = "[]";
@@ -51,17 +53,28 @@ export class ToolCatalog {
   #applied = 0;
   #timer: NodeJS.Timeout | undefined;
   #polling = false;
+  #namesRanOut = false;
 
   /** @param browser - the browser's id. */
   constructor(client: BrowserServiceClient, browser: string, options: ToolCatalogOptions = {}) {
     this.#client = client;
     this.#browser = browser;
     this.#options = options;
+    this.#names = new ToolNames(options.maxNames);
   }
 
   /** The latest state read (empty before the first read). */
   get state(): CatalogState {
     return this.#state;
+  }
+
+  /**
+   * Whether the bridge ever gave `name` to a registration. A name is never given to
+   * another registration, so a name that was given but is not in {@link CatalogState.entries}
+   * names a tool whose page changed: the caller says so rather than call anything.
+   */
+  named(name: string): boolean {
+    return this.#names.given(name);
   }
 
   /** Calls `listener` after each change of what `tools/list` shows; returns the function that stops it. */
@@ -112,11 +125,22 @@ export class ToolCatalog {
   #apply(tools: WebMcpTool[], etag: string | undefined): void {
     const names = this.#names.assign(tools);
     const entries = new Map<string, CatalogEntry>();
-    const shown = tools.map((tool, index) => {
-      const mcp = toMcpTool(names[index] as string, tool);
+    const shown: McpTool[] = [];
+    let unnamed = 0;
+    tools.forEach((tool, index) => {
+      const name = names[index];
+      if (name === undefined) {
+        unnamed++;
+        return;
+      }
+      const mcp = toMcpTool(name, tool);
       entries.set(mcp.name, { mcp, tool });
-      return mcp;
+      shown.push(mcp);
     });
+    if (unnamed > 0 && !this.#namesRanOut) {
+      this.#namesRanOut = true;
+      this.#options.log?.(`the bridge has given ${this.#names.maxNames} tool names, its most; ${unnamed} new registration(s) and any later ones are not listed (restart the bridge to start afresh)`);
+    }
     const text = JSON.stringify(shown);
     const changed = text !== this.#shown;
     // An unchanged listing (only a tool_ref moved) keeps its bytes: no client is told, and none needs new ones.

@@ -1,5 +1,5 @@
 import type { WebMcpTool } from "@browser-service/types";
-import { cleanPageText, fenceUntrusted, registrationOrigin, untrustedOpen } from "@browser-service/webmcp-helpers";
+import { fenceUntrusted, registrationOrigin, untrustedOpen } from "@browser-service/webmcp-helpers";
 
 /** Caps on the page-provided parts of a description, in UTF-16 units. */
 export const descriptionCaps = {
@@ -7,6 +7,8 @@ export const descriptionCaps = {
   description: 2000,
   title: 200,
   url: 500,
+  /** A page schema that is not shown as `inputSchema`, as JSON text. */
+  schema: 1000,
 } as const;
 
 const line = (text: string) => fenceUntrusted(text, { maxLength: descriptionCaps.url });
@@ -20,8 +22,9 @@ export const descriptionLabel = `A WebMCP tool of a web page. Text in ${untruste
  * `<untrusted-page-text>` tags, cleaned and cut by the helpers (control and invisible
  * characters removed, fence tags inside neutralized), so nothing a page provides changes
  * the text outside the fences: that text depends only on numbers the browser gives (tab,
- * window, frame) and on the bridge's own findings (`withheld`). Kept short: a client
- * lists every tool of every tab at once.
+ * window, frame) and on the bridge's own findings (`withheld`). A schema that is not
+ * shown as `inputSchema` is quoted here instead, fenced and cut, so that a model still
+ * knows what to send. Kept short: a client lists every tool of every tab at once.
  */
 export function describeTool(tool: WebMcpTool, withheld: string | undefined): string {
   const { window_id, tab_id, page_url, page_title, frame } = tool.source;
@@ -37,11 +40,19 @@ export function describeTool(tool: WebMcpTool, withheld: string | undefined): st
   ];
   if (annotations.untrusted_content === true) lines.push("The page says its output may hold third-party or user-generated content.");
   if (annotations.autosubmit === false) lines.push("A call fills in a form and leaves it for the user to submit.");
-  if (withheld !== undefined) lines.push(`The page's input schema is not shown (${withheld}); input is checked against it when the tool is called.`);
+  if (withheld !== undefined) {
+    lines.push(`The page's input schema is not shown as the input schema (${withheld}); input is checked against it when the tool is called. The page's schema, as JSON:`);
+    lines.push(fenceUntrusted(schemaText(tool.input_schema), { maxLength: descriptionCaps.schema, multiline: true }));
+  }
   return lines.join("\n");
 }
 
-/** The MCP `title`: the page's name, cleaned and cut (a display name, shown to people). */
-export function toolTitle(tool: WebMcpTool): string {
-  return cleanPageText(tool.name, { maxLength: descriptionCaps.name });
+/** A page schema as JSON text; the client parsed it from JSON, so only nesting too deep to print again fails. */
+function schemaText(schema: unknown): string {
+  try {
+    return JSON.stringify(schema) ?? "(none)";
+  } catch (error) {
+    if (error instanceof RangeError) return "(nested too deeply to show)";
+    throw error;
+  }
 }

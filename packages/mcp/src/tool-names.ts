@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { WebMcpTool } from "@browser-service/types";
 import { registrationOrigin } from "@browser-service/webmcp-helpers";
 
@@ -16,14 +17,29 @@ export function sanitizeToolName(name: string, maxLength = maxToolNameLength): s
 }
 
 /**
- * Where a registration lives, as a key: window, tab, frame (or the top-level document),
- * the registering origin and the page's name. The browser keys a registration by frame
- * and name, so two live registrations never share a slot; a page that navigates and
- * registers the same name again on the same origin fills the same slot.
+ * The identity of a registration, as a digest: window, tab, frame (or the top-level
+ * document), the page URL and the frame's URL, the registering origin, and everything
+ * the page declared (name, description, input schema, annotations). Two registrations
+ * with one key are the same tool in the same document, as after a reload; anything else
+ * (another URL, another description or schema, other hints) is another tool, which a
+ * client that listed the first never saw. A digest, because the bridge keeps every key
+ * it named for as long as it runs, and a schema can be 64 KB.
  */
-export function slotKey(tool: WebMcpTool): string {
-  const { window_id, tab_id, frame } = tool.source;
-  return JSON.stringify([window_id, tab_id, frame === null ? "top" : frame.frame_id, registrationOrigin(tool), tool.name]);
+export function registrationKey(tool: WebMcpTool): string {
+  const { window_id, tab_id, page_url, frame } = tool.source;
+  const identity = [
+    window_id,
+    tab_id,
+    frame === null ? "top" : frame.frame_id,
+    page_url,
+    frame === null ? null : frame.url,
+    registrationOrigin(tool),
+    tool.name,
+    tool.description,
+    tool.input_schema,
+    tool.annotations ?? null,
+  ];
+  return createHash("sha256").update(JSON.stringify(identity)).digest("base64url");
 }
 
 /** The suffix that says where a registration lives: `.t3` (tab 3), `.t3.f12` (frame 12 of tab 3). */
@@ -32,63 +48,113 @@ function sourceSuffix(tool: WebMcpTool): string {
   return frame === null ? `.t${tab_id}` : `.t${tab_id}.f${frame.frame_id}`;
 }
 
+/** A live `tool_ref`'s name, with what it was last seen as. */
+interface Named {
+  name: string;
+  pageUrl: string;
+  frameUrl: string | null;
+}
+
+const frameUrl = (tool: WebMcpTool) => (tool.source.frame === null ? null : tool.source.frame.url);
+
 /**
- * Gives each tool of a snapshot its MCP name, and remembers the names between
- * snapshots so that they stay put while their registrations live:
+ * Gives each tool of a snapshot its MCP name, so that a name, once given to a
+ * registration, never names a different registration while this object lives:
  *
- * - a slot (see {@link slotKey}) seen in the previous snapshot keeps its name;
- * - a new slot gets the page's name (sanitized) when no other tool of the snapshot has
- *   that name and no kept name is it;
- * - otherwise the page's name plus where it lives (`search.t2`, `search.t1.f5`), and,
- *   should even that be taken (a page can choose any name), a counter (`search.t2.2`).
+ * - a `tool_ref` of the previous snapshot keeps its name (the browser retires a ref when
+ *   its registration ends, so one ref is one registration even when `history.pushState`
+ *   changes its page URL);
+ * - a registration with the key of one named before (see {@link registrationKey}: the
+ *   same tool of the same document, as after a reload) gets that name back;
+ * - any other registration gets a name never given before: the page's name (sanitized)
+ *   when no other tool of the snapshot has it, otherwise the name plus where it lives
+ *   (`search.t2`, `search.t1.f5`), and should even that have been given (a page can choose
+ *   any name, and a tab can hold many documents one after the other) a counter
+ *   (`search.t2.2`).
  *
- * So a bare name, once given, is not taken away when a second tab registers the same
- * name: the newcomer gets the suffix. A slot that disappears frees its name.
+ * So a client holding an older list can never reach another tab's, another origin's or
+ * another document's tool under a name it knew: that name now names nothing, or the same
+ * registration. Every name given is remembered (a digest and the name) until the object
+ * is dropped, up to `maxNames`: past it, a registration that would need a new name gets
+ * none (`undefined`), rather than a name given before or memory without bound, since a
+ * page can register and drop tools under new names for as long as it likes.
  */
 export class ToolNames {
-  #bySlot = new Map<string, string>();
+  /** How many names this object gives at most. */
+  readonly maxNames: number;
+  /** Every registration key named, with its name; a key is never renamed. */
+  readonly #byKey = new Map<string, string>();
+  /** Every name given; none is given twice. */
+  readonly #given = new Set<string>();
+  /** The `tool_ref`s of the latest snapshot. */
+  #byRef = new Map<string, Named>();
 
-  /** The MCP name of each tool, in snapshot order. */
-  assign(tools: readonly WebMcpTool[]): string[] {
-    const slots = tools.map(slotKey);
-    const kept = new Map<string, string>();
+  /** @param maxNames - how many names to give at most (default 100,000: about 20 MB remembered). */
+  constructor(maxNames = 100_000) {
+    this.maxNames = maxNames;
+  }
+
+  /** Whether `name` was ever given to a registration (it may name nothing live now). */
+  given(name: string): boolean {
+    return this.#given.has(name);
+  }
+
+  /** The MCP name of each tool, in snapshot order; `undefined` for one that needs a new name once `maxNames` are given. */
+  assign(tools: readonly WebMcpTool[]): (string | undefined)[] {
+    const names: (string | undefined)[] = new Array(tools.length);
+    const keys: (string | undefined)[] = new Array(tools.length);
     const taken = new Set<string>();
-    slots.forEach((slot) => {
-      const name = this.#bySlot.get(slot);
-      if (name !== undefined && !kept.has(slot)) {
-        kept.set(slot, name);
-        taken.add(name);
+    const next = new Map<string, Named>();
+    const keep = (index: number, tool: WebMcpTool, name: string) => {
+      names[index] = name;
+      taken.add(name);
+      next.set(tool.tool_ref, { name, pageUrl: tool.source.page_url, frameUrl: frameUrl(tool) });
+    };
+
+    tools.forEach((tool, index) => {
+      const known = this.#byRef.get(tool.tool_ref);
+      if (known === undefined || taken.has(known.name)) return;
+      if (known.pageUrl !== tool.source.page_url || known.frameUrl !== frameUrl(tool)) {
+        // The same registration at a new URL (pushState): a reload there is still this tool.
+        const key = registrationKey(tool);
+        if (!this.#byKey.has(key)) this.#byKey.set(key, known.name);
       }
+      keep(index, tool, known.name);
     });
+
+    tools.forEach((tool, index) => {
+      if (names[index] !== undefined) return;
+      const key = registrationKey(tool);
+      keys[index] = key;
+      const name = this.#byKey.get(key);
+      if (name !== undefined && !taken.has(name)) keep(index, tool, name);
+    });
+
     const counts = new Map<string, number>();
     for (const tool of tools) {
       const base = sanitizeToolName(tool.name);
       counts.set(base, (counts.get(base) ?? 0) + 1);
     }
-    const next = new Map<string, string>();
-    const names = tools.map((tool, index) => {
-      const slot = slots[index] as string;
-      const keptName = kept.get(slot);
-      if (keptName !== undefined && !next.has(slot)) {
-        next.set(slot, keptName);
-        return keptName;
-      }
+    const free = (name: string) => !taken.has(name) && !this.#given.has(name);
+    tools.forEach((tool, index) => {
+      if (names[index] !== undefined || this.#given.size >= this.maxNames) return;
       const base = sanitizeToolName(tool.name);
       let name = base;
-      if (counts.get(base) !== 1 || taken.has(base)) {
+      if (counts.get(base) !== 1 || !free(base)) {
         const suffix = sourceSuffix(tool);
         name = sanitizeToolName(tool.name, maxToolNameLength - suffix.length) + suffix;
-        for (let n = 2; taken.has(name); n++) {
+        for (let n = 2; !free(name); n++) {
           const more = `${suffix}.${n}`;
           name = sanitizeToolName(tool.name, maxToolNameLength - more.length) + more;
         }
       }
-      taken.add(name);
-      // A second tool in the same slot (the browser should never list one) is named, but not remembered.
-      if (!next.has(slot)) next.set(slot, name);
-      return name;
+      this.#given.add(name);
+      const key = keys[index] as string;
+      if (!this.#byKey.has(key)) this.#byKey.set(key, name);
+      keep(index, tool, name);
     });
-    this.#bySlot = next;
+
+    this.#byRef = next;
     return names;
   }
 }

@@ -38,7 +38,7 @@ describe("the bin driven by the MCP Inspector's CLI", () => {
     const listed = (await runInspector([process.execPath, binPath, "--method", "tools/list"], env)) as { tools: { name: string; annotations: unknown }[] };
     expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["checkout", "search", "wait_for_stock"]);
     const called = (await runInspector([process.execPath, binPath, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "q=brass"], env)) as { structuredContent: unknown; isError?: boolean };
-    expect(called.structuredContent).toEqual({ where: "shop", origin: h.pages.origin(), results: ["brass lamp"] });
+    expect(called.structuredContent).toEqual({ untrusted_page_output: { where: "shop", origin: h.pages.origin(), results: ["brass lamp"] } });
     expect(called.isError).toBeFalsy();
     expect(h.pages.runs("shop.search")).toBe(1);
   });

@@ -23,6 +23,15 @@ describe("readConfig", () => {
     expect(readConfig(["--start-url", "http://127.0.0.1:3000/", "--name", "agent", "--keep"], {})).toMatchObject({ startUrl: "http://127.0.0.1:3000/", name: "agent", keep: true });
   });
 
+  it("reads extra allowed hosts from repeated --allowed-host, or BROWSER_SERVICE_MCP_ALLOWED_HOSTS, and refuses what is not host[:port]", () => {
+    expect(readConfig([], {}).allowedHosts).toEqual([]);
+    expect(readConfig([], { BROWSER_SERVICE_MCP_ALLOWED_HOSTS: "bridge.example, proxy.example:8443,[fd00::2]" }).allowedHosts).toEqual(["bridge.example", "proxy.example:8443", "[fd00::2]"]);
+    expect(readConfig(["--allowed-host", "a.example", "--allowed-host", "b.example:80"], { BROWSER_SERVICE_MCP_ALLOWED_HOSTS: "c.example" }).allowedHosts).toEqual(["a.example", "b.example:80"]);
+    for (const bad of ["evil@127.0.0.1", "http://a.example", "a.example/path", "fd00::2", "a.example:99999", "*"]) {
+      expect(error(() => readConfig(["--allowed-host", bad], {}))).toBe("invalid_option");
+    }
+  });
+
   it("refuses what it cannot use, before anything starts", () => {
     expect(error(() => readConfig(["--nope"], {}))).toBe("unknown_option");
     expect(error(() => readConfig(["stray"], {}))).toBe("unknown_option");

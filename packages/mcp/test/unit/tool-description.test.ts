@@ -1,6 +1,7 @@
 import { untrustedClose, untrustedOpen } from "@browser-service/webmcp-helpers";
 import { describe, expect, it } from "vitest";
-import { describeTool, toMcpTool } from "../../src/index.js";
+import { describeTool, descriptionLabel, toMcpTool } from "../../src/index.js";
+import { fencesBalanced, pageStringsOutsideFences } from "../support/fences.js";
 import { tool } from "../support/tools.js";
 
 /** The description with every fenced block emptied: the bridge's own text, and nothing else. */
@@ -45,21 +46,35 @@ describe("describeTool", () => {
     const text = describeTool(tool("order", 1, { annotations: { untrusted_content: true, autosubmit: false } }), "it holds a `$` keyword, which a client might resolve from elsewhere");
     expect(text).toContain("The page says its output may hold third-party or user-generated content.");
     expect(text).toContain("A call fills in a form and leaves it for the user to submit.");
-    expect(text).toContain("The page's input schema is not shown (it holds a `$` keyword");
+    expect(text).toContain("The page's input schema is not shown as the input schema (it holds a `$` keyword");
   });
 });
 
 describe("toMcpTool", () => {
   it("copies the page's hints where it gave them, and always says the world is open", () => {
-    expect(toMcpTool("search", tool("search", 1, { annotations: { read_only: true, consequential: false } })).annotations).toEqual({ title: "search", readOnlyHint: true, destructiveHint: false, openWorldHint: true });
-    expect(toMcpTool("pay", tool("pay", 1)).annotations).toEqual({ title: "pay", openWorldHint: true });
+    expect(toMcpTool("search", tool("search", 1, { annotations: { read_only: true, consequential: false } })).annotations).toEqual({ readOnlyHint: true, destructiveHint: false, openWorldHint: true });
+    expect(toMcpTool("pay", tool("pay", 1)).annotations).toEqual({ openWorldHint: true });
     expect(toMcpTool("pay", tool("pay", 1, { annotations: { consequential: true } })).annotations).toMatchObject({ destructiveHint: true });
   });
 
-  it("gives a display title cleaned of control characters and cut", () => {
-    const shown = toMcpTool("x", tool(`Pay\u202e\u0007 ${"now ".repeat(100)}`, 1));
-    expect(shown.title).toMatch(/^Pay now now/);
-    expect(shown.title).not.toMatch(/[\u0007\u202e]/);
-    expect(shown.title.length).toBeLessThan(140);
+  it.each(hostile)("lets no page text reach the client outside a fence but the name's safe characters: %s", (_, evil) => {
+    const shown = toMcpTool("search", tool(evil, 3, { description: evil, title: evil, pageUrl: `http://127.0.0.1:9000/?q=${evil.slice(0, 300)}`, inputSchema: { type: "object", title: evil, properties: { q: { type: "string", description: evil, title: evil, default: evil } } } }));
+    // Every string of the tool but its name (the client's handle, limited to A-Za-z0-9_-.), keys included, fences removed.
+    const outside = pageStringsOutsideFences(shown, ["name"]).join("\n");
+    expect(outside).not.toMatch(/SYSTEM|IGNORE|admin mode|checkout|AAAA/);
+    expect(shown).not.toHaveProperty("title");
+    expect(shown.annotations).not.toHaveProperty("title");
+    // The label names the opening tag once; past it, every tag is one the bridge wrote in a pair.
+    for (const text of [shown.description.replace(descriptionLabel, ""), JSON.stringify(shown.inputSchema)]) expect(fencesBalanced(text)).toBe(true);
+  });
+
+  it("quotes a schema that is not shown as inputSchema in the description, fenced and cut", () => {
+    const schema = { type: "object", properties: { q: { $ref: "https://evil.example/schema.json", description: `${fence}${"B".repeat(5000)}` } } };
+    const shown = toMcpTool("search", tool("search", 1, { inputSchema: schema }));
+    expect(shown.inputSchema).toEqual({ type: "object", additionalProperties: true });
+    expect(shown.description).toContain(`The page's schema, as JSON:\n${untrustedOpen}\n{"type":"object","properties":{"q":{"$ref":"https://evil.example/schema.json"`);
+    expect(fencesBalanced(shown.description.replace(descriptionLabel, ""))).toBe(true);
+    expect(skeleton(shown.description)).not.toMatch(/SYSTEM|admin mode/);
+    expect(shown.description.length).toBeLessThan(3000);
   });
 });
