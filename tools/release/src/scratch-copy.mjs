@@ -42,3 +42,21 @@ export function linkWorkspaceDependencies(packages) {
     }
   }
 }
+
+/**
+ * Copies every entry of each public package's `files` (among them what `pnpm build`
+ * wrote and git ignores, such as dist/) from the working tree at `root` into the copy
+ * at `dest`, so that the copy can be published without building it again.
+ * @param {string} root
+ * @param {string} dest
+ * @param {{ relativeDir: string, manifest: Record<string, any> }[]} packages the public packages
+ */
+export function copyBuildOutputs(root, dest, packages) {
+  for (const pkg of packages) {
+    for (const entry of pkg.manifest.files ?? []) {
+      const from = join(root, pkg.relativeDir, entry);
+      if (!existsSync(from)) throw new Error(`${pkg.manifest.name}: ${pkg.relativeDir}/${entry} (in "files") does not exist; run \`pnpm build\` first.`);
+      cpSync(from, join(dest, pkg.relativeDir, entry), { recursive: true });
+    }
+  }
+}
