@@ -20,9 +20,12 @@ export function createDocumentAjv(document: Record<string, unknown>): Ajv2020 {
   addFormats(ajv);
   // Strict mode catches misspelt schema keywords; OpenAPI's own annotation keywords and
   // the document's top-level fields (the root is added as one schema) are declared here,
-  // and so are the spec's own annotations, `x-max-bytes` and `x-max-depth` (CONVENTIONS.md),
-  // which only the server enforces.
-  const openApiKeywords = ["example", "discriminator", "xml", "externalDocs", "x-max-bytes", "x-max-depth"];
+  // and so are the spec's own annotations (CONVENTIONS.md), which only the server enforces.
+  const extensions = [
+    "x-max-bytes", "x-max-depth", "x-property-name-pattern", "x-max-items-per-document", "x-max-items-per-tab", "x-max-definition-bytes",
+    "x-max-entries", "x-max-entry-name-bytes", "x-max-unpacked-bytes", "x-max-compression-ratio",
+  ];
+  const openApiKeywords = ["example", "discriminator", "xml", "externalDocs", ...extensions];
   const documentFields = ["openapi", "info", "jsonSchemaDialect", "servers", "paths", "webhooks", "components", "security", "tags"];
   for (const keyword of [...openApiKeywords, ...documentFields]) ajv.addKeyword(keyword);
   ajv.addSchema(document, "openapi.json");

@@ -225,6 +225,15 @@ describe("strict archives: every entry any unzip tool would extract is checked",
     ]);
   });
 
+  it("refuses an entry name over 1,024 bytes of UTF-8 (not characters): invalid_entry_name", async () => {
+    // "é" is 2 bytes in UTF-8: 2 + 511 × 2 = 1,024 bytes in 513 characters.
+    const longest = `d/${"é".repeat(511)}`;
+    await accepted(buildZip([manifest, { name: longest, data: "x" }]));
+    expect(await problems(buildZip([manifest, { name: `${longest}x`, data: "x" }]))).toEqual([
+      expect.stringMatching(/^invalid_entry_name: Entry "d\/.*" is 1025 bytes long; at most 1024 are allowed/),
+    ]);
+  });
+
   it("refuses a Unicode path extra field that names another path (unzip extracts under it)", async () => {
     const other = Buffer.concat([Buffer.from([1]), Buffer.alloc(4), Buffer.from("../evil.js")]);
     expect(await problems(buildZip([manifest, { ...script, extra: extraField(0x7075, other) }]))).toEqual([

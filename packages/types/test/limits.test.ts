@@ -10,16 +10,29 @@ const document = loadDocument();
 const NUMERIC = ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "default"];
 const LISTS = ["allOf", "anyOf", "oneOf", "prefixItems"];
 /** The spec's extension keywords (spec/CONVENTIONS.md) by the name `limits` gives them. */
-const EXTENSIONS: Record<string, string> = { maxBytes: "x-max-bytes", maxDepth: "x-max-depth" };
+const EXTENSIONS: Record<string, string> = {
+  maxBytes: "x-max-bytes",
+  maxDepth: "x-max-depth",
+  propertyNamePattern: "x-property-name-pattern",
+  maxItemsPerDocument: "x-max-items-per-document",
+  maxItemsPerTab: "x-max-items-per-tab",
+  maxDefinitionBytes: "x-max-definition-bytes",
+  maxEntries: "x-max-entries",
+  maxEntryNameBytes: "x-max-entry-name-bytes",
+  maxUnpackedBytes: "x-max-unpacked-bytes",
+  maxCompressionRatio: "x-max-compression-ratio",
+};
 type Node = Record<string, unknown>;
 const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && !Array.isArray(value);
 
+type Rule = number | string;
+
 /** Each constant of `limits` as [JSON pointer into the document, value]. */
-function constants(): [string, number][] {
-  const found: [string, number][] = [];
+function constants(): [string, Rule][] {
+  const found: [string, Rule][] = [];
   const visit = (rules: unknown, schema: Node, pointer: string): void => {
     for (const [key, value] of Object.entries(rules as Node)) {
-      if (typeof value === "number") {
+      if (typeof value === "number" || typeof value === "string") {
         found.push([`${pointer}/${EXTENSIONS[key] ?? key}`, value]);
       } else if (LISTS.includes(key) && Array.isArray(value) && Array.isArray(schema[key])) {
         value.forEach((alternative, i) => visit(alternative, (schema[key] as Node[])[i]!, `${pointer}/${key}/${i}`));
@@ -42,12 +55,13 @@ function constants(): [string, number][] {
   return found;
 }
 
-/** Each numeric rule of the document's components (without following `$ref`), as [pointer, value]. */
-function rulesInDocument(): [string, number][] {
-  const found: [string, number][] = [];
+/** Each numeric rule and extension of the document's components (without following `$ref`), as [pointer, value]. */
+function rulesInDocument(): [string, Rule][] {
+  const found: [string, Rule][] = [];
   const visit = (schema: unknown, pointer: string): void => {
     if (!isNode(schema)) return;
-    for (const keyword of [...NUMERIC, ...Object.values(EXTENSIONS)]) if (typeof schema[keyword] === "number") found.push([`${pointer}/${keyword}`, schema[keyword]]);
+    for (const keyword of NUMERIC) if (typeof schema[keyword] === "number") found.push([`${pointer}/${keyword}`, schema[keyword]]);
+    for (const keyword of Object.values(EXTENSIONS)) if (keyword in schema) found.push([`${pointer}/${keyword}`, schema[keyword] as Rule]);
     if (isNode(schema.properties)) for (const [name, property] of Object.entries(schema.properties)) visit(property, `${pointer}/properties/${name}`);
     visit(schema.items, `${pointer}/items`);
     for (const keyword of LISTS) if (Array.isArray(schema[keyword])) (schema[keyword] as unknown[]).forEach((sub, i) => visit(sub, `${pointer}/${keyword}/${i}`));
@@ -81,5 +95,22 @@ describe("limits", () => {
     expect(limits.schemas.WebMcpInvokeRequest.timeout_sec).toEqual({ minimum: at(`${timeout}/minimum`), maximum: at(`${timeout}/maximum`), default: at(`${timeout}/default`) });
     expect(limits.schemas.WebMcpTool.input_schema.maxBytes).toBe(at("/components/schemas/WebMcpTool/properties/input_schema/x-max-bytes"));
     expect(limits.parameters.Offset.maximum).toBe(at("/components/parameters/Offset/schema/maximum"));
+    expect(limits.schemas.WebMcpInvokeRequest.input.propertyNamePattern).toBe(at("/components/schemas/WebMcpInvokeRequest/properties/input/x-property-name-pattern"));
+    const tools = "/components/schemas/WebMcpToolList/properties/tools";
+    expect(limits.schemas.WebMcpToolList.tools).toEqual({
+      maxItems: at(`${tools}/maxItems`),
+      maxItemsPerDocument: at(`${tools}/x-max-items-per-document`),
+      maxItemsPerTab: at(`${tools}/x-max-items-per-tab`),
+      maxDefinitionBytes: at(`${tools}/x-max-definition-bytes`),
+    });
+    expect(limits.schemas.WebMcpToolList.maxBytes).toBe(at("/components/schemas/WebMcpToolList/x-max-bytes"));
+    const archive = "/components/schemas/UploadExtensionRequest/properties/file";
+    expect(limits.schemas.UploadExtensionRequest.file).toEqual({
+      maxBytes: at(`${archive}/x-max-bytes`),
+      maxEntries: at(`${archive}/x-max-entries`),
+      maxEntryNameBytes: at(`${archive}/x-max-entry-name-bytes`),
+      maxUnpackedBytes: at(`${archive}/x-max-unpacked-bytes`),
+      maxCompressionRatio: at(`${archive}/x-max-compression-ratio`),
+    });
   });
 });

@@ -70,6 +70,8 @@ export const webmcpCases: readonly SchemaCase[] = [
   at("WebMcpTool", { ...tool, name: "n".repeat(257) }, false, "name is at most 256 characters"),
   at("WebMcpTool", { ...tool, description: "d".repeat(8193) }, false, "description is capped at 8,192 characters"),
   at("WebMcpToolList", { tools: [{ name: "x" }] }, false, "every tool is a full tool"),
+  at("WebMcpToolList", { tools: Array.from({ length: 5000 }, () => tool) }, true, "a browser's 5,000 tools"),
+  at("WebMcpToolList", { tools: Array.from({ length: 5001 }, () => tool) }, false, "at most 5,000 tools, the most a browser keeps"),
 
   at("WebMcpInvokeRequest", { tool_ref: "wmt_AAEC", input: {} }, true, "timeout_sec defaults"),
   at("WebMcpInvokeRequest", { tool_ref: "wmt_AAEC", input: { sku: "A1" }, timeout_sec: 1 }, true, "timeout_sec 1"),
@@ -82,7 +84,8 @@ export const webmcpCases: readonly SchemaCase[] = [
   at("WebMcpInvokeRequest", { tool_ref: "", input: {} }, false, "tool_ref is not empty"),
   at("WebMcpInvokeRequest", { input: {} }, false, "tool_ref is required"),
   at("WebMcpInvokeRequest", { tool_ref: "wmt_AAEC", input: {}, retries: 2 }, false, "no other properties"),
-  // input's depth, ASCII property names and well-formed strings are x-max-depth and prose: the server checks them (400), the schema does not.
+  // input's depth, ASCII property names and well-formed strings are x-max-depth, x-property-name-pattern and prose: the server checks them (400), the schema does not
+  // (x-property-name-pattern and not a recursive propertyNames: a validator would recurse as deep as the input nests.)
   at("WebMcpInvokeRequest", { tool_ref: "wmt_AAEC", input: { "caf\u00e9": "\ud800", deep: [[[[[[[[]]]]]]]] } }, true, "input's server-side rules are not schema rules"),
 
   at("WebMcpInvocationStatus", "completed", true, "enum completed"),

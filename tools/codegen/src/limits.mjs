@@ -16,11 +16,39 @@ const NUMERIC_KEYWORDS = [
   "default",
 ];
 
+const positiveInteger = (value) => Number.isSafeInteger(value) && value > 0;
+const positiveNumber = (value) => Number.isFinite(value) && value > 0;
+const regularExpression = (value) => {
+  if (typeof value !== "string") return false;
+  try {
+    new RegExp(value, "u");
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
  * The spec's extensions for rules JSON Schema cannot say (spec/CONVENTIONS.md), with the
- * names they are emitted as: the most bytes of a value's JSON, and how deep it may nest.
+ * names they are emitted as and what their value must be: the most bytes of a value's
+ * JSON, how deep it may nest, the pattern of every property name in it, what the
+ * service keeps of a list that pages add to, and the bounds of an uploaded archive.
  */
-const EXTENSIONS = { "x-max-bytes": "maxBytes", "x-max-depth": "maxDepth" };
+const EXTENSIONS = {
+  "x-max-bytes": { name: "maxBytes", valid: positiveInteger, expected: "a positive integer" },
+  "x-max-depth": { name: "maxDepth", valid: positiveInteger, expected: "a positive integer" },
+  "x-property-name-pattern": { name: "propertyNamePattern", valid: regularExpression, expected: "a regular expression (with the u flag)" },
+  "x-max-items-per-document": { name: "maxItemsPerDocument", valid: positiveInteger, expected: "a positive integer" },
+  "x-max-items-per-tab": { name: "maxItemsPerTab", valid: positiveInteger, expected: "a positive integer" },
+  "x-max-definition-bytes": { name: "maxDefinitionBytes", valid: positiveInteger, expected: "a positive integer" },
+  "x-max-entries": { name: "maxEntries", valid: positiveInteger, expected: "a positive integer" },
+  "x-max-entry-name-bytes": { name: "maxEntryNameBytes", valid: positiveInteger, expected: "a positive integer" },
+  "x-max-unpacked-bytes": { name: "maxUnpackedBytes", valid: positiveInteger, expected: "a positive integer" },
+  "x-max-compression-ratio": { name: "maxCompressionRatio", valid: positiveNumber, expected: "a positive number" },
+};
+
+/** The spec's extension keywords: annotations that validators leave to the server. */
+export const EXTENSION_KEYWORDS = Object.keys(EXTENSIONS);
 
 /** Keywords whose value is a list of alternative or combined subschemas. */
 const LIST_KEYWORDS = ["allOf", "anyOf", "oneOf", "prefixItems"];
@@ -42,10 +70,10 @@ function rulesOf(schema, where) {
   for (const keyword of NUMERIC_KEYWORDS) {
     if (typeof schema[keyword] === "number") put(keyword, schema[keyword]);
   }
-  for (const [extension, name] of Object.entries(EXTENSIONS)) {
+  for (const [extension, { name, valid, expected }] of Object.entries(EXTENSIONS)) {
     if (!(extension in schema)) continue;
     const value = schema[extension];
-    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`codegen limits: ${where}/${extension} must be a positive integer, found ${JSON.stringify(value)}.`);
+    if (!valid(value)) throw new Error(`codegen limits: ${where}/${extension} must be ${expected}, found ${JSON.stringify(value)}.`);
     put(name, value);
   }
   if (isObject(schema.properties)) {
@@ -92,9 +120,10 @@ const keySource = (key) => (IDENTIFIER.test(key) ? key : JSON.stringify(key));
 /** A value of {@link collectLimits} as TypeScript source: one rule set per line, the rest one key per line. */
 function source(value, indent, comment) {
   if (typeof value === "number") return String(value);
+  if (typeof value === "string") return JSON.stringify(value);
   const entries = Object.entries(value);
-  if (!Array.isArray(value) && !comment && entries.every(([, item]) => typeof item === "number")) {
-    return entries.length === 0 ? "{}" : `{ ${entries.map(([key, item]) => `${keySource(key)}: ${item}`).join(", ")} }`;
+  if (!Array.isArray(value) && !comment && entries.every(([, item]) => typeof item === "number" || typeof item === "string")) {
+    return entries.length === 0 ? "{}" : `{ ${entries.map(([key, item]) => `${keySource(key)}: ${source(item, indent + 1)}`).join(", ")} }`;
   }
   const pad = "  ".repeat(indent + 1);
   if (Array.isArray(value)) return `[\n${value.map((item) => `${pad}${source(item, indent + 1)},\n`).join("")}${"  ".repeat(indent)}]`;
@@ -107,7 +136,8 @@ function source(value, indent, comment) {
 
 /**
  * `limits.ts` of `@browser-service/types`: the `limits` constant, every numeric rule of
- * the spec (and `x-max-bytes`, `x-max-depth`), so that no package writes one of them again.
+ * the spec and its extensions (`x-max-bytes`, `x-max-depth`, ...), so that no package
+ * writes one of them again.
  */
 export function generateLimits(document) {
   const limits = collectLimits(document);
@@ -121,9 +151,18 @@ export function generateLimits(document) {
  * \`limits.schemas.<Schema>\` (and \`.<property>\`, \`.items\`, \`.oneOf[i]\` below it),
  * \`limits.parameters.<Parameter>\` and \`limits.headers.<Header>\`. Each rule keeps its
  * JSON Schema name (\`minimum\`, \`maximum\`, \`minLength\`, \`maxLength\`, \`default\`, ...);
- * \`maxBytes\` is the spec's \`x-max-bytes\`: the most bytes of a request body as sent, or
- * of a property's value serialized as compact JSON in UTF-8; \`maxDepth\` is its
- * \`x-max-depth\`: how many levels of objects and arrays a value may nest (\`{}\` is one).
+ * \`maxBytes\` is the spec's \`x-max-bytes\`: the most bytes of a request body as sent, of a
+ * response body as the server sends it, of a binary part of a form as sent, or of a
+ * property's value serialized as compact JSON in UTF-8; \`maxDepth\` is its
+ * \`x-max-depth\`: how many levels of objects and arrays a value may nest (\`{}\` is one);
+ * \`propertyNamePattern\` is its \`x-property-name-pattern\`: what every property name of
+ * a value, at any depth, matches (a regular expression for the \`u\` flag);
+ * \`maxItemsPerDocument\`, \`maxItemsPerTab\` and \`maxDefinitionBytes\` are what the
+ * service keeps of a list that pages add to;
+ * \`maxEntries\`, \`maxEntryNameBytes\`, \`maxUnpackedBytes\` and \`maxCompressionRatio\` bound
+ * an uploaded archive: its entries, the UTF-8 bytes of each entry's name, the bytes its
+ * contents unpack to, and the largest ratio of those bytes to the archive's size
+ * (spec/CONVENTIONS.md).
  *
  * @example
  * \`\`\`ts

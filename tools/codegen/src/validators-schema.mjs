@@ -1,6 +1,8 @@
 // Walking JSON Schema 2020-12 schemas the way Ajv does, so that the paths computed here
 // are the `schemaPath`s Ajv writes into its errors.
 
+import { EXTENSION_KEYWORDS } from "./limits.mjs";
+
 /** Keywords whose value is one subschema. */
 const subschemaKeywords = [
   "additionalProperties",
@@ -24,11 +26,11 @@ const subschemaMapKeywords = ["$defs", "dependentSchemas", "patternProperties", 
  * The annotation keywords of JSON Schema 2020-12: they never change whether a value is
  * valid, and Ajv's standalone code embeds every compiled schema object, so they are
  * dropped before compiling (the spec's prose would otherwise be shipped in the bundle).
- * So are the spec's extension keywords, `x-max-bytes` and `x-max-depth`
- * (spec/CONVENTIONS.md): a size and a depth the server enforces, which validators leave
- * to it and `@browser-service/types` exports.
+ * So are the spec's extension keywords (`x-max-bytes`, `x-max-depth`, ...,
+ * spec/CONVENTIONS.md): rules the server enforces, which validators leave to it and
+ * `@browser-service/types` exports.
  */
-const annotationKeywords = ["$comment", "default", "deprecated", "description", "examples", "readOnly", "title", "writeOnly", "x-max-bytes", "x-max-depth"];
+const annotationKeywords = ["$comment", "default", "deprecated", "description", "examples", "readOnly", "title", "writeOnly", ...EXTENSION_KEYWORDS];
 
 const isSchemaObject = (node) => node !== null && typeof node === "object" && !Array.isArray(node);
 

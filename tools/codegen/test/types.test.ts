@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { forTypeScript } from "../src/for-typescript.mjs";
 import { listOperations, loadDocument } from "../src/document.mjs";
-import { collectLimits } from "../src/limits.mjs";
+import { collectLimits, generateLimits } from "../src/limits.mjs";
 import { generateTypes } from "../src/types.mjs";
 
 const document = loadDocument();
@@ -95,6 +95,45 @@ describe("limits", () => {
       },
       parameters: { Page: { maximum: 50 } },
     });
+  });
+
+  it("copies the other extensions under their names: a property-name pattern and what is kept of a list", () => {
+    const document = schemas({
+      List: {
+        type: "object",
+        properties: {
+          items: { type: "array", maxItems: 50, "x-max-items-per-document": 10, "x-max-items-per-tab": 20, "x-max-definition-bytes": 4096 },
+          input: { type: "object", "x-property-name-pattern": "^[a-z]*$" },
+        },
+      },
+    });
+    expect(collectLimits(document)).toEqual({
+      schemas: { List: { items: { maxItems: 50, maxItemsPerDocument: 10, maxItemsPerTab: 20, maxDefinitionBytes: 4096 }, input: { propertyNamePattern: "^[a-z]*$" } } },
+    });
+    expect(generateLimits(document)).toContain('input: { propertyNamePattern: "^[a-z]*$" }');
+  });
+
+  it("copies the bounds of an archive part under their names", () => {
+    const file = { type: "string", contentMediaType: "application/zip", "x-max-bytes": 2048, "x-max-entries": 10, "x-max-entry-name-bytes": 64, "x-max-unpacked-bytes": 8192, "x-max-compression-ratio": 2.5 };
+    const document = schemas({ Upload: { type: "object", properties: { file } } });
+    expect(collectLimits(document)).toEqual({
+      schemas: { Upload: { file: { maxBytes: 2048, maxEntries: 10, maxEntryNameBytes: 64, maxUnpackedBytes: 8192, maxCompressionRatio: 2.5 } } },
+    });
+    expect(generateLimits(document)).toContain("file: { maxBytes: 2048, maxEntries: 10, maxEntryNameBytes: 64, maxUnpackedBytes: 8192, maxCompressionRatio: 2.5 }");
+  });
+
+  it("refuses archive bounds that are not positive: whole numbers, but for a ratio", () => {
+    expect(() => collectLimits(schemas({ A: { "x-max-entries": 1.5 } }))).toThrow(/#\/components\/schemas\/A\/x-max-entries must be a positive integer/);
+    expect(() => collectLimits(schemas({ A: { "x-max-entry-name-bytes": 0 } }))).toThrow(/x-max-entry-name-bytes must be a positive integer/);
+    expect(() => collectLimits(schemas({ A: { "x-max-unpacked-bytes": "200 MiB" } }))).toThrow(/x-max-unpacked-bytes must be a positive integer/);
+    expect(() => collectLimits(schemas({ A: { "x-max-compression-ratio": 0 } }))).toThrow(/x-max-compression-ratio must be a positive number/);
+    expect(() => collectLimits(schemas({ A: { "x-max-compression-ratio": "100" } }))).toThrow(/x-max-compression-ratio must be a positive number/);
+  });
+
+  it("refuses a property-name pattern that is not a regular expression for the u flag", () => {
+    expect(() => collectLimits(schemas({ A: { "x-property-name-pattern": 5 } }))).toThrow(/#\/components\/schemas\/A\/x-property-name-pattern must be a regular expression/);
+    expect(() => collectLimits(schemas({ A: { "x-property-name-pattern": "[" } }))).toThrow(/must be a regular expression/);
+    expect(() => collectLimits(schemas({ A: { "x-max-items-per-tab": -1 } }))).toThrow(/x-max-items-per-tab must be a positive integer/);
   });
 
   it("refuses an x-max-bytes or x-max-depth that is not a positive integer", () => {

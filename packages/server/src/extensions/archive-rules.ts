@@ -1,18 +1,22 @@
-/** The bounds an uploaded extension archive must keep (the spec's extension upload rules). */
+import { limits } from "@browser-service/types";
+
+const archive = limits.schemas.UploadExtensionRequest.file;
+
+/** The bounds an uploaded extension archive must keep, as the spec states them on its `file` part. */
 export const ARCHIVE_LIMITS = {
-  /** Largest archive accepted, in bytes (50 MiB); larger is 413. */
-  maxArchiveBytes: 50 * 1024 * 1024,
+  /** Largest archive accepted, in bytes; larger is 413. */
+  maxArchiveBytes: archive.maxBytes,
   /** Most entries (files and folders) an archive may hold. */
-  maxEntries: 10_000,
-  /** Largest total uncompressed size, in bytes (200 MiB). */
-  maxUncompressedBytes: 200 * 1024 * 1024,
+  maxEntries: archive.maxEntries,
+  /** Largest total uncompressed size, in bytes. */
+  maxUncompressedBytes: archive.maxUnpackedBytes,
   /** Largest ratio of total uncompressed size to archive size. */
-  maxCompressionRatio: 100,
+  maxCompressionRatio: archive.maxCompressionRatio,
   /**
-   * Longest entry name, in bytes of UTF-8 (1 KiB): far past any real extension path (and
-   * past what Windows can unpack), and it bounds the names held while checking duplicates.
+   * Longest entry name, in bytes of UTF-8: far past any real extension path (and past
+   * what Windows can unpack), and it bounds the names held while checking duplicates.
    */
-  maxNameBytes: 1024,
+  maxNameBytes: archive.maxEntryNameBytes,
 } as const;
 
 /** The `details` codes of a rejected archive. */

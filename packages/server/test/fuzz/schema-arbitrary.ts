@@ -38,7 +38,9 @@ export interface Violation {
 }
 
 // Keywords that only describe: they constrain nothing a request must meet.
-const ANNOTATIONS = new Set(["title", "description", "examples", "example", "default", "deprecated", "readOnly", "writeOnly", "contentMediaType", "$comment", "x-max-bytes"]);
+const ANNOTATIONS = new Set(["title", "description", "examples", "example", "default", "deprecated", "readOnly", "writeOnly", "contentMediaType", "$comment", "x-max-bytes",
+  // An archive's bounds: the fuzzer sends one good archive as the file part, never a generated one.
+  "x-max-entries", "x-max-entry-name-bytes", "x-max-unpacked-bytes", "x-max-compression-ratio"]);
 const SUPPORTED = new Set(["$ref", "type", "enum", "const", "minimum", "maximum", "minLength", "maxLength", "pattern", "format", "not", "properties", "required", "additionalProperties", "minProperties", "items", "uniqueItems", "oneOf", "x-max-depth"]);
 
 /**
