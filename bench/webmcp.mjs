@@ -3,12 +3,15 @@
 // /usr/bin/chromium) with test pages served on 127.0.0.1 and localhost:
 //   1. discovery: p50/p99 latency of GET /browsers/{id}/webmcp/tools with 1, 10 and 30 tabs,
 //      each tab with 3 frames (the page, a same-origin iframe, a cross-origin out-of-process
-//      iframe) and 5 tools per document (15 per tab), plus how long after the last tab's
-//      load event the snapshot held every tool;
+//      iframe) and 5 tools per document (15 per tab): a 200 with the body beside a 304 to an
+//      If-None-Match of the current ETag (a poller's request), alternated so that both meet
+//      the same machine; plus how long after the last tab's load event the snapshot held
+//      every tool;
 //   2. memory: resident (RSS) and proportional (PSS) memory of each browser's Chromium
 //      processes at each size;
-//   3. invocation: round trip of POST /browsers/{id}/webmcp/invoke against calling
-//      WebMCP.invokeTool directly over CDP on the same tab (the server's overhead).
+//   3. invocation: round trip of POST /browsers/{id}/webmcp/invoke, sent with fetch and with
+//      @browser-service/client, against calling WebMCP.invokeTool directly over CDP on the
+//      same tab (the server's overhead), taking turns.
 // Every run is a fixed number of requests and every browser is deleted, so it is bounded.
 //
 //   node bench/webmcp.mjs                    (after `pnpm build`; runs from anywhere)
@@ -17,6 +20,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { createClient } from "@browser-service/client";
 import { chromium } from "playwright-core";
 import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
 import { PageServer } from "../tools/test-pages/src/page-server.mjs";
@@ -95,6 +99,8 @@ const dataDir = mkdtempSync(join(tmpdir(), "browser-service-bench-webmcp-"));
 const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, launcher, rateLimits: { perKey: { rate: 0, burst: 1 } } });
 const base = await server.listen();
 const authorization = `Bearer ${server.firstStart.key.secret}`;
+// The project's own client (undici's dispatch), beside fetch: what a user of it waits.
+const client = createClient({ baseUrl: base, apiKey: server.firstStart.key.secret, projectId: null, maxRetries: 0 });
 
 async function api(method, path, body) {
   const response = await fetch(`${base}${path}`, {
@@ -107,13 +113,28 @@ async function api(method, path, body) {
   return text === "" ? undefined : JSON.parse(text);
 }
 
-/** Times `count` sequential calls of `call`; returns the latencies in ms. */
-async function timed(count, call) {
-  const samples = [];
+/** A GET of the tool snapshot: a 200 with its body read and parsed, or, with `etag`, the 304 to that If-None-Match. */
+async function listTools(browserId, etag) {
+  const response = await fetch(`${base}/browsers/${browserId}/webmcp/tools`, { headers: etag === undefined ? { authorization } : { authorization, "if-none-match": etag } });
+  const text = await response.text();
+  const expected = etag === undefined ? 200 : 304;
+  if (response.status !== expected) fail(`GET tools: HTTP ${response.status}, expected ${expected}`);
+  return { etag: response.headers.get("etag"), tools: etag === undefined ? JSON.parse(text).tools : undefined };
+}
+
+/**
+ * Times `count` calls of each of `calls`, taking turns (each round starts with the next
+ * one), so that all meet the same machine; returns their latency lists in order.
+ */
+async function timedTogether(count, ...calls) {
+  const samples = calls.map(() => []);
   for (let i = 0; i < count; i++) {
-    const start = process.hrtime.bigint();
-    await call(i);
-    samples.push(msSince(start));
+    for (let j = 0; j < calls.length; j++) {
+      const which = (i + j) % calls.length;
+      const start = process.hrtime.bigint();
+      await calls[which](i);
+      samples[which].push(msSince(start));
+    }
   }
   return samples;
 }
@@ -142,15 +163,21 @@ try {
       }
       if (listed !== expected) fail(`${tabs} tabs: the snapshot holds ${listed} tools, expected ${expected}`);
       const fullSnapshotMs = msSince(allLoaded);
-      await timed(WARMUP, () => api("GET", `/browsers/${browser.id}/webmcp/tools`));
-      const latencies = summary(await timed(REQUESTS, () => api("GET", `/browsers/${browser.id}/webmcp/tools`)));
-      discovery.push({ tabs, tools: expected, ...latencies, fullSnapshotMs, memory: groupMemoryMiB(launched.pid) });
+      const { etag } = await listTools(browser.id);
+      const full = () => listTools(browser.id);
+      const notModified = () => listTools(browser.id, etag);
+      await timedTogether(WARMUP, full, notModified);
+      const before = server.webmcpSnapshotBuilds();
+      const [fullSamples, notModifiedSamples] = await timedTogether(REQUESTS, full, notModified);
+      const unbuilt = server.webmcpSnapshotBuilds().remembered - before.remembered;
+      discovery.push({ tabs, tools: expected, full: summary(fullSamples), notModified: summary(notModifiedSamples), unbuilt, fullSnapshotMs, memory: groupMemoryMiB(launched.pid) });
 
       if (tabs === 1) {
         const [page] = pages;
         const snapshot = (await api("GET", `/browsers/${browser.id}/webmcp/tools`)).tools;
         const tool = snapshot.find((each) => each.name === "tool_0" && each.source.frame === null);
         const viaServer = (n) => api("POST", `/browsers/${browser.id}/webmcp/invoke`, { tool_ref: tool.tool_ref, input: { n }, timeout_sec: 30 });
+        const viaClient = (n) => client.webmcp.invoke(browser.id, { tool_ref: tool.tool_ref, input: { n }, timeout_sec: 30 });
         const cdp = await context.newCDPSession(page);
         await cdp.send("WebMCP.enable");
         const frameId = (await cdp.send("Page.getFrameTree")).frameTree.frame.id;
@@ -169,9 +196,9 @@ try {
           waiting.delete(invocationId);
           if (event.status !== "Completed") fail(`direct invocation ended ${event.status}`);
         };
-        await timed(WARMUP, viaServer);
-        await timed(WARMUP, direct);
-        invocation = { server: summary(await timed(REQUESTS, viaServer)), direct: summary(await timed(REQUESTS, direct)) };
+        await timedTogether(WARMUP, viaServer, viaClient, direct);
+        const [serverSamples, clientSamples, directSamples] = await timedTogether(REQUESTS, viaServer, viaClient, direct);
+        invocation = { server: summary(serverSamples), client: summary(clientSamples), direct: summary(directSamples) };
         await cdp.detach();
       }
     } finally {
@@ -192,13 +219,23 @@ if (process.exitCode === 1) process.exit();
 const f = (n, digits = 2) => n.toFixed(digits);
 console.log(`\nWebMCP on Chromium (${process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"}): ${REQUESTS} sequential requests per row, keep-alive, after ${WARMUP} warm-up requests`);
 console.log(`Each tab: ${FRAMES_PER_TAB} frames (page, same-origin iframe, cross-origin iframe), ${TOOLS_PER_DOCUMENT} tools per document\n`);
-console.log("| tabs | tools | GET tools p50 ms | GET tools p99 ms | all listed after last load, ms | Chromium processes | RSS MiB | PSS MiB |");
-console.log("| ---: | ----: | ---------------: | ---------------: | -----------------------------: | -----------------: | ------: | ------: |");
+console.log("| tabs | tools | GET tools 200 p50 ms | 200 p99 ms | 304 p50 ms | 304 p99 ms | 304 / 200 p50 | 304s without a build | all listed after last load, ms | Chromium processes | RSS MiB | PSS MiB |");
+console.log("| ---: | ----: | -------------------: | ---------: | ---------: | ---------: | ------------: | -------------------: | -----------------------------: | -----------------: | ------: | ------: |");
 for (const row of discovery) {
-  console.log(`| ${row.tabs} | ${row.tools} | ${f(row.p50)} | ${f(row.p99)} | ${f(row.fullSnapshotMs, 0)} | ${row.memory.processes} | ${f(row.memory.rss, 0)} | ${f(row.memory.pss, 0)} |`);
+  const { full, notModified } = row;
+  console.log(
+    `| ${row.tabs} | ${row.tools} | ${f(full.p50)} | ${f(full.p99)} | ${f(notModified.p50)} | ${f(notModified.p99)} | ${f(notModified.p50 / full.p50)} | ${row.unbuilt} of ${REQUESTS} | ${f(row.fullSnapshotMs, 0)} | ${row.memory.processes} | ${f(row.memory.rss, 0)} | ${f(row.memory.pss, 0)} |`,
+  );
 }
-console.log("\n| invocation of one tool (1 tab) | p50 ms | p99 ms |");
-console.log("| ------------------------------ | -----: | -----: |");
-console.log(`| POST .../webmcp/invoke          | ${f(invocation.server.p50)} | ${f(invocation.server.p99)} |`);
-console.log(`| WebMCP.invokeTool over CDP      | ${f(invocation.direct.p50)} | ${f(invocation.direct.p99)} |`);
-console.log(`| ratio (server / direct)         | ${f(invocation.server.p50 / invocation.direct.p50)} | ${f(invocation.server.p99 / invocation.direct.p99)} |`);
+const invocationRows = [
+  ["POST .../webmcp/invoke with fetch", invocation.server],
+  ["POST .../webmcp/invoke with @browser-service/client", invocation.client],
+  ["WebMCP.invokeTool over CDP", invocation.direct],
+  ["ratio (fetch / direct)", { p50: invocation.server.p50 / invocation.direct.p50, p99: invocation.server.p99 / invocation.direct.p99 }],
+  ["cost over direct, fetch", { p50: invocation.server.p50 - invocation.direct.p50, p99: invocation.server.p99 - invocation.direct.p99 }],
+  ["cost over direct, @browser-service/client", { p50: invocation.client.p50 - invocation.direct.p50, p99: invocation.client.p99 - invocation.direct.p99 }],
+];
+const labelWidth = Math.max(...invocationRows.map(([label]) => label.length));
+console.log(`\n| ${"invocation of one tool (1 tab)".padEnd(labelWidth)} | p50 ms | p99 ms |`);
+console.log(`| ${"-".repeat(labelWidth)} | -----: | -----: |`);
+for (const [label, { p50, p99 }] of invocationRows) console.log(`| ${label.padEnd(labelWidth)} | ${f(p50).padStart(6)} | ${f(p99).padStart(6)} |`);

@@ -80,6 +80,34 @@ describe("the ETag of GET /browsers/{id_or_name}/webmcp/tools", () => {
     expect(t.mismatches).toEqual([]);
   });
 
+  it("answers 304 from the tag of the last build without building again, and 200 with a new tag once registrations change", async () => {
+    const page = await driven.open(pages.url("/versioned"));
+    try {
+      await waitForTools(client, browser.id, (tools) => tools.length === 1);
+      const built = await get();
+      const before = t.server.webmcpSnapshotBuilds();
+      for (let i = 0; i < 3; i++) expect(await get(built.etag!)).toEqual({ status: 304, etag: built.etag, body: "" });
+      expect(t.server.webmcpSnapshotBuilds()).toEqual({ ...before, remembered: before.remembered + 3 });
+
+      // A second registration: the same If-None-Match now gets the new body under a new tag.
+      await page.evaluate(() => {
+        const { modelContext } = document as unknown as { modelContext: { registerTool(tool: object): void } };
+        modelContext.registerTool({ name: "pong", description: "Answers ping.", execute: async () => ({ ping: true }) });
+      });
+      await expect.poll(async () => (await get(built.etag!)).status).toBe(200);
+      const changed = await get(built.etag!);
+      expect(JSON.parse(changed.body).tools.map((tool: { name: string }) => tool.name)).toEqual(["ping", "pong"]);
+      expect(changed.etag).not.toBe(built.etag);
+      const unchanged = t.server.webmcpSnapshotBuilds();
+      expect((await get(changed.etag!)).status).toBe(304);
+      expect(t.server.webmcpSnapshotBuilds()).toEqual({ ...unchanged, remembered: unchanged.remembered + 1 });
+    } finally {
+      await page.close();
+    }
+    await waitForTools(client, browser.id, (tools) => tools.length === 0);
+    expect(t.mismatches).toEqual([]);
+  });
+
   it("matches If-None-Match as RFC 9110 says: lists, weak tags and *; anything else gets the body", async () => {
     const { etag } = await get();
     expect((await get(`"other", W/${etag}`)).status).toBe(304);

@@ -82,15 +82,15 @@ describe("a hostile page cannot hurt discovery", () => {
     const normal = await driven.open(pages.url("/normal"));
     const hostile = await driven.open(pages.url("/hostile"));
     try {
-      // Tools registered one by one after the server's session enabled WebMCP are counted one
-      // by one (1,000 kept, 5,000 over the document's cap); tools registered before it are
-      // replayed in one message of ~50 MB, which the server does not parse (counted as one
-      // message_too_large). Which happens depends on timing; either way the answer says so.
+      // Tools registered after the server's session enabled WebMCP arrive one by one; those
+      // registered before it, in one replay of about 50 MB, which is read tool by tool.
+      // Either way the document's cap decides: 1,000 kept, 5,000 counted over it.
       const list = await snapshotWhen(
-        (each) => each.tools.some((tool) => tool.name === "normal") && (omittedCount(each, "document_limit") === 5000 || omittedCount(each, "message_too_large") >= 1),
+        (each) => each.tools.some((tool) => tool.name === "normal") && (omittedCount(each, "document_limit") === 5000 || omittedCount(each, "message_too_large") > 0),
       );
+      expect(list.omitted).toEqual([{ reason: "document_limit", count: 5000 }]);
       const fromHostile = list.tools.filter((tool) => tool.name.startsWith("h"));
-      expect(fromHostile).toHaveLength(omittedCount(list, "document_limit") === 5000 ? 1000 : 0);
+      expect(fromHostile).toHaveLength(1000);
       for (const tool of fromHostile) {
         expect(tool.description.length).toBeLessThanOrEqual(8192);
         expect(tool.source.page_url.length).toBeLessThanOrEqual(8192);

@@ -14,6 +14,7 @@ describe("page data from WebMCP events", () => {
         annotations: { read_only: true, untrusted_content: false, consequential: true },
         backendNodeId: undefined,
         json: '"name":"t","description":"d","input_schema":{},"annotations":{"read_only":true,"untrusted_content":false,"consequential":true}',
+        jsonBytes: 126,
       },
     });
   });

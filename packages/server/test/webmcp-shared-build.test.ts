@@ -91,7 +91,7 @@ describe("GET /browsers/{id}/webmcp/tools, many at once", () => {
     devtools.release();
     const answers = await Promise.all(responses.map(({ answer }) => answer));
     // ...and one build.
-    expect(t.server.webmcpSnapshotBuilds()).toEqual({ built: before.built + 1, shared: before.shared + 5 });
+    expect(t.server.webmcpSnapshotBuilds()).toEqual({ built: before.built + 1, shared: before.shared + 5, remembered: before.remembered });
     expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(200));
     expect(new Set(answers.map((answer) => answer.body)).size).toBe(1);
     expect(new Set(answers.map((answer) => answer.etag)).size).toBe(1);
@@ -112,7 +112,7 @@ describe("GET /browsers/{id}/webmcp/tools, many at once", () => {
     devtools.release(answerTo(early.titlesRead));
     devtools.release(answerTo(alongside.titlesRead));
     await nextTurn();
-    expect(t.server.webmcpSnapshotBuilds()).toEqual({ built: before.built + 1, shared: before.shared + 1 });
+    expect(t.server.webmcpSnapshotBuilds()).toEqual({ built: before.built + 1, shared: before.shared + 1, remembered: before.remembered });
     // Then, while that build runs, the registration is seen, and then the third caller's titles arrive.
     devtools.release((held) => held.method === TOOLS_ADDED);
     devtools.release(answerTo(late.titlesRead));
@@ -122,7 +122,7 @@ describe("GET /browsers/{id}/webmcp/tools, many at once", () => {
     expect(alongsideAnswer.body).toBe(earlyAnswer.body);
     expect(names(lateAnswer.body)).toContain("late");
     expect(lateAnswer.etag).not.toBe(earlyAnswer.etag);
-    expect(t.server.webmcpSnapshotBuilds()).toEqual({ built: before.built + 2, shared: before.shared + 1 });
+    expect(t.server.webmcpSnapshotBuilds()).toEqual({ built: before.built + 2, shared: before.shared + 1, remembered: before.remembered });
     // A GET after both still sees the registration.
     devtools.stop();
     expect(names((await get()).body)).toContain("late");
@@ -146,7 +146,7 @@ describe("GET /browsers/{id}/webmcp/tools, many at once", () => {
 
     expect(titles(earlyAnswer.body)).toEqual(new Set(["Large"]));
     expect(titles(lateAnswer.body)).toEqual(new Set(["Renamed"]));
-    expect(t.server.webmcpSnapshotBuilds()).toEqual({ built: before.built + 2, shared: before.shared });
+    expect(t.server.webmcpSnapshotBuilds()).toEqual({ built: before.built + 2, shared: before.shared, remembered: before.remembered });
     expect(t.mismatches).toEqual([]);
   });
 });

@@ -3,7 +3,6 @@ import type { FastifyInstance } from "fastify";
 import { PayloadTooLargeError } from "../http/api-errors.js";
 import { invalidRequest } from "../http/request-validation.js";
 import { inputProblems } from "../webmcp/input-rules.js";
-import { ifNoneMatchHits } from "../http/entity-tags.js";
 import type { ApiDeps } from "./api-deps.js";
 
 // The spec's rules of the invoke body (the raw body's own cap is the server's bodyLimit):
@@ -19,10 +18,10 @@ export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: A
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {
     const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
     // Already JSON: the snapshot serializes each tool once, when the page registers it.
-    const { json, etag } = await webmcp.of(row).listTools();
+    const { json, etag } = await webmcp.of(row).listTools(request.headers["if-none-match"]);
     reply.header("etag", etag);
     // A poller that has this snapshot gets no body (If-None-Match, RFC 9110 13.1.2).
-    if (ifNoneMatchHits(request.headers["if-none-match"], etag)) return reply.code(304).send();
+    if (json === undefined) return reply.code(304).send();
     return reply.type("application/json; charset=utf-8").send(json);
   });
 

@@ -5,6 +5,7 @@ import { InvocationEvents } from "./invocation-events.js";
 import type { SourceNumbers } from "./source-numbers.js";
 import type { ToolRefTable } from "./tool-refs.js";
 import { ToolSnapshot, type Registration, type SnapshotLog } from "./tool-snapshot.js";
+import { readToolsAdded } from "./tools-added-text.js";
 
 /** What an attachment shares with the browser it belongs to, across reconnections. */
 export interface AttachmentDeps {
@@ -54,6 +55,7 @@ export class BrowserAttachment {
     );
     connection.onEvent((event) => this.#handle(event));
     connection.onDropped((event) => this.#dropped(event));
+    connection.readLarge("WebMCP.toolsAdded", (json, sessionId) => this.#readToolsAdded(json, sessionId));
   }
 
   /** Opens a session on the browser's pipe and starts following its tabs. */
@@ -120,9 +122,9 @@ export class BrowserAttachment {
   }
 
   /**
-   * An event too large to relay: a `toolsAdded` whose tools are then missing (the
-   * snapshot says so), or a `toolResponded` whose output is dropped, which ends its
-   * invocation at once with an error text rather than a timeout.
+   * An event too large to relay or read: a `toolsAdded` over the pipe's cap, whose tools
+   * are then missing (the snapshot says so), or a `toolResponded` whose output is
+   * dropped, which ends its invocation at once with an error text rather than a timeout.
    */
   #dropped(event: DroppedEvent): void {
     const method = /^\{"method":"([^"]+)"/.exec(event.head)?.[1];
@@ -133,6 +135,22 @@ export class BrowserAttachment {
       const status = /"status":"([A-Za-z]+)"/.exec(event.head)?.[1];
       if (invocationId === undefined) return;
       this.invocations.responded({ invocationId, status: status === "Completed" ? "Completed" : "Error", outputDroppedBytes: event.bytes });
+    }
+  }
+
+  /**
+   * A `toolsAdded` too large to parse at once: the tools a frame registered before it was
+   * followed, replayed in one message. Read tool by tool, so that the caps, not the
+   * message's size, decide which are kept.
+   */
+  async #readToolsAdded(json: string, sessionId: string | undefined): Promise<void> {
+    if (sessionId === undefined) return;
+    try {
+      const read = await readToolsAdded(json, (tools) => this.snapshot.toolsAdded(sessionId, tools), () => !this.connection.closed);
+      if (!read) this.snapshot.messageDropped(sessionId);
+    } catch (error) {
+      this.#log.warn({ err: error }, "could not read a large report of WebMCP tools");
+      this.snapshot.messageDropped(sessionId);
     }
   }
 

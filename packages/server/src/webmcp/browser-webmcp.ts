@@ -1,41 +1,29 @@
 import type { WebMcpInvocationResult } from "@browser-service/types";
 import type { CdpRouter } from "../cdp/cdp-router.js";
 import { InternalError, ToolNotFoundError, ToolRefStaleError } from "../http/api-errors.js";
-import { BodyTag } from "../http/entity-tags.js";
+import { ifNoneMatchHits } from "../http/entity-tags.js";
 import { BrowserAttachment } from "./browser-attachment.js";
 import { SourceNumbers } from "./source-numbers.js";
 import { runInvocation } from "./tool-invocation.js";
 import { ToolRefTable } from "./tool-refs.js";
-import { capText, PAGE_DATA_LIMITS } from "./page-data.js";
 import { SharedBuild } from "./shared-build.js";
-import type { Registration, SnapshotLog, TabRecord, ToolSnapshot } from "./tool-snapshot.js";
+import { buildToolList, type ToolListBody } from "./tool-list-body.js";
+import type { Registration, SnapshotLog, ToolSnapshot } from "./tool-snapshot.js";
 
-/** How much of a snapshot's JSON is built before other work gets a turn. */
-const YIELD_EVERY_BYTES = 512 * 1024;
-
-/** A snapshot as `GET .../webmcp/tools` sends it. */
-export interface ToolListBody {
-  /**
-   * The spec's `WebMcpToolList`, as UTF-8 JSON. Bytes, encoded once: the listings that
-   * share a build all send this one buffer, where a string would be encoded again for
-   * each response, all in the turn the build ends.
-   */
-  json: Buffer;
-  /**
-   * The snapshot's version, the `ETag`: a hash of `json` itself. Tab titles are read
-   * from the browser on every request (no event reports a title change), and URLs,
-   * window ids and omission counts each have their own source, so a counter bumped by
-   * snapshot events could miss a change; the body's own hash cannot.
-   */
+/** A listing whose `If-None-Match` named the current snapshot: its tag, no body. */
+export interface ToolListNotModified {
+  json: undefined;
   etag: string;
 }
 
-/** How many snapshot bodies were built, and how many `GET`s were answered with another's build. */
+/** How `GET .../webmcp/tools` listings were answered, over every browser. */
 export interface SnapshotBuildCounts {
   /** Bodies built. */
   built: number;
   /** Listings answered with a build another listing had started. */
   shared: number;
+  /** `304`s answered from the tag of the last build, without building. */
+  remembered: number;
 }
 
 /** What a snapshot body is built from; two builds from equal inputs give the same body. */
@@ -51,12 +39,10 @@ function sameTitles(a: Map<string, string>, b: Map<string, string>): boolean {
   return true;
 }
 
-// A later caller may share a build only when its body is what the caller would build
-// itself: the same snapshot object (not one from before a reconnection), still at the
-// version the build started from, so no event came between the build's start and this
-// caller's arrival (one that comes during the build bumps the version, and whoever
-// arrives after it builds anew); and the titles this caller read itself, after it
-// arrived, equal to the build's (no event reports a title change, so each caller reads them).
+// Two inputs give the same body when they are of the same snapshot object (not one from
+// before a reconnection) at the same version (every event that may change a listing
+// bumps it) with equal titles (no event reports a title change, so each listing reads
+// them). A later caller may then share a running build, or take the last build's tag.
 const sameInput = (a: BuildInput, b: BuildInput): boolean => a.snapshot === b.snapshot && a.version === b.version && sameTitles(a.titles, b.titles);
 
 /**
@@ -72,11 +58,14 @@ export class BrowserWebMcp {
   readonly #numbers = new SourceNumbers();
   readonly #builds = new SharedBuild<BuildInput, ToolListBody>(sameInput);
   readonly #counts: SnapshotBuildCounts;
+  // The input and tag of the last body built: a poller that holds that tag is answered
+  // 304 without a build while the input stays the same.
+  #lastBuilt: { input: BuildInput; etag: string } | undefined;
   #attachment: Promise<BrowserAttachment> | undefined;
   #ended = false;
 
-  /** `counts`, when given, is where builds and shared listings are counted (the service's totals). */
-  constructor(router: CdpRouter, log: SnapshotLog, counts: SnapshotBuildCounts = { built: 0, shared: 0 }) {
+  /** `counts`, when given, is where listings are counted by how they were answered (the service's totals). */
+  constructor(router: CdpRouter, log: SnapshotLog, counts: SnapshotBuildCounts = { built: 0, shared: 0, remembered: 0 }) {
     this.#router = router;
     this.#log = log;
     this.#counts = counts;
@@ -114,75 +103,38 @@ export class BrowserWebMcp {
 
   /**
    * The browser-wide snapshot of tools, every tab and frame, as the JSON body of
-   * `GET .../webmcp/tools` (the spec's `WebMcpToolList`). Each tool's own fields were
-   * serialized when the page registered it, so a large snapshot costs concatenation,
-   * bounded by the response cap; whatever is left out is counted in `omitted`. The
-   * `etag` is hashed as the JSON is built, so a large snapshot is hashed in the same
-   * slices. Concurrent listings share one build when it is sure to give each of them
-   * the body it would build itself (see `sameInput`): a large snapshot is built once
-   * however many clients ask for it at once.
+   * `GET .../webmcp/tools` (the spec's `WebMcpToolList`) with its `ETag`; or, when
+   * `ifNoneMatch` (the request's `If-None-Match`) names the current tag, that tag alone.
+   * The tag of the last body built is remembered with what it was built from, so while
+   * that stays the same a `304` costs the tab titles' round trip and no building, and a
+   * `200` costs copying the tools into the body but no hashing. Concurrent listings share
+   * one build when it is sure to give each of them the body it would build itself (see
+   * `sameInput`): a large snapshot is built once however many clients ask for it at once.
    */
-  async listTools(): Promise<ToolListBody> {
+  listTools(): Promise<ToolListBody>;
+  listTools(ifNoneMatch: string | undefined): Promise<ToolListBody | ToolListNotModified>;
+  async listTools(ifNoneMatch?: string): Promise<ToolListBody | ToolListNotModified> {
     const attachment = await this.#attached();
     const snapshot = attachment.snapshot;
     const titles = await attachment.tabTitles();
-    // Read after the titles, right before the build starts (in the same turn).
-    const { output, shared } = this.#builds.run({ snapshot, version: snapshot.version, titles }, (input) => this.#build(input));
+    await snapshot.windowsKnown();
+    // From here to the build's start, one turn: the input is the snapshot as it is now.
+    const input: BuildInput = { snapshot, version: snapshot.version, titles };
+    const last = this.#lastBuilt;
+    const knownTag = last !== undefined && sameInput(last.input, input) ? last.etag : undefined;
+    if (knownTag !== undefined && ifNoneMatchHits(ifNoneMatch, knownTag)) {
+      this.#counts.remembered++;
+      return { json: undefined, etag: knownTag };
+    }
+    const { output, shared } = this.#builds.run(input, async (each) => {
+      const body = await buildToolList({ snapshot: each.snapshot, titles: each.titles, numbers: this.#numbers, etag: knownTag });
+      this.#lastBuilt = { input: each, etag: body.etag };
+      return body;
+    });
     if (shared) this.#counts.shared++;
     else this.#counts.built++;
-    return output;
-  }
-
-  async #build({ snapshot, titles }: BuildInput): Promise<ToolListBody> {
-    // Read now, in the turn the build starts: what the input's version stands for.
-    const registrations = snapshot.registrations();
-    const windows = new Map(await Promise.all([...new Set(registrations.map((registration) => registration.session.tab))].map(async (tab) => [tab, await tab.windowId] as const)));
-    const tabSources = new Map<TabRecord, string>();
-    const frameSources = new Map<string, string>();
-    const parts: string[] = [];
-    const tag = new BodyTag().update(`{"tools":[`);
-    let bytes = 0;
-    let sinceYield = 0;
-    let overResponse = 0;
-    for (const registration of registrations) {
-      if (sinceYield > YIELD_EVERY_BYTES) {
-        // A large snapshot is built in slices, so that other requests are served between them.
-        sinceYield = 0;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      // Dropped while the window ids were read: it is no longer in the snapshot.
-      if (!snapshot.isRegistered(registration)) continue;
-      const tab = registration.session.tab;
-      const windowId = windows.get(tab);
-      if (windowId === undefined) continue;
-      let tabSource = tabSources.get(tab);
-      if (tabSource === undefined) {
-        const title = capText(titles.get(tab.targetId) ?? "", PAGE_DATA_LIMITS.titleChars);
-        tabSource = `"window_id":${windowId},"tab_id":${tab.tabNumber},"page_url":${JSON.stringify(tab.url)},"page_title":${JSON.stringify(title)}`;
-        tabSources.set(tab, tabSource);
-      }
-      let frame = "null";
-      if (!snapshot.isTopLevel(registration)) {
-        const key = `${registration.session.sessionId}\n${registration.frameId}`;
-        frame = frameSources.get(key) ?? `{"frame_id":${this.#numbers.frame(registration.frameId)},"url":${JSON.stringify(snapshot.frameUrl(registration))}}`;
-        frameSources.set(key, frame);
-      }
-      const part = `{"tool_ref":${JSON.stringify(registration.ref)},${registration.tool.json},"source":{${tabSource},"frame":${frame}}}`;
-      const partBytes = Buffer.byteLength(part);
-      if (bytes + partBytes > PAGE_DATA_LIMITS.responseBytes) {
-        overResponse++;
-        continue;
-      }
-      bytes += partBytes + 1;
-      sinceYield += partBytes;
-      tag.update(parts.length === 0 ? part : `,${part}`);
-      parts.push(part);
-    }
-    const omitted = snapshot.omissions();
-    if (overResponse > 0) omitted.set("response_limit", overResponse);
-    const omittedJson = omitted.size === 0 ? "" : `,"omitted":${JSON.stringify([...omitted].map(([reason, count]) => ({ reason, count })))}`;
-    const end = `]${omittedJson}}`;
-    return { json: Buffer.from(`{"tools":[${parts.join(",")}${end}`), etag: tag.update(end).tag };
+    const body = await output;
+    return ifNoneMatchHits(ifNoneMatch, body.etag) ? { json: undefined, etag: body.etag } : body;
   }
 
   /**

@@ -69,11 +69,26 @@ interface PendingCommand {
 }
 
 /**
- * The largest message (in characters) the server parses for its own use: above the 4 MiB
- * output cap, so outputs just over it are still reported as dropped by size, and far
- * below a replay of thousands of large tools, which is then counted as omitted instead.
+ * The largest message (in characters) the server parses at once for its own use: above
+ * the 4 MiB output cap, so outputs just over it are still reported as dropped by size.
+ * A larger event is read by the reader registered for its method, if any (a replay of
+ * thousands of tools, tool by tool), or else dropped.
  */
 const MAX_PARSED_CHARS = 8 * 1024 * 1024;
+
+/**
+ * Reads an event too large to parse at once, given as its JSON text, and resolves once
+ * it has; the connection's later messages wait until then, so that order is kept. It
+ * reports its own failures: the connection goes on either way.
+ */
+export type LargeEventReader = (json: string, sessionId: string | undefined) => Promise<void>;
+
+// An event's method leads its text, its session (if any) ends it; see CdpRouter.
+const EVENT_METHOD = /^\{"method":"([^"\\]+)"/;
+const EVENT_SESSION = /,"sessionId":"([^"\\]*)"\}$/;
+
+/** What reaches the connection from its channel, in order. */
+type Arrival = { message: ChannelMessage } | { dropped: DroppedEvent };
 
 /** How long a command may go unanswered before it fails with {@link CdpTimeoutError}. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
@@ -104,12 +119,17 @@ export class CdpConnection {
   readonly #eventListeners: ((event: CdpEvent) => void)[] = [];
   readonly #closeListeners: ((error: CdpDisconnectedError) => void)[] = [];
   readonly #droppedListeners: ((event: DroppedEvent) => void)[] = [];
+  readonly #largeReaders = new Map<string, LargeEventReader>();
+  // While a large event is being read, what arrives after it waits here.
+  #reading = false;
+  readonly #waiting: Arrival[] = [];
   #nextId = 1;
   #closedBy: CdpDisconnectedError | undefined;
 
   private constructor(channel: CdpChannel) {
     this.#channel = channel;
-    channel.onMessage((message) => this.#receive(message));
+    channel.onMessage((message) => this.#arrive({ message }));
+    channel.onDropped((dropped) => this.#arrive({ dropped }));
     channel.onClose((reason) => this.#closed(new CdpDisconnectedError(DISCONNECT_REASONS[reason])));
   }
 
@@ -134,8 +154,15 @@ export class CdpConnection {
 
   /** Calls `listener` for every event the browser sent this connection that was too large to relay or to read. */
   onDropped(listener: (event: DroppedEvent) => void): void {
-    this.#channel.onDropped(listener);
     this.#droppedListeners.push(listener);
+  }
+
+  /**
+   * Hands each event of `method` too large to parse at once to `reader` rather than
+   * dropping it; the events and answers that follow it are delivered once it is read.
+   */
+  readLarge(method: string, reader: LargeEventReader): void {
+    this.#largeReaders.set(method, reader);
   }
 
   /** Calls `listener` once when the connection closes, for whatever reason. */
@@ -174,6 +201,18 @@ export class CdpConnection {
     this.#channel.close();
   }
 
+  #arrive(arrival: Arrival): void {
+    if (this.#reading) {
+      this.#waiting.push(arrival);
+      return;
+    }
+    if ("dropped" in arrival) {
+      for (const listener of this.#droppedListeners) listener(arrival.dropped);
+      return;
+    }
+    this.#receive(arrival.message);
+  }
+
   #receive(received: ChannelMessage): void {
     const message = typeof received === "string" ? this.#parseLarge(received) : received;
     if (message === undefined) return;
@@ -194,9 +233,9 @@ export class CdpConnection {
 
   /**
    * A large message the router relayed unparsed. Past {@link MAX_PARSED_CHARS} the server
-   * does not parse it either: an answer fails its command, an event is reported dropped
-   * (a tool output, a replay of thousands of tools), so that no page can make the server
-   * parse tens of megabytes on its event loop.
+   * does not parse it at once: an answer fails its command, an event goes to the reader
+   * of its method (see {@link readLarge}) or is reported dropped (a tool output), so
+   * that no page can make the server parse tens of megabytes in one turn of its event loop.
    */
   #parseLarge(json: string): ProtocolMessage | undefined {
     if (json.length <= MAX_PARSED_CHARS) return JSON.parse(json) as ProtocolMessage;
@@ -204,8 +243,19 @@ export class CdpConnection {
     const tail = json.slice(-256);
     const id = /^\{"id":(\d+),/.exec(head)?.[1];
     if (id !== undefined) return { id: Number(id), error: { code: -32000, message: `The browser's answer (${json.length} characters) is larger than the server reads (${MAX_PARSED_CHARS}).` } };
-    const sessionId = /,"sessionId":"([^"\\]*)"\}$/.exec(tail)?.[1];
-    for (const listener of this.#droppedListeners) listener({ head, tail, bytes: json.length, sessionId });
+    const sessionId = EVENT_SESSION.exec(tail)?.[1];
+    const reader = this.#largeReaders.get(EVENT_METHOD.exec(head)?.[1] ?? "");
+    if (reader === undefined) {
+      for (const listener of this.#droppedListeners) listener({ head, tail, bytes: json.length, sessionId });
+      return undefined;
+    }
+    this.#reading = true;
+    const done = () => {
+      this.#reading = false;
+      // In order, until the next large event (if any) is being read in turn.
+      while (!this.#reading && this.#waiting.length > 0) this.#arrive(this.#waiting.shift() as Arrival);
+    };
+    reader(json, sessionId).then(done, done);
     return undefined;
   }
 
@@ -219,6 +269,7 @@ export class CdpConnection {
 
   #closed(fallback: CdpDisconnectedError): void {
     const error = (this.#closedBy ??= fallback);
+    this.#waiting.length = 0;
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();
     for (const listener of this.#closeListeners) listener(error);

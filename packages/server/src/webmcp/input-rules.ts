@@ -6,7 +6,8 @@ export const MAX_INPUT_DEPTH = limits.schemas.WebMcpInvokeRequest.input.maxDepth
 
 // A UTF-16 code unit of a surrogate pair standing alone: with the `u` flag, a well-formed pair is one code point and does not match.
 const UNPAIRED_SURROGATE = /\p{Cs}/u;
-const NOT_ASCII = /[^\u0000-\u007f]/;
+// The spec's rule for every property name (`x-property-name-pattern`: ASCII only), compiled once.
+const PROPERTY_NAME = new RegExp(limits.schemas.WebMcpInvokeRequest.input.propertyNamePattern, "u");
 
 const pointerPart = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
 // A pointer as a message shows it: short, with each unpaired surrogate written as its escape.
@@ -45,7 +46,7 @@ export function inputProblems(input: unknown): ErrorDetail[] {
     }
     for (const [key, item] of Object.entries(value)) {
       const itemPointer = `${pointer}/${pointerPart(key)}`;
-      if (!badName && NOT_ASCII.test(key)) {
+      if (!badName && !PROPERTY_NAME.test(key)) {
         badName = true;
         problems.push({ code: "non_ascii_property_name", message: `The property name at ${shown(itemPointer)} has characters past ASCII, which the browser refuses in a tool's input; string values may hold any.` });
       }

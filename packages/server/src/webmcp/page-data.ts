@@ -1,13 +1,15 @@
 import { limits, type WebMcpInvocationResult, type WebMcpToolAnnotations } from "@browser-service/types";
 import type { ToolRespondedEvent } from "./cdp-protocol.js";
 
-const { WebMcpTool, WebMcpToolFrame, WebMcpToolSource } = limits.schemas;
+const { WebMcpTool, WebMcpToolFrame, WebMcpToolList, WebMcpToolSource } = limits.schemas;
 
 /**
  * The service's bounds on page data (names, descriptions, schemas, outputs, error texts).
- * Pages choose these values, so each is capped; the README lists them. The caps a
- * listed tool's fields promise are the spec's (`maxLength`, `x-max-bytes`); the others
- * are the server's own: the spec states no number for them.
+ * Pages choose these values, so each is capped; the server README lists them. Those a
+ * listing promises are the spec's (`WebMcpTool`'s `maxLength` and `x-max-bytes`,
+ * `WebMcpToolList`'s `maxItems`, `x-max-items-per-document`, `x-max-items-per-tab`,
+ * `x-max-definition-bytes` and `x-max-bytes`); the two of an invocation's result
+ * (`outputBytes`, `errorTextChars`) are the server's own, which the spec leaves open.
  */
 export const PAGE_DATA_LIMITS = {
   /** Longer names are not listed: a name must be passed back unchanged, so it cannot be cut. */
@@ -21,15 +23,15 @@ export const PAGE_DATA_LIMITS = {
   /** Longer page titles are cut to this many characters. */
   titleChars: WebMcpToolSource.page_title.maxLength,
   /** Registrations one document (one frame's current page) keeps at most; later ones are omitted. */
-  registrationsPerDocument: 1_000,
+  registrationsPerDocument: WebMcpToolList.tools.maxItemsPerDocument,
   /** Registrations one tab (all its frames) keeps at most, so that no tab starves the others. */
-  registrationsPerTab: 2_000,
-  /** Registrations one browser tracks at most; later ones are omitted. */
-  registrationsPerBrowser: 5_000,
-  /** Serialized size of every tool definition one browser keeps; later ones are omitted. */
-  definitionBytesPerBrowser: 24 * 1024 * 1024,
+  registrationsPerTab: WebMcpToolList.tools.maxItemsPerTab,
+  /** Registrations one browser keeps at most; later ones are omitted. */
+  registrationsPerBrowser: WebMcpToolList.tools.maxItems,
+  /** Bytes of every tool definition one browser keeps, each serialized as one object; later ones are omitted. */
+  definitionBytesPerBrowser: WebMcpToolList.tools.maxDefinitionBytes,
   /** The largest `GET .../webmcp/tools` body; registrations past it are omitted from that answer. */
-  responseBytes: 32 * 1024 * 1024,
+  responseBytes: WebMcpToolList.maxBytes,
   /** A larger serialized `output` is dropped and `error_text` says so. */
   outputBytes: 4 * 1024 * 1024,
   /** Longer error texts are cut to this many characters. */
@@ -50,7 +52,12 @@ export interface ToolDefinition {
    * tool, so that listing a large snapshot is concatenation rather than serialization.
    */
   json: string;
+  /** `json`'s size in UTF-8, measured once. */
+  jsonBytes: number;
 }
+
+/** What a tool counts against the browser's definition bytes: its fields serialized as one object, `{` and `}` included. */
+export const definitionBytes = (tool: ToolDefinition): number => tool.jsonBytes + 2;
 
 /** Why a registration is not in a snapshot; the API's `omitted[].reason`. */
 export type OmissionReason = "invalid" | "document_limit" | "tab_limit" | "browser_limit" | "response_limit" | "message_too_large";
@@ -105,7 +112,7 @@ export function toToolDefinition(raw: unknown): ToolDefinitionCheck {
   const description = truncate(typeof raw.description === "string" ? raw.description : "", PAGE_DATA_LIMITS.descriptionChars);
   const annotations = annotationsOf(raw.annotations, backendNodeId !== undefined);
   const json = `"name":${JSON.stringify(name)},"description":${JSON.stringify(description)},"input_schema":${JSON.stringify(inputSchema)}${annotations ? `,"annotations":${JSON.stringify(annotations)}` : ""}`;
-  return { ok: true, tool: { name, description, inputSchema, annotations, backendNodeId, json } };
+  return { ok: true, tool: { name, description, inputSchema, annotations, backendNodeId, json, jsonBytes: Buffer.byteLength(json) } };
 }
 
 /** The spec's `WebMcpInvocationResult` without its `invocation_id`. */

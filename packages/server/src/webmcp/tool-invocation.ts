@@ -32,6 +32,11 @@ const CANCEL_ACK_MS = 2_000;
 
 const AWAITING_OUTPUT = { form_populated: true, submitted: false } as const;
 
+const CANCEL_PENDING: ErrorDetail = {
+  code: "cancellation_pending",
+  message: "The browser had not yet acknowledged the invocation; the service asks it to cancel the invocation (WebMCP.cancelInvocation) as soon as it does. The page may still act before it stops.",
+};
+
 /**
  * Runs one WebMCP invocation through `WebMCP.invokeTool` on the session that owns the
  * tool's frame, exactly once (never retried), and waits for how it ends:
@@ -40,7 +45,8 @@ const AWAITING_OUTPUT = { form_populated: true, submitted: false } as const;
  * the tab or frame vanishes after the invocation may have begun. A navigation of the
  * frame does not end the wait: the browser may still report the result (a form whose
  * submission navigates does). When the wait ends without a result while the tool may
- * still run (timeout, caller gone), the browser is asked to cancel it.
+ * still run (timeout, caller gone), the browser is asked to cancel it: at once if it has
+ * acknowledged the invocation, else when its acknowledgement arrives.
  */
 export async function runInvocation(attachment: BrowserAttachment, request: InvocationRequest, log: SnapshotLog): Promise<WebMcpInvocationResult> {
   const { registration, input, timeoutSec, signal } = request;
@@ -75,8 +81,13 @@ export async function runInvocation(attachment: BrowserAttachment, request: Invo
     const sent = attachment.connection.send<{ invocationId: string }>("WebMCP.invokeTool", { frameId, toolName: registration.tool.name, input }, sessionId);
     const first = await Promise.race([sent.then((reply) => ({ kind: "started" as const, reply }), (error: unknown) => ({ kind: "refused" as const, error })), unobserved]);
     if (first.kind === "refused") return refused(attachment, registration, first.error);
-    // The reply may still come; by then nobody listens.
-    if (first.kind !== "started") throw outcomeUnknown(first, undefined, timeoutSec, undefined);
+    if (first.kind !== "started") {
+      // The tool may run all the same: once the browser's reply names the invocation, it
+      // is asked to cancel, unless its tab or frame (or the connection) is already gone.
+      const cancelLater = first.kind === "timeout" || first.kind === "abandoned";
+      if (cancelLater) sent.then(({ invocationId }) => requestCancel(attachment, sessionId, invocationId, log), () => undefined);
+      throw outcomeUnknown(first, undefined, timeoutSec, cancelLater ? CANCEL_PENDING : undefined);
+    }
     const invocationId = first.reply.invocationId;
     const form = awaitingForm(registration, sessionId);
     stopEventWatch = attachment.invocations.watch(invocationId, {
@@ -176,5 +187,6 @@ function outcomeUnknown(ending: Unobserved, invocationId: string | undefined, ti
     inner = { code: "browser_disconnected", message: "The browser's DevTools connection closed (the browser may have crashed)." };
   }
   if (cancellation?.code === "cancellation_requested") message += " The service asked the browser to cancel it.";
+  else if (cancellation?.code === "cancellation_pending") message += " The service asks the browser to cancel it once the browser acknowledges it.";
   return new OutcomeUnknownError(message, invocationId, inner, cancellation === undefined ? undefined : [cancellation]);
 }

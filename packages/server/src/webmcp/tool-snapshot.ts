@@ -1,5 +1,5 @@
 import type { PageFrame, PageFrameTree, TargetInfo } from "./cdp-protocol.js";
-import { capText, PAGE_DATA_LIMITS, toToolDefinition, type OmissionReason, type ToolDefinition } from "./page-data.js";
+import { capText, definitionBytes, PAGE_DATA_LIMITS, toToolDefinition, type OmissionReason, type ToolDefinition } from "./page-data.js";
 import type { SourceNumbers } from "./source-numbers.js";
 import type { ToolRefTable } from "./tool-refs.js";
 
@@ -10,8 +10,10 @@ export interface TabRecord {
   tabNumber: number;
   /** The top-level document's URL, without its fragment. */
   url: string;
-  /** The window the tab is in, once the browser said (`undefined` if it could not). */
-  windowId: Promise<number | undefined>;
+  /** The window the tab is in: `undefined` until the browser said, or if it could not (the tab is not listed then). */
+  windowId: number | undefined;
+  /** Set while the browser has not said which window the tab is in. */
+  windowPending: Promise<void> | undefined;
   /** Live registrations in all of the tab's sessions. */
   registrationCount: number;
 }
@@ -120,8 +122,27 @@ export class ToolSnapshot {
   /** Records a newly attached tab. */
   addPageSession(sessionId: string, info: TargetInfo, windowId: Promise<number | undefined>): SessionRecord {
     this.#version++;
-    const tab: TabRecord = { targetId: info.targetId, tabNumber: this.#numbers.tab(info.targetId), url: withoutFragment(info.url), windowId, registrationCount: 0 };
+    const tab: TabRecord = { targetId: info.targetId, tabNumber: this.#numbers.tab(info.targetId), url: withoutFragment(info.url), windowId: undefined, windowPending: undefined, registrationCount: 0 };
+    tab.windowPending = windowId.then((id) => {
+      // The tab is listed from now on.
+      this.#version++;
+      tab.windowId = id;
+      tab.windowPending = undefined;
+    });
     return this.#addSession({ sessionId, targetId: info.targetId, kind: "page", tab, parent: undefined });
+  }
+
+  /**
+   * Resolves once the browser has said which window each tab is in (at once if it has):
+   * a listing made right after that, in the same turn, sees every tab it can show.
+   */
+  async windowsKnown(): Promise<void> {
+    for (;;) {
+      const pending: Promise<void>[] = [];
+      for (const session of this.#sessions.values()) if (session.tab.windowPending !== undefined) pending.push(session.tab.windowPending);
+      if (pending.length === 0) return;
+      await Promise.all(pending);
+    }
   }
 
   /** Records an out-of-process iframe attached under `parentSessionId`; `undefined` if that session is gone. */
@@ -251,7 +272,7 @@ export class ToolSnapshot {
       session.documentCounts.set(frameId, (session.documentCounts.get(frameId) ?? 0) + 1);
       session.tab.registrationCount++;
       this.#registrationCount++;
-      this.#definitionBytes += checked.tool.json.length;
+      this.#definitionBytes += definitionBytes(checked.tool);
     }
   }
 
@@ -278,7 +299,7 @@ export class ToolSnapshot {
   #limitReached(session: SessionRecord, frameId: string, tool: ToolDefinition): OmissionReason | undefined {
     if ((session.documentCounts.get(frameId) ?? 0) >= PAGE_DATA_LIMITS.registrationsPerDocument) return "document_limit";
     if (session.tab.registrationCount >= PAGE_DATA_LIMITS.registrationsPerTab) return "tab_limit";
-    if (this.#registrationCount >= PAGE_DATA_LIMITS.registrationsPerBrowser || this.#definitionBytes + tool.json.length > PAGE_DATA_LIMITS.definitionBytesPerBrowser) return "browser_limit";
+    if (this.#registrationCount >= PAGE_DATA_LIMITS.registrationsPerBrowser || this.#definitionBytes + definitionBytes(tool) > PAGE_DATA_LIMITS.definitionBytesPerBrowser) return "browser_limit";
     return undefined;
   }
 
@@ -424,7 +445,7 @@ export class ToolSnapshot {
     else session.documentCounts.delete(frameId);
     session.tab.registrationCount--;
     this.#registrationCount--;
-    this.#definitionBytes -= registration.tool.json.length;
+    this.#definitionBytes -= definitionBytes(registration.tool);
   }
 
   #emitGone(sessionId: string, frameId: string | undefined): void {

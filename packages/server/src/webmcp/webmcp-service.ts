@@ -15,7 +15,7 @@ export class WebMcpService implements BrowserLifecycle {
   // Browsers followed before they became sessions (warm ones, cold ones before their
   // start_url loads), until started() gives them their id.
   readonly #prepared = new WeakMap<LaunchedBrowser, BrowserWebMcp>();
-  readonly #counts: SnapshotBuildCounts = { built: 0, shared: 0 };
+  readonly #counts: SnapshotBuildCounts = { built: 0, shared: 0, remembered: 0 };
 
   constructor(log: BrowserEventLog) {
     this.#log = log;
