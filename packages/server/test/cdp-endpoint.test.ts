@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 import { waitForTools } from "./support/webmcp-driver.js";
 import { insideSandbox } from "./support/sandbox-probe.js";
+import type { LaunchedBrowser, LaunchOptions } from "../src/index.js";
 
 const TOOL_PAGE = `<!doctype html><title>Tool page</title><p>tool</p>
 <script>
@@ -62,6 +63,24 @@ class RawClient {
     });
   }
 
+  /** One upgrade: the client when it opened, or what the refused upgrade answered. */
+  static attempt(url: string, headers: Record<string, string> = {}): Promise<RawClient | Refusal> {
+    const ws = new WebSocket(url, { headers });
+    return new Promise((resolve, reject) => {
+      ws.once("open", () => resolve(new RawClient(ws)));
+      ws.once("unexpected-response", (request, response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => (text += chunk));
+        response.on("end", () => {
+          request.destroy();
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(text) as Record<string, unknown> });
+        });
+      });
+      ws.on("error", reject);
+    });
+  }
+
   static async open(url: string, headers: Record<string, string> = {}): Promise<RawClient> {
     const ws = new WebSocket(url, { headers });
     await new Promise<void>((resolve, reject) => {
@@ -86,19 +105,56 @@ class RawClient {
   }
 }
 
+/**
+ * Real Chromium whose DevTools sessions, while the gate is shut, wait to open until the
+ * test opens it: every upgrade of a burst is then at the server at once, as a race would
+ * have it, without timing.
+ */
+class GatedLauncher extends TrackingLauncher {
+  #gate: Promise<void> | undefined;
+  #release: (() => void) | undefined;
+  /** Sessions waiting at the shut gate. */
+  waiting = 0;
+
+  override async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
+    const browser = await super.launch(options);
+    const router = browser.cdp;
+    const open = router.openChannel.bind(router);
+    router.openChannel = async (...args: Parameters<typeof router.openChannel>) => {
+      if (this.#gate !== undefined) {
+        this.waiting++;
+        await this.#gate;
+      }
+      return open(...args);
+    };
+    return browser;
+  }
+
+  shut(): void {
+    this.#gate = new Promise((resolve) => (this.#release = resolve));
+  }
+
+  open(): void {
+    this.#gate = undefined;
+    this.#release?.();
+  }
+}
+
 /** What a refused upgrade answered: its status, headers and JSON body. */
-async function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> {
-  const ws = new WebSocket(url, { headers });
-  return new Promise((resolve, reject) => {
-    ws.once("open", () => reject(new Error(`The upgrade to ${url} was accepted.`)));
-    ws.once("unexpected-response", (_request, response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => (text += chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(text) as Record<string, unknown> }));
-    });
-    ws.once("error", () => undefined);
-  });
+interface Refusal {
+  status: number;
+  headers: Record<string, unknown>;
+  body: Record<string, unknown>;
+}
+
+/** What the upgrade to `url` answered; an upgrade that opens fails the test. */
+async function refusal(url: string, headers: Record<string, string> = {}): Promise<Refusal> {
+  const outcome = await RawClient.attempt(url, headers);
+  if (outcome instanceof RawClient) {
+    await outcome.close();
+    throw new Error(`The upgrade to ${url} was accepted.`);
+  }
+  return outcome;
 }
 
 function withToken(url: string, token: string | null): string {
@@ -441,19 +497,61 @@ describe("bounds", () => {
     for (const client of clients) await client.close();
   });
 
-  it("a burst of upgrades at once cannot pass maxClients while their sessions are being opened", async () => {
-    const browser = await t.client().browsers.create();
-    const outcomes = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        RawClient.open(browser.cdp_ws_url).then(
-          (client) => client,
-          () => "refused" as const,
-        ),
-      ),
-    );
-    const opened = outcomes.filter((outcome): outcome is RawClient => outcome !== "refused");
-    expect(opened).toHaveLength(3);
-    for (const client of opened) await client.close();
+  it("a burst of upgrades at once opens exactly maxClients; the others are 429 until one leaves", async () => {
+    // Each upgrade awaits its session from the browser before it completes: the slot must
+    // be taken before that wait, or every upgrade of a burst sees room.
+    const gated = new GatedLauncher();
+    const capped = await startTestServer({ launcher: gated, cdpLimits: { maxClients: 2, maxMessageBytes: MIB, maxBufferedBytes: MIB } });
+    const opened: RawClient[] = [];
+    let leaving: WebSocket | undefined;
+    try {
+      const browser = await capped.client().browsers.create();
+      gated.shut();
+      let refused = 0;
+      const burst = Array.from({ length: 10 }, () =>
+        RawClient.attempt(browser.cdp_ws_url).then((outcome) => {
+          if (!(outcome instanceof RawClient)) refused++;
+          return outcome;
+        }),
+      );
+      // Every upgrade is either refused or waiting for its session before any session opens.
+      await expect.poll(() => gated.waiting + refused, { timeout: 10_000 }).toBe(10);
+      gated.open();
+      const outcomes = await Promise.all(burst);
+      opened.push(...outcomes.filter((outcome): outcome is RawClient => outcome instanceof RawClient));
+      expect(opened).toHaveLength(2);
+      expect(outcomes.filter((outcome) => !(outcome instanceof RawClient))).toEqual(Array.from({ length: 8 }, () => expect.objectContaining({ status: 429, body: expect.objectContaining({ code: "cdp_client_limit_exceeded" }) })));
+      for (const client of opened) expect((await client.send("Browser.getVersion")).result).toBeDefined();
+      // The server frees a slot when it sees the close: until then an upgrade is still refused.
+      const fill = async () => {
+        const outcome = await RawClient.attempt(browser.cdp_ws_url);
+        if (outcome instanceof RawClient) opened.push(outcome);
+        return opened.length;
+      };
+      await opened.shift()?.close();
+      await expect.poll(fill, { timeout: 10_000 }).toBe(2);
+      expect(await refusal(browser.cdp_ws_url)).toMatchObject({ status: 429, body: { code: "cdp_client_limit_exceeded" } });
+
+      // An upgrade whose client leaves while its session is being opened gives its slot back.
+      await opened.shift()?.close();
+      gated.shut();
+      const waiting = gated.waiting;
+      leaving = new WebSocket(browser.cdp_ws_url);
+      leaving.on("error", () => undefined);
+      await expect.poll(() => gated.waiting, { timeout: 10_000 }).toBe(waiting + 1);
+      leaving.terminate();
+      gated.open();
+      await expect.poll(fill, { timeout: 10_000 }).toBe(2);
+      expect(await refusal(browser.cdp_ws_url)).toMatchObject({ status: 429, body: { code: "cdp_client_limit_exceeded" } });
+      for (const client of opened.splice(0)) await client.close();
+      await capped.client().browsers.delete(browser.id);
+      expect(capped.mismatches).toEqual([]);
+    } finally {
+      gated.open();
+      leaving?.terminate();
+      for (const client of opened) await client.close();
+      await capped.close();
+    }
   });
 
   it("a message over the size cap closes only its sender (1009)", async () => {
@@ -471,10 +569,12 @@ describe("bounds", () => {
     const browser = await t.client().browsers.create({ start_url: pages.url("/plain") });
     const slow = await RawClient.open(browser.cdp_ws_url);
     const other = await RawClient.open(browser.cdp_ws_url);
+    // The third of maxClients: while the slow client holds its slot, no other upgrade opens.
+    const third = await RawClient.open(browser.cdp_ws_url);
     const { targetInfos } = (await slow.send("Target.getTargets")).result as { targetInfos: { targetId: string; type: string }[] };
     const page = targetInfos.find((info) => info.type === "page") as { targetId: string };
     const { sessionId } = (await slow.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })).result as { sessionId: string };
-    const closed = new Promise<number>((resolve) => slow.ws.once("close", (code: number) => resolve(code)));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => slow.ws.once("close", (code: number, reason: Buffer) => resolve({ code, reason: reason.toString() })));
     // Stop reading: the kernel's buffers fill, then the server's queue for this client.
     (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     for (let i = 0; i < 40; i++) {
@@ -482,14 +582,23 @@ describe("bounds", () => {
     }
     // Meanwhile the other client is answered.
     expect((await other.send("Browser.getVersion")).result).toBeDefined();
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    // The server lets go of the slow client while it still reads nothing: its slot opens.
+    const latecomers: RawClient[] = [];
+    const upgrade = async () => {
+      const outcome = await RawClient.attempt(browser.cdp_ws_url);
+      if (!(outcome instanceof RawClient)) return outcome.status;
+      latecomers.push(outcome);
+      return "open";
+    };
+    await expect.poll(upgrade, { timeout: 30_000 }).toBe("open");
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
-    // The connection is dropped (1006 at the client): a close frame would wait behind the
-    // very output the client did not read, which the server lets go of at once.
-    expect(await closed).toBe(1006);
+    // Dropped, not closed: the server's close frame (1008) would wait behind the very
+    // output the client did not read, which the server lets go of at once, so the client
+    // sees the connection end without one (1006, no reason).
+    expect(await closed).toEqual({ code: 1006, reason: "" });
     expect(slow.received.length).toBeLessThan(41);
     expect((await other.send("Browser.getVersion")).result).toBeDefined();
-    await other.close();
+    expect((await third.send("Browser.getVersion")).result).toBeDefined();
+    for (const client of [other, third, ...latecomers]) await client.close();
   });
 });
-

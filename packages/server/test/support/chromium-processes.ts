@@ -1,20 +1,31 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
-function readOr(path: string): string | undefined {
+// What reading a process's /proc files fails with once it has ended (or, for a file, when
+// the kernel has none, such as tcp6 without IPv6): the only failure that means "nothing".
+const GONE = new Set(["ENOENT", "ESRCH"]);
+
+/**
+ * Runs one read of `/proc`: `undefined` when what it reads is gone (the process ended
+ * between the listing and the read), an error for any other failure, since a check that
+ * cannot see (another account's process, without the right to look) must not pass.
+ */
+function readProc<T>(path: string, read: (path: string) => T): T | undefined {
   try {
-    return readFileSync(path, "utf8");
-  } catch {
-    // The process ended between the listing and the read.
-    return undefined;
+    return read(path);
+  } catch (error) {
+    if (GONE.has((error as NodeJS.ErrnoException).code ?? "")) return undefined;
+    throw new Error(`Cannot read ${path}: ${(error as Error).message}`);
   }
 }
+
+const readText = (path: string): string | undefined => readProc(path, (file) => readFileSync(file, "utf8"));
 
 /** Every live process of the process group `pgid` (a browser and its renderers, utilities, zygotes). */
 export function processGroup(pgid: number): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = readOr(`/proc/${entry}/stat`);
+    const stat = readText(`/proc/${entry}/stat`);
     // Fields after the parenthesised command: state, ppid, pgrp.
     const fields = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (fields !== undefined && Number(fields[2]) === pgid) pids.push(Number(entry));
@@ -38,7 +49,7 @@ export interface ListeningSocket {
 function listeningInNamespaceOf(pid: number): Map<string, string> {
   const listening = new Map<string, string>();
   for (const [table, v6] of [[`/proc/${pid}/net/tcp`, false], [`/proc/${pid}/net/tcp6`, true]] as const) {
-    const text = readOr(table);
+    const text = readText(table);
     if (text === undefined) continue;
     for (const line of text.split("\n").slice(1)) {
       const columns = line.trim().split(/\s+/);
@@ -54,25 +65,16 @@ function listeningInNamespaceOf(pid: number): Map<string, string> {
 
 /**
  * The inodes of every socket a process holds open, or `undefined` once it has ended. A
- * process whose descriptors cannot be read (another account's, without the right to look)
- * is an error, never an empty list: a check that cannot see must not pass.
+ * process whose descriptors cannot be read is an error, never an empty list.
  */
 export function socketInodesOf(pid: number): string[] | undefined {
-  let fds: string[];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new Error(`Cannot read the open files of process ${pid}: ${(error as Error).message}`);
-  }
+  const fds = readProc(`/proc/${pid}/fd`, (path) => readdirSync(path));
+  if (fds === undefined) return undefined;
   const inodes: string[] = [];
   for (const fd of fds) {
-    try {
-      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (match) inodes.push(match[1] as string);
-    } catch {
-      // The descriptor closed while it was read.
-    }
+    // `undefined`: the descriptor closed while it was read.
+    const match = /^socket:\[(\d+)\]$/.exec(readProc(`/proc/${pid}/fd/${fd}`, (path) => readlinkSync(path)) ?? "");
+    if (match) inodes.push(match[1] as string);
   }
   return inodes;
 }
@@ -94,7 +96,7 @@ export function listeningSocketsOfGroup(pgid: number): ListeningSocket[] {
 
 /** The command line of a process, or `undefined` once it has ended. */
 export function commandLine(pid: number): string[] | undefined {
-  return readOr(`/proc/${pid}/cmdline`)?.split("\0");
+  return readText(`/proc/${pid}/cmdline`)?.split("\0");
 }
 
 /** The main processes of the browsers the server started (not their renderers). */
