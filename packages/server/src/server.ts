@@ -119,8 +119,10 @@ export interface BrowserServiceServer {
   /** How many warm browsers are ready and launching (both 0 without a warm pool). */
   warmPoolStats(): WarmPoolStats;
   /**
-   * How many WebMCP tool snapshots were built for `GET .../webmcp/tools`, and how many of
-   * those requests shared a build already running for the same browser and state.
+   * How many WebMCP tool snapshots were built for `GET .../webmcp/tools`, how many of
+   * those requests shared a build already running for the same browser and state, and
+   * how many were answered `304` from the remembered tag of the last build, without
+   * building.
    */
   webmcpSnapshotBuilds(): SnapshotBuildCounts;
   /**
