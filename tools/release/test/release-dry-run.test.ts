@@ -36,6 +36,14 @@ describe("changesets config", () => {
     const unknown = changesets.flatMap((changeset) => changeset.releases.filter((release) => !publicNames.has(release.name)).map((release) => `${changeset.file}: ${release.name}`));
     expect(unknown).toEqual([]);
   });
+
+  // Before the first release, release notes say what a user gets, not how it was built: one
+  // entry per package, and the first version is 0.1.0. (Once released, this holds no more.)
+  it.runIf(publicBefore.every((pkg) => pkg.manifest.version === "0.0.0"))("before the first release: one minor changeset per public package, naming only it, for 0.1.0", () => {
+    const named = changesets.map((changeset) => changeset.releases.map((release) => `${release.name}@${release.bump}`).join(" "));
+    expect(named.sort()).toEqual(publicBefore.map((pkg) => `${pkg.name}@minor`).sort());
+    expect(bumpVersion("0.0.0", "minor")).toBe("0.1.0");
+  });
 });
 
 describe.runIf(changesets.length > 0)("changeset version on a scratch copy", () => {
