@@ -29,7 +29,7 @@ import { openStores } from "./storage/stores.js";
 import { WebMcpService } from "./webmcp/webmcp-service.js";
 import type { SnapshotBuildCounts } from "./webmcp/browser-webmcp.js";
 import { installCdpEndpoint, type CdpEndpointLimits } from "./cdp/cdp-endpoint.js";
-import { CdpUrls } from "./cdp/public-url.js";
+import { CdpUrls, ownOrigins } from "./cdp/public-url.js";
 
 /** Settings of {@link createServer}; all but `dataDir` have defaults. */
 export interface CreateServerOptions {
@@ -236,7 +236,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     installCdpEndpoint(app, {
       browsers,
       rateLimits,
-      publicHost: options.publicUrl === undefined ? undefined : new URL(options.publicUrl).host,
+      ownOrigins: () => ownOrigins(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`, options.publicUrl),
       browserStore: stores.browsers,
       apiKeys: stores.apiKeys,
       limits: {

@@ -158,6 +158,14 @@ describe("project scoping", () => {
     }
   });
 
+  it("a project-scoped key renaming its project to a taken name gets 409 name_conflict, naming neither that project nor its id", async () => {
+    // Names are unique in an organization, so the conflict itself says the name is taken; it must say no more.
+    const response = await t.server.app.inject({ method: "PATCH", url: `/org/projects/${ids.a}`, headers: { authorization: `Bearer ${keys.scopedA}`, "content-type": "application/json" }, payload: { name: "beta" } });
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toMatchObject({ code: "name_conflict" });
+    expect(response.body).not.toContain(ids.b);
+  });
+
   it("a key of an archived project may read it (and learn it is archived) but not change it; an org-wide key may", async () => {
     const archived = t.client({ apiKey: keys.scopedArchived });
     expect((await archived.projects.get(ids.archived)).status).toBe("archived");

@@ -234,6 +234,11 @@ describe("cdp_ws_url", () => {
     try {
       const browser = await proxied.client().browsers.create();
       expect(browser.cdp_ws_url).toMatch(new RegExp(`^wss://browsers\\.example\\.org/service/browsers/${browser.id}/cdp\\?token=[A-Za-z0-9_-]{43}$`));
+      // A page of the public origin is the service's own; the same name over http is not.
+      const direct = browser.cdp_ws_url.replace(/^wss:\/\/browsers\.example\.org\/service/, proxied.url.replace("http:", "ws:"));
+      const client = await RawClient.open(direct, { origin: "https://browsers.example.org" });
+      await client.close();
+      expect((await refusal(direct, { origin: "http://browsers.example.org" })).status).toBe(403);
       await proxied.client().browsers.delete(browser.id);
       expect(proxied.mismatches).toEqual([]);
     } finally {
@@ -255,7 +260,15 @@ describe("credentials, checked before the upgrade", () => {
       expect({ origin, status: refused.status, code: refused.body.code }).toEqual({ origin, status: 403, code: "forbidden" });
       expect(validateError(refused.body).ok).toBe(true);
     }
-    for (const headers of [{}, { origin: t.url }]) {
+    // A DNS-rebinding page: its Host and Origin agree, and neither is the service's.
+    const { port } = new URL(t.url);
+    const rebound = await refusal(browser.cdp_ws_url, { host: `evil.example:${port}`, origin: `http://evil.example:${port}` });
+    expect(rebound.status).toBe(403);
+    // The service's address in another scheme or spelling is not its origin either.
+    for (const origin of [`https://127.0.0.1:${port}`, `ws://127.0.0.1:${port}`, `http://a@127.0.0.1:${port}`, `http://127.0.0.1:${port}/`]) {
+      expect((await refusal(browser.cdp_ws_url, { origin })).status, origin).toBe(403);
+    }
+    for (const headers of [{}, { origin: t.url }, { origin: `http://localhost:${port}` }]) {
       const client = await RawClient.open(browser.cdp_ws_url, headers);
       expect((await client.send("Browser.getVersion")).result).toMatchObject({ product: expect.stringMatching(/Chrome/) });
       await client.close();

@@ -45,8 +45,12 @@ export interface CdpEndpointDeps {
   limits: CdpEndpointLimits;
   /** The server's rate limits: failed authentications count per client, API keys per key, as on every operation. */
   rateLimits: RateLimits;
-  /** The host (`host:port`) of `--public-url`, when the server sits behind one: an upgrade from a page of it is the service's own. */
-  publicHost?: string | undefined;
+  /**
+   * The service's own origins (`http://127.0.0.1:8787`, `--public-url`'s), serialized as
+   * browsers send `Origin`: an upgrade from a page of one of them is let through. Read at
+   * each upgrade, since the listening port is known only once the server listens.
+   */
+  ownOrigins: () => readonly string[];
 }
 
 /** 429 `cdp_client_limit_exceeded`: the browser already has as many DevTools clients as the server allows. */
@@ -101,7 +105,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuse(socket, handshake);
       return;
     }
-    const origin = foreignOrigin(request, deps.publicHost);
+    const origin = foreignOrigin(request, deps.ownOrigins());
     if (origin !== undefined) {
       refuse(socket, new ForbiddenError(`A DevTools connection from a web page (Origin ${JSON.stringify(origin.slice(0, 200))}) is refused: DevTools clients such as Playwright and Puppeteer send no Origin.`));
       return;
@@ -213,19 +217,13 @@ function presentsCredential(request: IncomingMessage): boolean {
  * `undefined`. Browsers send `Origin` with every WebSocket and skip CORS for them, so any
  * page (one in a browser of this service, or any site a user with a key visits) could
  * otherwise open DevTools connections here with whatever token it guesses or has been
- * handed; DevTools clients (Playwright, Puppeteer, `ws`) send none. A page of the
- * service's own origin (the request's `Host`, or `--public-url`) is let through.
+ * handed; DevTools clients (Playwright, Puppeteer, `ws`) send none. Only an origin of
+ * the service itself is let through, compared exactly as browsers serialize it, and never
+ * the request's own `Host`: a DNS-rebinding page sends a `Host` and `Origin` that agree.
  */
-function foreignOrigin(request: IncomingMessage, publicHost: string | undefined): string | undefined {
+function foreignOrigin(request: IncomingMessage, own: readonly string[]): string | undefined {
   const origin = request.headers.origin;
-  if (origin === undefined) return undefined;
-  let host: string;
-  try {
-    host = new URL(origin).host;
-  } catch {
-    return origin;
-  }
-  if (host !== "" && (host === request.headers.host || host === publicHost)) return undefined;
+  if (origin === undefined || own.includes(origin)) return undefined;
   return origin;
 }
 

@@ -52,3 +52,19 @@ function hostOf(headers: IncomingHttpHeaders): string | undefined {
   const host = headers.host;
   return host !== undefined && HOST_HEADER.test(host) ? host : undefined;
 }
+
+/**
+ * The origins of the service's own pages, as browsers serialize `Origin`: the address the
+ * server listens on (for a loopback address, also `localhost` and the other loopback
+ * spelling), and `--public-url`'s. Behind any other name, pages are the service's own only
+ * through `--public-url`.
+ */
+export function ownOrigins(listening: string, publicUrl: string | undefined): string[] {
+  const { origin, hostname, port } = new URL(listening);
+  const origins = [origin];
+  if (hostname === "localhost" || hostname === "[::1]" || /^127\./.test(hostname)) {
+    for (const loopback of ["localhost", "127.0.0.1", "[::1]"]) origins.push(new URL(`http://${loopback}:${port}`).origin);
+  }
+  if (publicUrl !== undefined) origins.push(new URL(publicUrl).origin);
+  return origins;
+}

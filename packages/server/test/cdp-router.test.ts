@@ -1,0 +1,421 @@
+import { describe, expect, it } from "vitest";
+import type { CdpPipe, OversizedMessage } from "../src/cdp/cdp-pipe.js";
+import { CdpRouter, CdpRouterError, type CdpChannel, type ChannelCloseReason, type ChannelMessage, type DroppedEvent } from "../src/cdp/cdp-router.js";
+
+// The router alone, against a pipe the test plays the browser on: every message the router
+// writes is seen, every message the browser sends is the test's, and all of it happens
+// synchronously, so each test states exactly what a client receives and what it does not.
+
+/** The browser's side of a pipe: what the router wrote, and the browser's messages, drops and end. */
+class FakePipe implements Pick<CdpPipe, "closed" | "backlogBytes" | "send" | "onMessage" | "onOversized" | "onClose" | "close"> {
+  closed = false;
+  backlogBytes = 0;
+  /** Every message the router wrote, as written. */
+  readonly written: string[] = [];
+  #read = 0;
+  readonly #messageListeners: ((json: string) => void)[] = [];
+  readonly #oversizedListeners: ((message: OversizedMessage) => void)[] = [];
+  readonly #closeListeners: (() => void)[] = [];
+
+  send(json: string): boolean {
+    if (this.closed) return false;
+    this.written.push(json);
+    return true;
+  }
+
+  onMessage(listener: (json: string) => void): void {
+    this.#messageListeners.push(listener);
+  }
+
+  onOversized(listener: (message: OversizedMessage) => void): void {
+    this.#oversizedListeners.push(listener);
+  }
+
+  onClose(listener: () => void): void {
+    this.#closeListeners.push(listener);
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  /** What the router wrote since the last call, parsed. */
+  take(): Command[] {
+    const fresh = this.written.slice(this.#read);
+    this.#read = this.written.length;
+    return fresh.map((text) => JSON.parse(text) as Command);
+  }
+
+  /** The one command the router wrote since the last call. */
+  takeOne(): Command {
+    const fresh = this.take();
+    expect(fresh).toHaveLength(1);
+    return fresh[0] as Command;
+  }
+
+  /** A message from the browser, as text (as Chromium writes it: compact, `id` or `method` first, `sessionId` last). */
+  emit(json: string): void {
+    for (const listener of this.#messageListeners) listener(json);
+  }
+
+  /** A message the pipe dropped for its size. */
+  drop(message: OversizedMessage): void {
+    for (const listener of this.#oversizedListeners) listener(message);
+  }
+
+  /** The browser's end closes. */
+  end(): void {
+    this.closed = true;
+    for (const listener of this.#closeListeners.splice(0)) listener();
+  }
+}
+
+interface Command {
+  id: number;
+  method: string;
+  params?: Record<string, unknown>;
+  sessionId?: string;
+}
+
+/** One client: its channel and what it received. */
+interface Client {
+  channel: CdpChannel;
+  /** Every message the channel delivered, in order, as delivered (text or object). */
+  inbox: ChannelMessage[];
+  /** The same, text parsed, for comparing by value. */
+  received(): unknown[];
+  closes: ChannelCloseReason[];
+  dropped: DroppedEvent[];
+}
+
+function setUp(options: { maxPending?: number } = {}): { pipe: FakePipe; router: CdpRouter; connect(sessionId: string): Promise<Client> } {
+  const pipe = new FakePipe();
+  // The router needs only these members of the pipe; the class's private fields make the cast necessary.
+  const router = new CdpRouter(pipe as unknown as CdpPipe, { downloadPath: "/profile/downloads", onError: (error) => { throw error; } });
+  const connect = async (sessionId: string): Promise<Client> => {
+    const opening = router.openChannel(options);
+    const attach = pipe.takeOne();
+    expect(attach).toMatchObject({ method: "Target.attachToBrowserTarget" });
+    expect(attach.sessionId).toBeUndefined();
+    pipe.emit(`{"id":${attach.id},"result":{"sessionId":"${sessionId}"}}`);
+    const channel = await opening;
+    const client: Client = {
+      channel,
+      inbox: [],
+      received: () => client.inbox.map((message) => (typeof message === "string" ? JSON.parse(message) : message)),
+      closes: [],
+      dropped: [],
+    };
+    channel.onMessage((message) => client.inbox.push(message));
+    channel.onClose((reason) => client.closes.push(reason));
+    channel.onDropped((event) => client.dropped.push(event));
+    return client;
+  };
+  return { pipe, router, connect };
+}
+
+describe("message ids", () => {
+  it("gives each client's command an id of the router's and answers the client under its own id", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    a.channel.sendText('{"id":1,"method":"Runtime.evaluate","params":{"expression":"1"}}');
+    b.channel.sendText('{"id":1,"method":"Runtime.evaluate","params":{"expression":"2"}}');
+    const [toA, toB] = pipe.take() as [Command, Command];
+    expect(toA).toMatchObject({ method: "Runtime.evaluate", sessionId: "S-A", params: { expression: "1" } });
+    expect(toB).toMatchObject({ method: "Runtime.evaluate", sessionId: "S-B", params: { expression: "2" } });
+    // Both clients said 1; the browser must be able to tell the answers apart.
+    expect(toA.id).not.toBe(toB.id);
+
+    // Answered in the other order, each answer still reaches the client that asked, under its id.
+    pipe.emit(`{"id":${toB.id},"result":{"value":2},"sessionId":"S-B"}`);
+    pipe.emit(`{"id":${toA.id},"result":{"value":1},"sessionId":"S-A"}`);
+    expect(a.received()).toEqual([{ id: 1, result: { value: 1 } }]);
+    expect(b.received()).toEqual([{ id: 1, result: { value: 2 } }]);
+  });
+
+  it("answers each command once: a second answer under the same id, or one the router never asked for, reaches nobody", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    a.channel.send({ id: 7, method: "Page.enable" });
+    const { id } = pipe.takeOne();
+    pipe.emit(`{"id":${id},"result":{},"sessionId":"S-A"}`);
+    pipe.emit(`{"id":${id},"result":{"again":true},"sessionId":"S-A"}`);
+    pipe.emit(`{"id":${id + 1000},"result":{},"sessionId":"S-A"}`);
+    expect(a.received()).toEqual([{ id: 7, result: {} }]);
+  });
+
+  it("keeps an answer's error as the browser wrote it", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    a.channel.send({ id: 3, method: "No.such" });
+    const { id } = pipe.takeOne();
+    pipe.emit(`{"id":${id},"error":{"code":-32601,"message":"'No.such' wasn't found"},"sessionId":"S-A"}`);
+    expect(a.received()).toEqual([{ id: 3, error: { code: -32601, message: "'No.such' wasn't found" } }]);
+  });
+});
+
+describe("what each client sees", () => {
+  it("events of a client's own session reach that client only, without the session id it never chose", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    pipe.emit('{"method":"Page.loadEventFired","params":{"timestamp":1},"sessionId":"S-A"}');
+    pipe.emit('{"method":"Page.loadEventFired","params":{"timestamp":2},"sessionId":"S-B"}');
+    // The root session's events and those of sessions nobody owns are the router's.
+    pipe.emit('{"method":"Target.targetCreated","params":{"targetInfo":{"targetId":"T"}}}');
+    pipe.emit('{"method":"Page.loadEventFired","params":{"timestamp":3},"sessionId":"S-NOBODY"}');
+    expect(a.received()).toEqual([{ method: "Page.loadEventFired", params: { timestamp: 1 } }]);
+    expect(b.received()).toEqual([{ method: "Page.loadEventFired", params: { timestamp: 2 } }]);
+  });
+
+  it("a session a client's auto-attach creates is that client's: its events reach it with their session id, and no other client may name it", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    a.channel.send({ id: 1, method: "Target.setAutoAttach", params: { autoAttach: true, waitForDebuggerOnStart: false, flatten: true } });
+    expect(pipe.takeOne()).toMatchObject({ method: "Target.setAutoAttach", sessionId: "S-A" });
+    const info = '"targetInfo":{"targetId":"T1","type":"page"},"waitingForDebugger":false';
+    pipe.emit(`{"method":"Target.attachedToTarget","params":{"sessionId":"CHILD",${info}},"sessionId":"S-A"}`);
+    pipe.emit('{"method":"Runtime.consoleAPICalled","params":{"type":"log"},"sessionId":"CHILD"}');
+    expect(a.received()).toEqual([
+      { method: "Target.attachedToTarget", params: { sessionId: "CHILD", targetInfo: { targetId: "T1", type: "page" }, waitingForDebugger: false } },
+      { method: "Runtime.consoleAPICalled", params: { type: "log" }, sessionId: "CHILD" },
+    ]);
+    expect(b.received()).toEqual([]);
+
+    // The owner's command on the child goes out on it, and its answer keeps the child's id.
+    a.channel.send({ id: 2, method: "Runtime.enable", sessionId: "CHILD" });
+    const onChild = pipe.takeOne();
+    expect(onChild).toMatchObject({ method: "Runtime.enable", sessionId: "CHILD" });
+    pipe.emit(`{"id":${onChild.id},"result":{},"sessionId":"CHILD"}`);
+    expect(a.received().at(-1)).toEqual({ id: 2, result: {}, sessionId: "CHILD" });
+
+    // Another client can neither send on it, nor detach it, nor use the owner's own session.
+    b.channel.send({ id: 1, method: "Runtime.evaluate", params: { expression: "1" }, sessionId: "CHILD" });
+    b.channel.send({ id: 2, method: "Target.detachFromTarget", params: { sessionId: "CHILD" } });
+    b.channel.send({ id: 3, method: "Runtime.evaluate", params: { expression: "1" }, sessionId: "S-A" });
+    expect(b.received()).toEqual([
+      { id: 1, error: { code: -32001, message: "Session with given id not found." } },
+      { id: 2, error: { code: -32001, message: "No session with given id found." } },
+      { id: 3, error: { code: -32001, message: "Session with given id not found." } },
+    ]);
+    expect(pipe.take()).toEqual([]);
+
+    // Once the browser says the child detached, it is nobody's: even its former owner is refused.
+    pipe.emit('{"method":"Target.detachedFromTarget","params":{"sessionId":"CHILD","targetId":"T1"},"sessionId":"S-A"}');
+    pipe.emit('{"method":"Runtime.consoleAPICalled","params":{"type":"late"},"sessionId":"CHILD"}');
+    a.channel.send({ id: 3, method: "Runtime.enable", sessionId: "CHILD" });
+    expect(a.received().slice(-2)).toEqual([
+      { method: "Target.detachedFromTarget", params: { sessionId: "CHILD", targetId: "T1" } },
+      { id: 3, error: { code: -32001, message: "Session with given id not found." } },
+    ]);
+    expect(pipe.take()).toEqual([]);
+  });
+
+  it("a session named in the answer to a client's Target.attachToTarget is that client's", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    a.channel.send({ id: 4, method: "Target.attachToTarget", params: { targetId: "T1", flatten: true } });
+    const attach = pipe.takeOne();
+    pipe.emit(`{"id":${attach.id},"result":{"sessionId":"ATTACHED"},"sessionId":"S-A"}`);
+    expect(a.received()).toEqual([{ id: 4, result: { sessionId: "ATTACHED" } }]);
+    pipe.emit('{"method":"Page.frameNavigated","params":{"frame":{"id":"F"}},"sessionId":"ATTACHED"}');
+    expect(a.received().at(-1)).toEqual({ method: "Page.frameNavigated", params: { frame: { id: "F" } }, sessionId: "ATTACHED" });
+    expect(b.received()).toEqual([]);
+    b.channel.send({ id: 1, method: "Page.enable", sessionId: "ATTACHED" });
+    expect(b.received()).toEqual([{ id: 1, error: { code: -32001, message: "Session with given id not found." } }]);
+  });
+});
+
+describe("commands the router answers itself", () => {
+  it("refuses what is not a command, with JSON-RPC errors under the client's id when it has one, and sends nothing", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    a.channel.sendText("{not json");
+    a.channel.sendText('{"id":5,"method":"Page.enable","params":[1]}');
+    a.channel.sendText('{"method":"Page.enable"}');
+    a.channel.sendText('{"id":6}');
+    a.channel.sendText('{"id":7,"method":"Page.enable","sessionId":7}');
+    a.channel.send(["not", "an", "object"]);
+    expect(a.received()).toEqual([
+      { id: 0, error: { code: -32700, message: "Message is not valid JSON." } },
+      { id: 5, error: { code: -32600, message: "params must be an object." } },
+      { id: 0, error: { code: -32600, message: "A command needs a non-negative integer id." } },
+      { id: 6, error: { code: -32600, message: "A command needs a method name." } },
+      { id: 7, error: { code: -32600, message: "sessionId must be a string." } },
+      { id: 0, error: { code: -32600, message: "A command must be a JSON object." } },
+    ]);
+    expect(pipe.take()).toEqual([]);
+  });
+
+  it("refuses commands the policy forbids with -32000 and the reason, and sends nothing", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    a.channel.send({ id: 1, method: "Browser.crash" });
+    a.channel.send({ id: 2, method: "Target.setAutoAttach", params: { autoAttach: true, waitForDebuggerOnStart: false } });
+    a.channel.send({ id: 3, method: "Page.navigate", params: { url: "file:///etc/passwd" } });
+    expect(a.received()).toEqual([
+      { id: 1, error: { code: -32000, message: expect.stringMatching(/^Browser\.crash is refused on this service/) } },
+      { id: 2, error: { code: -32000, message: expect.stringMatching(/^Target\.setAutoAttach needs flatten: true/) } },
+      { id: 3, error: { code: -32000, message: expect.stringMatching(/^Page\.navigate refuses "file:\/\/\/etc\/passwd"/) } },
+    ]);
+    expect(pipe.take()).toEqual([]);
+  });
+
+  it("answers Browser.close itself and tells the owner, who decides how the browser ends", async () => {
+    const { pipe, router, connect } = setUp();
+    const a = await connect("S-A");
+    let requested = 0;
+    router.onCloseRequested(() => requested++);
+    a.channel.send({ id: 9, method: "Browser.close" });
+    expect(a.received()).toEqual([{ id: 9, result: {} }]);
+    expect(requested).toBe(1);
+    expect(pipe.take()).toEqual([]);
+  });
+
+  it("refuses a client's command past its cap of commands awaiting an answer, and sends again once one is answered", async () => {
+    const { pipe, connect } = setUp({ maxPending: 2 });
+    const a = await connect("S-A");
+    a.channel.send({ id: 1, method: "Runtime.evaluate", params: { expression: "1" } });
+    a.channel.send({ id: 2, method: "Runtime.evaluate", params: { expression: "2" } });
+    a.channel.send({ id: 3, method: "Runtime.evaluate", params: { expression: "3" } });
+    const [first] = pipe.take() as [Command, Command];
+    expect(a.received()).toEqual([{ id: 3, error: { code: -32000, message: expect.stringMatching(/^This client already has 2 commands awaiting/) } }]);
+    pipe.emit(`{"id":${first.id},"result":{},"sessionId":"S-A"}`);
+    a.channel.send({ id: 4, method: "Runtime.evaluate", params: { expression: "4" } });
+    expect(pipe.takeOne()).toMatchObject({ params: { expression: "4" } });
+  });
+
+  it("refuses a command while the browser has a large backlog of unread commands", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    pipe.backlogBytes = 65 * 1024 * 1024;
+    a.channel.send({ id: 1, method: "Runtime.evaluate", params: { expression: "1" } });
+    const slow = expect.stringMatching(/^The browser is not reading commands as fast as they are sent/);
+    expect(a.received()).toEqual([{ id: 1, error: { code: -32000, message: slow } }]);
+    expect(pipe.take()).toEqual([]);
+    pipe.backlogBytes = 0;
+    a.channel.send({ id: 2, method: "Runtime.evaluate", params: { expression: "2" } });
+    expect(pipe.takeOne()).toMatchObject({ params: { expression: "2" } });
+  });
+});
+
+describe("what the browser sends, relayed", () => {
+  it("relays an answer and an event as the browser's own text: only the id and the client's own session id change", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    a.channel.send({ id: 12, method: "Runtime.evaluate", params: { expression: "x" } });
+    const { id } = pipe.takeOne();
+    // Key order, escapes and number forms that a parse and a serialization would each change.
+    const body = '"result":{"z":1.50,"a":"\\u00e9\\/","n":1e3}';
+    pipe.emit(`{"id":${id},${body},"sessionId":"S-A"}`);
+    pipe.emit('{"method":"Runtime.consoleAPICalled","params":{"z":1.50,"a":"\\u00e9"},"sessionId":"S-A"}');
+    expect(a.inbox).toEqual([`{"id":12,${body}}`, '{"method":"Runtime.consoleAPICalled","params":{"z":1.50,"a":"\\u00e9"}}']);
+  });
+
+  it("routes a message larger than it parses by its two ends: to its session's owner, or to nobody for the root session", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    const title = "t".repeat(2 * 1024 * 1024);
+    // A Target event is one the router reads, unless it is too large to parse.
+    pipe.emit(`{"method":"Target.targetInfoChanged","params":{"targetInfo":{"title":"${title}"}},"sessionId":"S-A"}`);
+    pipe.emit(`{"method":"Target.targetInfoChanged","params":{"targetInfo":{"title":"${title}"}}}`);
+    expect(a.inbox).toEqual([`{"method":"Target.targetInfoChanged","params":{"targetInfo":{"title":"${title}"}}}`]);
+    expect(b.inbox).toEqual([]);
+  });
+
+  it("answers the router's own large command by parsing it", async () => {
+    const { pipe, router } = setUp();
+    const version = router.call("Browser.getVersion");
+    const { id } = pipe.takeOne();
+    const product = "p".repeat(2 * 1024 * 1024);
+    pipe.emit(`{"id":${id},"result":{"product":"${product}"}}`);
+    await expect(version).resolves.toEqual({ product });
+  });
+
+  it("answers a command whose answer the pipe dropped for its size with an error, and tells the owner of a dropped event", async () => {
+    const { pipe, router, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    const told: OversizedMessage[] = [];
+    router.onOversized((message) => told.push(message));
+    a.channel.send({ id: 21, method: "Page.captureScreenshot" });
+    const { id } = pipe.takeOne();
+    const answer = { head: `{"id":${id},"result":{"data":"iVBOR`, tail: 'AAAA"},"sessionId":"S-A"}', bytes: 90_000_000 };
+    pipe.drop(answer);
+    const tooLarge = "The browser's answer (90000000 bytes) is larger than this server relays; it was dropped.";
+    expect(a.received()).toEqual([{ id: 21, error: { code: -32000, message: tooLarge } }]);
+    // The command is settled: a late answer under its id reaches nobody.
+    pipe.emit(`{"id":${id},"result":{},"sessionId":"S-A"}`);
+    expect(a.received()).toHaveLength(1);
+
+    const event = { head: '{"method":"Network.dataReceived","params":{', tail: '"x"},"sessionId":"S-B"}', bytes: 80_000_000 };
+    pipe.drop(event);
+    expect(b.dropped).toEqual([{ ...event, sessionId: undefined }]);
+    expect(a.dropped).toEqual([]);
+    expect(b.inbox).toEqual([]);
+    expect(told).toEqual([answer, event]);
+  });
+});
+
+describe("closing", () => {
+  it("closing one client detaches its session; what the browser still sends for it reaches nobody; the others go on", async () => {
+    const { pipe, router, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    a.channel.send({ id: 1, method: "Target.setAutoAttach", params: { autoAttach: true, waitForDebuggerOnStart: false, flatten: true } });
+    pipe.take();
+    pipe.emit('{"method":"Target.attachedToTarget","params":{"sessionId":"CHILD-A","targetInfo":{"targetId":"T1"}},"sessionId":"S-A"}');
+    a.channel.send({ id: 2, method: "Runtime.evaluate", params: { expression: "slow()" } });
+    const pending = pipe.takeOne();
+    const before = a.inbox.length;
+
+    a.channel.close();
+    expect(a.closes).toEqual(["client"]);
+    expect(router.channelCount).toBe(1);
+    expect(pipe.takeOne()).toMatchObject({ method: "Target.detachFromTarget", params: { sessionId: "S-A" } });
+
+    pipe.emit(`{"id":${pending.id},"result":{"value":1},"sessionId":"S-A"}`);
+    pipe.emit('{"method":"Page.loadEventFired","params":{},"sessionId":"S-A"}');
+    pipe.emit('{"method":"Page.loadEventFired","params":{},"sessionId":"CHILD-A"}');
+    expect(a.inbox).toHaveLength(before);
+    expect(b.inbox).toEqual([]);
+
+    // Its former sessions are nobody's: the other client cannot take them over.
+    b.channel.send({ id: 1, method: "Page.enable", sessionId: "CHILD-A" });
+    expect(b.received()).toEqual([{ id: 1, error: { code: -32001, message: "Session with given id not found." } }]);
+    b.channel.send({ id: 2, method: "Page.enable" });
+    const command = pipe.takeOne();
+    pipe.emit(`{"id":${command.id},"result":{},"sessionId":"S-B"}`);
+    expect(b.received().at(-1)).toEqual({ id: 2, result: {} });
+    // A closed channel sends nothing.
+    a.channel.send({ id: 3, method: "Page.enable" });
+    expect(pipe.take()).toEqual([]);
+  });
+
+  it("a client whose browser session the browser detached is closed as detached; the others go on", async () => {
+    const { pipe, router, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    pipe.emit('{"method":"Target.detachedFromTarget","params":{"sessionId":"S-A"}}');
+    expect(a.closes).toEqual(["detached"]);
+    expect(b.closes).toEqual([]);
+    expect(router.channelCount).toBe(1);
+  });
+
+  it("when the browser's end closes, every client closes and the router's own pending and later commands fail", async () => {
+    const { pipe, router, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    const pending = router.call("Browser.getVersion");
+    pipe.end();
+    await expect(pending).rejects.toThrow(CdpRouterError);
+    expect([a.closes, b.closes]).toEqual([["browser"], ["browser"]]);
+    expect(router.channelCount).toBe(0);
+    await expect(router.call("Browser.getVersion")).rejects.toThrow(/The browser has closed/);
+    await expect(router.openChannel()).rejects.toThrow(CdpRouterError);
+  });
+});
