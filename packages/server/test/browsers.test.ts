@@ -93,7 +93,7 @@ describe("browsers", () => {
   it("marks a browser whose process dies as crashed, which frees its slot", async () => {
     const client = t.client();
     await client.projects.updateLimits("Default", { max_concurrent_sessions: 1 });
-    const browser = await client.browsers.create({ name: "fragile" });
+    await client.browsers.create({ name: "fragile" });
     const launched = launcher.latest();
     const exited = new Promise((resolve) => launched.onExit(resolve));
     process.kill(launched.pid as number, "SIGKILL");

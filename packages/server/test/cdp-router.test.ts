@@ -213,6 +213,17 @@ describe("what each client sees", () => {
     expect(pipe.take()).toEqual([]);
   });
 
+  it("a session whose attach event is larger than the router parses (a long target URL) is still its client's", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    const url = `data:text/html,${"x".repeat(1100 * 1024)}`;
+    pipe.emit(`{"method":"Target.attachedToTarget","params":{"sessionId":"BIG","targetInfo":{"targetId":"T9","type":"page","url":"${url}"},"waitingForDebugger":true},"sessionId":"S-A"}`);
+    expect(a.received()).toHaveLength(1);
+    // The client can resume the waiting target on it.
+    a.channel.send({ id: 1, method: "Runtime.runIfWaitingForDebugger", sessionId: "BIG" });
+    expect(pipe.takeOne()).toMatchObject({ method: "Runtime.runIfWaitingForDebugger", sessionId: "BIG" });
+  });
+
   it("a session named in the answer to a client's Target.attachToTarget is that client's", async () => {
     const { pipe, connect } = setUp();
     const a = await connect("S-A");

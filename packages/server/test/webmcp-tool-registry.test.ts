@@ -347,6 +347,16 @@ describe("caps and omitted counts", () => {
     registry.removeSession("S2");
     expect(omitted(registry)).toEqual({});
   });
+
+  it("forgets a message_too_large once the session's top document navigates, not when one of its child frames does", () => {
+    const { registry } = setUp();
+    openTab(registry, "S1", "T1");
+    registry.messageDropped("S1");
+    registry.frameNavigated("S1", { id: "T1-child", parentId: "T1", url: "https://child.test/next" });
+    expect(omitted(registry)).toEqual({ message_too_large: 1 });
+    registry.frameNavigated("S1", { id: "T1", url: "https://t1.test/next" });
+    expect(omitted(registry)).toEqual({});
+  });
 });
 
 describe("the version a listing is built at", () => {

@@ -18,7 +18,10 @@ describe("the Node transport (undici's dispatch)", () => {
       // Written in pieces over several turns, so that the client gets several chunks.
       let at = 0;
       const next = () => {
-        if (at >= text.length) return response.end();
+        if (at >= text.length) {
+          response.end();
+          return;
+        }
         response.write(text.slice(at, (at += 64 * 1024)), () => setImmediate(next));
       };
       next();

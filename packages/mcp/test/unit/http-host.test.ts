@@ -82,7 +82,7 @@ describe("serveHttp's Host and Origin check, whatever the bind address", () => {
   });
 
   it.runIf(lanAddress !== undefined)("on a LAN address: serves that address only, and warns", async () => {
-    await withEndpoint({ host: lanAddress as string }, async (endpoint, port, warnings) => {
+    await withEndpoint({ host: lanAddress as string }, async (_endpoint, port, warnings) => {
       expect(warnings[0]).toMatch(/not a loopback address/);
       expect(await initializeVia(lanAddress as string, port, `evil.example:${port}`)).toBe(403);
       expect(await initializeVia(lanAddress as string, port, `localhost:${port}`)).toBe(403);

@@ -35,6 +35,9 @@ const MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
 const PARSE_LIMIT = 1024 * 1024;
 const EDGE_CHARS = 256;
 const SESSION_SUFFIX = /,"sessionId":"([^"\\]*)"\}$/;
+// Chromium writes an attach event's own `sessionId` first in its params (then `targetInfo`,
+// which a long URL can make large), so the new session is read from the head.
+const ATTACHED_HEAD = /^\{"method":"Target\.attachedToTarget","params":\{"sessionId":"([^"\\]*)"/;
 // Chromium writes an answer's `id` first and an event's `method` first.
 const RESPONSE_HEAD = /^\{"id":(\d+),/;
 const EVENT_HEAD = /^\{"method":"([^"\\]*)"/;
@@ -378,6 +381,10 @@ export class CdpRouter {
     // A large event of the root session (the router's own) concerns no client.
     const owner = sessionId === undefined ? undefined : this.#owners.get(sessionId);
     if (!owner || sessionId === undefined) return;
+    // An attach is the owner's new session however large its target info: else the client
+    // could not use it, and a target waiting for the debugger would wait for ever.
+    const attached = ATTACHED_HEAD.exec(json.slice(0, EDGE_CHARS))?.[1];
+    if (attached !== undefined) this.#own(owner, attached);
     owner.deliver(sessionId === owner.browserSessionId ? withoutSession(json, sessionId) : json);
   }
 

@@ -180,6 +180,9 @@ export class ToolSnapshot {
       this.#dropFrameRegistrations(session, frameId);
       if (frameId !== frame.id) session.frames.delete(frameId);
     }
+    // The session's root frame took every document of the session with it, so the
+    // messages dropped unread concerned none of its current documents.
+    if (frame.parentId === undefined || !session.frames.has(frame.parentId)) session.omitted.delete(SESSION_WIDE);
     this.#setFrame(session, frame);
   }
 
@@ -251,7 +254,7 @@ export class ToolSnapshot {
       if (typeof frameId !== "string") continue;
       const checked = toToolDefinition(raw);
       if (!checked.ok) {
-        this.#omit(session, frameId, "invalid", { reason: checked.reason });
+        this.#omit(session, frameId, "invalid", { problem: checked.reason });
         continue;
       }
       const key = registrationKey(frameId, checked.tool.name);

@@ -163,6 +163,7 @@ describe("budgets for page schemas", () => {
       } catch (caught) {
         return caught;
       }
+      return undefined;
     })();
     expect(error).toBeInstanceOf(UnsafeSchemaError);
     expect(error).toMatchObject({ code: "schema_too_deep", schemaPointer: "/not".repeat(defaultSchemaLimits.maxSchemaDepth) });

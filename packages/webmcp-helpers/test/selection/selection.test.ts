@@ -88,6 +88,7 @@ describe("selectTool on recorded snapshots", () => {
       } catch (caught) {
         return caught as ToolNotFoundError;
       }
+      return undefined;
     })();
     expect(error?.sameName.map((s) => `${new URL(s.pageUrl).pathname} ${s.frame === "top" ? "top" : "frame"}`)).toEqual([
       "/shop top",
