@@ -4,7 +4,7 @@ import { PageServer } from "@browser-service/test-pages";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./support/test-server.js";
-import { drive, type DrivenBrowser } from "./support/webmcp-driver.js";
+import { drive, type DrivenBrowser, omittedCount } from "./support/webmcp-driver.js";
 
 // The browser-wide caps of the spec's WebMcpToolList, each reached with real pages.
 const { maxBytes: RESPONSE_BYTES, tools: TOOL_CAPS } = limits.schemas.WebMcpToolList;
@@ -68,7 +68,6 @@ async function snapshotWhen(ready: (list: WebMcpToolList) => boolean): Promise<{
   return last;
 }
 
-const omittedCount = (list: WebMcpToolList, reason: string) => list.omitted?.find((each) => each.reason === reason)?.count ?? 0;
 /** A registration's definition as the spec measures it: name, description, input_schema and annotations as one object, serialized. */
 const definitionBytes = (tool: Pick<WebMcpTool, "name" | "description" | "input_schema" | "annotations">) =>
   Buffer.byteLength(JSON.stringify({ name: tool.name, description: tool.description, input_schema: tool.input_schema, ...(tool.annotations ? { annotations: tool.annotations } : {}) }));

@@ -3,7 +3,7 @@ import type { Browser, WebMcpTool, WebMcpToolList } from "@browser-service/types
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./support/test-server.js";
-import { drive, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
+import { drive, waitForTools, type DrivenBrowser, omittedCount, waitForList } from "./support/webmcp-driver.js";
 
 // 6,000 tools of 8 KB descriptions in one document, a 1 MB title and a 1 MB URL.
 const HOSTILE_PAGE = `<!doctype html><title>hostile</title><script>
@@ -65,17 +65,7 @@ afterAll(async () => {
   await pages.close();
 });
 
-const omittedCount = (list: WebMcpToolList, reason: string) => list.omitted?.find((each) => each.reason === reason)?.count ?? 0;
-
-async function snapshotWhen(ready: (list: WebMcpToolList) => boolean): Promise<WebMcpToolList> {
-  let list: WebMcpToolList = { tools: [] };
-  for (let attempt = 0; attempt < 1200; attempt++) {
-    list = await client.webmcp.listTools(browser.id);
-    if (ready(list)) return list;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`The snapshot never reached the expected state: ${list.tools.length} tools, omitted ${JSON.stringify(list.omitted)}`);
-}
+const snapshotWhen = (ready: (list: WebMcpToolList) => boolean) => waitForList(client, browser.id, ready, 1200);
 
 describe("a hostile page cannot hurt discovery", () => {
   it("bounds every string, keeps the normal tab's tool, and says what it left out", async () => {

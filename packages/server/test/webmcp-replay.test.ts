@@ -4,7 +4,7 @@ import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./support/test-server.js";
 import { DroppingLauncher } from "./support/webmcp-connection-drop.js";
-import { drive, type DrivenBrowser } from "./support/webmcp-driver.js";
+import { drive, type DrivenBrowser, omittedCount, waitForList } from "./support/webmcp-driver.js";
 
 // When the service follows a frame that already registered tools (here: after its
 // DevTools connection was lost and made again), Chromium reports them all in one
@@ -44,17 +44,7 @@ afterAll(async () => {
   await pages?.close();
 });
 
-const omittedCount = (list: WebMcpToolList, reason: string) => list.omitted?.find((each) => each.reason === reason)?.count ?? 0;
-
-async function snapshotWhen(ready: (list: WebMcpToolList) => boolean): Promise<WebMcpToolList> {
-  let list: WebMcpToolList = { tools: [] };
-  for (let attempt = 0; attempt < 600; attempt++) {
-    list = await client.webmcp.listTools(browser.id);
-    if (ready(list)) return list;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`The snapshot never reached the expected state: ${list.tools.length} tools, omitted ${JSON.stringify(list.omitted)}`);
-}
+const snapshotWhen = (ready: (list: WebMcpToolList) => boolean) => waitForList(client, browser.id, ready);
 
 describe("the tools of a frame open before the service followed it", () => {
   it("are read tool by tool from a replay over 8 Mi characters: the first 1,000 kept, the rest counted as document_limit", async () => {

@@ -1,5 +1,5 @@
 import type { BrowserServiceClient } from "@browser-service/client";
-import type { WebMcpTool } from "@browser-service/types";
+import type { WebMcpTool, WebMcpToolList } from "@browser-service/types";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
 /** A browser of the service driven as a user drives it: Playwright over its `cdp_ws_url`. */
@@ -46,6 +46,23 @@ export async function waitForTools(client: BrowserServiceClient, browser: string
   }
   throw new Error(`The tool snapshot never reached the expected state; last snapshot:\n${JSON.stringify(tools, null, 2)}`);
 }
+
+/**
+ * Lists a browser's tools until `ready` accepts the whole answer (tools and `omitted`),
+ * for tests of what a snapshot leaves out; at most `attempts` reads, 100 ms apart.
+ */
+export async function waitForList(client: BrowserServiceClient, browser: string, ready: (list: WebMcpToolList) => boolean, attempts = 600): Promise<WebMcpToolList> {
+  let list: WebMcpToolList = { tools: [] };
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    list = await client.webmcp.listTools(browser);
+    if (ready(list)) return list;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`The snapshot never reached the expected state: ${list.tools.length} tools, omitted ${JSON.stringify(list.omitted)}`);
+}
+
+/** How many registrations a snapshot says it left out for `reason` (0 when it names none). */
+export const omittedCount = (list: WebMcpToolList, reason: string): number => list.omitted?.find((each) => each.reason === reason)?.count ?? 0;
 
 /** The tools named `name` in a snapshot. */
 export function named(tools: WebMcpTool[], name: string): WebMcpTool[] {
