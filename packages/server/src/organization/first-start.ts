@@ -1,4 +1,4 @@
-import { newId } from "../ids.js";
+import { newId } from "../storage/ids.js";
 import type { IssuedKey } from "../auth/api-key-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { Stores } from "../storage/stores.js";
