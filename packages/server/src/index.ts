@@ -6,9 +6,9 @@
  *
  * @packageDocumentation
  */
-export { createServer, type BrowserServiceServer, type CreateServerOptions } from "./server.js";
-export { runCli, type CliIo } from "./cli.js";
-export { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type Command, type ServerConfig } from "./config.js";
+export { createServer, type BrowserServiceServer, type CreateServerOptions } from "./app/server.js";
+export { runCli, type CliIo } from "./app/cli.js";
+export { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type Command, type ServerConfig } from "./app/config.js";
 export { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browsers/browser-launcher.js";
 export { ChromiumLauncher, CHROMIUM_FLAGS, type ChromiumLauncherOptions } from "./browsers/chromium-launcher.js";
 export { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "./sandbox/sandbox-command.js";
@@ -23,9 +23,9 @@ export { CdpPipe, type CdpPipeOptions, type OversizedMessage } from "./cdp/cdp-p
 export { CdpClientLimitError, type CdpEndpointLimits } from "./cdp/cdp-endpoint.js";
 export { PublicUrlError } from "./cdp/public-url.js";
 export { FixturesError, parseFixtures, type AuthConnectionFixture, type Fixtures, type PoolReservationFixture } from "./fixtures/fixtures-file.js";
-export { KeyIssueError } from "./auth/issue-key.js";
+export { KeyIssueError } from "./app/issue-key.js";
 export type { IssuedKey, Credential } from "./auth/api-key-store.js";
-export type { FirstStart } from "./organization/first-start.js";
+export type { FirstStart } from "./app/first-start.js";
 export type { Organization } from "./organization/organization-store.js";
 export type { ProjectRow } from "./projects/project-store.js";
 export type { ResponseCheckOptions, ResponseMismatch } from "./http/response-check.js";
