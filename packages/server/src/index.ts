@@ -20,7 +20,7 @@ export type { WarmPoolStats } from "./browsers/warm-pool.js";
 export type { SnapshotBuildCounts } from "./webmcp/browser-webmcp.js";
 export { CdpRouter, CdpChannel, CdpRouterError, type ChannelCloseReason, type ChannelMessage, type CdpRouterOptions, type CdpChannelOptions, type DroppedEvent, type ProtocolMessage } from "./cdp/cdp-router.js";
 export { CdpPipe, type CdpPipeOptions, type OversizedMessage } from "./cdp/cdp-pipe.js";
-export { CdpClientLimitError, type CdpEndpointLimits } from "./cdp/cdp-endpoint.js";
+export type { CdpEndpointLimits } from "./cdp/client-limits.js";
 export { PublicUrlError } from "./cdp/public-url.js";
 export { FixturesError, parseFixtures, type AuthConnectionFixture, type Fixtures, type PoolReservationFixture } from "./fixtures/fixtures-file.js";
 export { KeyIssueError } from "./app/issue-key.js";
@@ -34,4 +34,4 @@ export { TrustProxyError, trustedProxies, type BrowserOfConnection, type Trusted
 export { DataDirInUseError, DataDirNotOwnedError, type DataDirLayout } from "./storage/data-dir.js";
 export { MigrationError } from "./storage/migrations.js";
 export { StorageError, type StorageErrorCode } from "./storage/database.js";
-export { ApiError, type ApiErrorOptions } from "./http/api-errors.js";
+export { ApiError, CdpClientLimitError, type ApiErrorOptions } from "./http/api-errors.js";

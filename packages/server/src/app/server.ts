@@ -28,7 +28,8 @@ import { claimDataDir, dataDirLayout } from "../storage/data-dir.js";
 import { openStores } from "./stores.js";
 import { WebMcpService } from "../webmcp/webmcp-service.js";
 import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
-import { installCdpEndpoint, type CdpEndpointLimits } from "../cdp/cdp-endpoint.js";
+import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
+import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { CdpUrls, ownOrigins } from "../cdp/public-url.js";
 
 /** Settings of {@link createServer}; all but `dataDir` have defaults. */
