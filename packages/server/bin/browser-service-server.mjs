@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The command line of @browser-service/server; everything lives in dist/cli.js.
-import { runCli } from "../dist/cli.js";
+// The command line of @browser-service/server; everything lives in dist/app/cli.js.
+import { runCli } from "../dist/app/cli.js";
 
 const code = await runCli(process.argv.slice(2));
 // The server keeps the event loop alive on its own; other commands end here.

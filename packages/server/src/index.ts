@@ -6,9 +6,9 @@
  *
  * @packageDocumentation
  */
-export { createServer, type BrowserServiceServer, type CreateServerOptions } from "./server.js";
-export { runCli, type CliIo } from "./cli.js";
-export { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type Command, type ServerConfig } from "./config.js";
+export { createServer, type BrowserServiceServer, type CreateServerOptions } from "./app/server.js";
+export { runCli, type CliIo } from "./app/cli.js";
+export { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type Command, type ServerConfig } from "./app/config.js";
 export { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browsers/browser-launcher.js";
 export { ChromiumLauncher, CHROMIUM_FLAGS, type ChromiumLauncherOptions } from "./browsers/chromium-launcher.js";
 export { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "./sandbox/sandbox-command.js";
@@ -20,12 +20,12 @@ export type { WarmPoolStats } from "./browsers/warm-pool.js";
 export type { SnapshotBuildCounts } from "./webmcp/browser-webmcp.js";
 export { CdpRouter, CdpChannel, CdpRouterError, type ChannelCloseReason, type ChannelMessage, type CdpRouterOptions, type CdpChannelOptions, type DroppedEvent, type ProtocolMessage } from "./cdp/cdp-router.js";
 export { CdpPipe, type CdpPipeOptions, type OversizedMessage } from "./cdp/cdp-pipe.js";
-export { CdpClientLimitError, type CdpEndpointLimits } from "./cdp/cdp-endpoint.js";
+export type { CdpEndpointLimits } from "./cdp/client-limits.js";
 export { PublicUrlError } from "./cdp/public-url.js";
 export { FixturesError, parseFixtures, type AuthConnectionFixture, type Fixtures, type PoolReservationFixture } from "./fixtures/fixtures-file.js";
-export { KeyIssueError } from "./auth/issue-key.js";
+export { KeyIssueError } from "./app/issue-key.js";
 export type { IssuedKey, Credential } from "./auth/api-key-store.js";
-export type { FirstStart } from "./organization/first-start.js";
+export type { FirstStart } from "./app/first-start.js";
 export type { Organization } from "./organization/organization-store.js";
 export type { ProjectRow } from "./projects/project-store.js";
 export type { ResponseCheckOptions, ResponseMismatch } from "./http/response-check.js";
@@ -34,4 +34,4 @@ export { TrustProxyError, trustedProxies, type BrowserOfConnection, type Trusted
 export { DataDirInUseError, DataDirNotOwnedError, type DataDirLayout } from "./storage/data-dir.js";
 export { MigrationError } from "./storage/migrations.js";
 export { StorageError, type StorageErrorCode } from "./storage/database.js";
-export { ApiError, type ApiErrorOptions } from "./http/api-errors.js";
+export { ApiError, CdpClientLimitError, type ApiErrorOptions } from "./http/api-errors.js";

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer, DataDirNotOwnedError, runCli } from "../src/index.js";
-import { newId } from "../src/ids.js";
+import { newId } from "../src/storage/ids.js";
 import { goodExtensionZip } from "./support/zip-writer.js";
 import { startTestServer, tempDataDir } from "./support/test-server.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FixturesError, parseFixtures } from "../src/index.js";
-import { newId } from "../src/ids.js";
+import { newId } from "../src/storage/ids.js";
 import { loadSpec } from "./support/spec-error-codes.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
 import { startTestServer, type TestServer } from "./support/test-server.js";

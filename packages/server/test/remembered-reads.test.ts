@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { issueApiKey } from "../src/auth/issue-key.js";
-import { initializeOrganization } from "../src/organization/first-start.js";
+import { issueApiKey } from "../src/app/issue-key.js";
+import { initializeOrganization } from "../src/app/first-start.js";
 import { SqliteDatabase } from "../src/storage/database.js";
 import { dataDirLayout } from "../src/storage/data-dir.js";
-import { openStores } from "../src/storage/stores.js";
+import { openStores } from "../src/app/stores.js";
 import { startTestServer, type TestServer } from "./support/test-server.js";
 
 // The hot reads of every request (its key, its organization, a page of projects) are

@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { CdpPipe, CdpRouter, type ChannelMessage, type OversizedMessage } from "../src/index.js";
-import type { CdpConnection } from "../src/webmcp/cdp-connection.js";
+import type { CdpConnection } from "../src/cdp/cdp-connection.js";
 import { FormFillCheck } from "../src/webmcp/form-fill-check.js";
 import { InvocationEvents, UNCLAIMED_EVENT_LIMITS } from "../src/webmcp/invocation-events.js";
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { newApiKeySecret, newId } from "../ids.js";
+import { newApiKeySecret, newId } from "../storage/ids.js";
 import type { SqliteDatabase } from "../storage/database.js";
 
 /** Who a request acts as: the key, its organization and, for a project-scoped key, its project. */

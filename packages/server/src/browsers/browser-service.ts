@@ -7,12 +7,7 @@ import { endOrphanedBrowser } from "./orphaned-browser.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 import { WarmBrowser } from "./warm-browser.js";
 import type { WarmPool } from "./warm-pool.js";
-
-/** Where the service reports what happens to browsers outside a request. */
-export interface BrowserEventLog {
-  warn(details: object, message: string): void;
-  error(details: object, message: string): void;
-}
+import type { BrowserEventLog } from "./browser-event-log.js";
 
 /** Told when a browser process starts and when it ends (stopped or crashed). */
 export interface BrowserLifecycle {

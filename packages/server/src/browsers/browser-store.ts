@@ -1,4 +1,4 @@
-import { newId } from "../ids.js";
+import { newId } from "../storage/ids.js";
 import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";

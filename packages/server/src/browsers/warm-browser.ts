@@ -1,4 +1,4 @@
-import { CdpConnection, CdpProtocolError } from "../webmcp/cdp-connection.js";
+import { CdpConnection, CdpProtocolError } from "../cdp/cdp-connection.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 
 // A navigation to a start_url that never commits (a server that never answers) must not

@@ -1,5 +1,5 @@
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
-import type { BrowserEventLog } from "./browser-service.js";
+import type { BrowserEventLog } from "./browser-event-log.js";
 import { WarmBrowser } from "./warm-browser.js";
 import type { WarmBrowserRecord, WarmBrowserRecords } from "./warm-browser-records.js";
 

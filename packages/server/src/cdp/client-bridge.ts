@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
-import type { CdpEndpointLimits } from "./cdp-endpoint.js";
+import type { CdpEndpointLimits } from "./client-limits.js";
 import type { CdpChannel } from "./cdp-router.js";
 import { STRUCTURE_COST, type MessageBudget } from "./message-budget.js";
 import { ThrottledIntake } from "./throttled-intake.js";

@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { newId } from "../ids.js";
+import { newId } from "../storage/ids.js";
 import { NameConflictError } from "../http/api-errors.js";
 import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";

@@ -215,6 +215,13 @@ export class RateLimitedError extends ApiError {
   }
 }
 
+/** 429 `cdp_client_limit_exceeded`: the browser already has as many DevTools clients as the server allows. */
+export class CdpClientLimitError extends ApiError {
+  constructor(limit: number) {
+    super(429, "cdp_client_limit_exceeded", `This browser already has ${limit} DevTools clients, the most this server allows; close one first.`);
+  }
+}
+
 /**
  * 504 `outcome_unknown`: a WebMCP invocation began but its result was not observed. The
  * body (the spec's `OutcomeUnknownError`) carries the `invocation_id` when the browser gave one.

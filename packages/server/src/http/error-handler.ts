@@ -30,7 +30,7 @@ const TRANSLATIONS: Record<string, (error: FastifyError, request: FastifyRequest
   FST_ERR_CTP_INVALID_JSON_BODY: (error) => new BadRequestError("The request body is not valid JSON.", [{ code: "invalid_json", message: error.message }]),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => malformed("invalid_framing", "The body's length is not the one its Content-Length header gives."),
   FST_ERR_BAD_URL: (_error, request) => malformed("invalid_url", `The path ${JSON.stringify(request.raw.url?.split("?")[0])} has an invalid percent-encoding; write '%' as %25.`),
-  // Unreachable while path segments may be as long as Node reads (see server.ts): the operation's own maxLength answers first.
+  // Unreachable while path segments may be as long as Node reads (see app/server.ts): the operation's own maxLength answers first.
   FST_ERR_MAX_PARAM_LENGTH: () => malformed("maxLength", "Path: a path segment is too long."),
   FST_FILES_LIMIT: () => new BadRequestError("The form is invalid (1 problem).", [{ code: "too_many_files", message: "Send exactly one file part, named file." }]),
   FST_PARTS_LIMIT: () => new BadRequestError("The form is invalid (1 problem).", [{ code: "too_many_parts", message: "The form has too many parts; send file and, optionally, name." }]),
@@ -151,7 +151,7 @@ export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
 export function installErrorHandling(app: FastifyInstance): void {
   const routes = new RouteTable();
   app.addHook("onRoute", (route) => routes.add(route.url, route.method));
-  // HTTP/1.1 requires one valid Host (RFC 9112 3.2); Node's own check would answer without the Error body (server.ts turns it off).
+  // HTTP/1.1 requires one valid Host (RFC 9112 3.2); Node's own check would answer without the Error body (app/server.ts turns it off).
   app.addHook("onRequest", (request, _reply, done) => {
     const hostError = hostHeaderError(request.raw);
     if (hostError) done(hostError);

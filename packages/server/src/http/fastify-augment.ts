@@ -1,4 +1,8 @@
-import type { RequestScope } from "../auth/request-scope.js";
+// The route options the http/ hooks read. What the routes add to a request (its scope)
+// is declared in routes/, since the scope is an auth/ type and http/ sits below auth/.
+// A module (the empty export), so the block below augments Fastify's types instead of
+// declaring the module anew.
+export {};
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -10,10 +14,5 @@ declare module "fastify" {
     orgWideOnly?: string;
     /** The body is a form the handler reads and validates itself. */
     formBody?: boolean;
-  }
-
-  interface FastifyRequest {
-    /** Who the request acts as and on which project; set by the authentication hook. */
-    scope: RequestScope;
   }
 }

@@ -1,5 +1,5 @@
 import { validateCreateProjectRequest } from "@browser-service/validators";
-import { newId } from "../ids.js";
+import { newId } from "../storage/ids.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { BadRequestError, BrowsersRunningError, DefaultProjectError, LastActiveProjectError, NameConflictError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
 

@@ -5,6 +5,7 @@ import { PROJECT_HEADER, RequestScope } from "../auth/request-scope.js";
 import { ProjectsDisabledError, UnauthorizedError } from "../http/api-errors.js";
 import { validateRequest } from "../http/request-validation.js";
 import type { ApiDeps } from "./api-deps.js";
+import "./fastify-augment.js";
 import { registerAuthConnectionRoutes } from "./auth-connection-routes.js";
 import { registerBrowserRoutes } from "./browser-routes.js";
 import { registerExtensionRoutes } from "./extension-routes.js";

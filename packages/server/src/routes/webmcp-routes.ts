@@ -34,7 +34,7 @@ export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: A
     const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
     if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
     // A caller that disconnects no longer waits: the invocation is then cancelled in the
-    // browser. The server lets clients half-close (server.ts), so a caller's FIN, which
+    // browser. The server lets clients half-close (app/server.ts), so a caller's FIN, which
     // is how most clients leave, counts as leaving too.
     const callerGone = new AbortController();
     const socket = request.raw.socket;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { isIdOf } from "../ids.js";
+import { isIdOf } from "./ids.js";
 
 /** Where everything lives inside a data directory. */
 export interface DataDirLayout {

@@ -1,5 +1,5 @@
 import type { CdpRouter, DroppedEvent } from "../cdp/cdp-router.js";
-import { CdpConnection, CdpSessionClosedError, type CdpDisconnectedError, type CdpEvent } from "./cdp-connection.js";
+import { CdpConnection, CdpSessionClosedError, type CdpDisconnectedError, type CdpEvent } from "../cdp/cdp-connection.js";
 import type { PageFrame, PageFrameTree, TargetInfo, ToolInvokedEvent, ToolRespondedEvent } from "./cdp-protocol.js";
 import { InvocationEvents } from "./invocation-events.js";
 import type { SourceNumbers } from "./source-numbers.js";

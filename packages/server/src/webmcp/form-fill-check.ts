@@ -1,4 +1,4 @@
-import type { CdpConnection } from "./cdp-connection.js";
+import type { CdpConnection } from "../cdp/cdp-connection.js";
 
 /** A declarative tool's form: where it lives and its DOM node. */
 export interface FormLocation {

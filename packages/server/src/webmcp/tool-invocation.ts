@@ -1,7 +1,7 @@
 import type { WebMcpInvocationResult } from "@browser-service/types";
 import { InternalError, OutcomeUnknownError, ToolRefStaleError, type ErrorDetail } from "../http/api-errors.js";
 import type { BrowserAttachment } from "./browser-attachment.js";
-import { CdpDisconnectedError, CdpNotConnectedError, CdpProtocolError, CdpSessionClosedError, CdpTimeoutError } from "./cdp-connection.js";
+import { CdpDisconnectedError, CdpNotConnectedError, CdpProtocolError, CdpSessionClosedError, CdpTimeoutError } from "../cdp/cdp-connection.js";
 import type { ToolRespondedEvent } from "./cdp-protocol.js";
 import { FormFillCheck, type FormLocation } from "./form-fill-check.js";
 import { toInvocationOutcome } from "./page-data.js";

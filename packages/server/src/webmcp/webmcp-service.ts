@@ -1,4 +1,5 @@
-import type { BrowserLifecycle, BrowserEventLog } from "../browsers/browser-service.js";
+import type { BrowserEventLog } from "../browsers/browser-event-log.js";
+import type { BrowserLifecycle } from "../browsers/browser-service.js";
 import type { LaunchedBrowser } from "../browsers/browser-launcher.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { ConflictError } from "../http/api-errors.js";

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import { PRIVATE_FILE_MODE, type DataDirLayout } from "../storage/data-dir.js";
-import type { IssuedKey } from "./api-key-store.js";
+import type { IssuedKey } from "../auth/api-key-store.js";
 import { KeyIssueError } from "./issue-key.js";
 
 // A running server holds the database exclusively, so `keys create` cannot write to it.

@@ -1,4 +1,4 @@
-import type { CdpChannel, CdpRouter, ChannelCloseReason, ChannelMessage, DroppedEvent, ProtocolMessage } from "../cdp/cdp-router.js";
+import type { CdpChannel, CdpRouter, ChannelCloseReason, ChannelMessage, DroppedEvent, ProtocolMessage } from "./cdp-router.js";
 
 /** An event the browser sent over the DevTools protocol. */
 export interface CdpEvent {

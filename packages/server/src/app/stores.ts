@@ -6,23 +6,10 @@ import { PoolReservationStore } from "../limits/pool-reservation-store.js";
 import { UsageStore } from "../limits/usage-store.js";
 import { OrganizationStore } from "../organization/organization-store.js";
 import { ProjectStore } from "../projects/project-store.js";
-import { SqliteDatabase } from "./database.js";
-import { ensureDataDir, type DataDirLayout } from "./data-dir.js";
-import { applyMigrations } from "./migrations.js";
-
-/** The database of a data directory and one store per table family over it. */
-export interface Stores {
-  db: SqliteDatabase;
-  layout: DataDirLayout;
-  organizations: OrganizationStore;
-  projects: ProjectStore;
-  apiKeys: ApiKeyStore;
-  usage: UsageStore;
-  browsers: BrowserStore;
-  extensions: ExtensionStore;
-  authConnections: AuthConnectionStore;
-  poolReservations: PoolReservationStore;
-}
+import { SqliteDatabase } from "../storage/database.js";
+import { ensureDataDir, type DataDirLayout } from "../storage/data-dir.js";
+import { applyMigrations } from "../storage/migrations.js";
+import type { Stores } from "../routes/api-deps.js";
 
 /** Opens the data directory's database, brings its schema up to date, and builds the stores. */
 export function openStores(layout: DataDirLayout): Stores {

@@ -6,36 +6,15 @@ import type { ApiKeyStore, Credential } from "../auth/api-key-store.js";
 import { hasAuthorization } from "../auth/bearer-token.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
-import { ApiError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
+import { ApiError, CdpClientLimitError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
 import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
-import { browserTokenMatches } from "./browser-token.js";
-import { bridge } from "./client-bridge.js";
-import type { CdpChannel } from "./cdp-router.js";
-import { MessageBudget, ProjectBudgets } from "./message-budget.js";
-
-/** Bounds of the DevTools endpoint. */
-export interface CdpEndpointLimits {
-  /** WebSocket clients at once per browser (the server's own WebMCP session is not one of them). */
-  maxClients: number;
-  /** The largest message a client may send; a larger one closes its connection (1009). */
-  maxMessageBytes: number;
-  /** Bytes queued for a client that does not read; past this it is disconnected (1008), never the others. */
-  maxBufferedBytes: number;
-  /** Messages per second each client connection may send, sustained (a second's worth at once); `0`: no limit. */
-  messageRate: number;
-  /** Bytes per second each client connection may send, sustained; `0`: no limit. */
-  byteRate: number;
-  /** Messages per second all the DevTools connections of one project may send together; `0`: no limit. */
-  projectMessageRate: number;
-  /** Bytes per second all the DevTools connections of one project may send together; `0`: no limit. */
-  projectByteRate: number;
-  /** Commands of one client awaiting the browser's answer; past it a command is answered with an error, not sent. */
-  maxPending: number;
-  /** Milliseconds on a monotonic clock, for the rates. Default `performance.now`; tests pass a fake one. */
-  clock?: () => number;
-}
+import { browserTokenMatches } from "../cdp/browser-token.js";
+import { bridge } from "../cdp/client-bridge.js";
+import type { CdpChannel } from "../cdp/cdp-router.js";
+import type { CdpEndpointLimits } from "../cdp/client-limits.js";
+import { MessageBudget, ProjectBudgets } from "../cdp/message-budget.js";
 
 /** What the endpoint needs from the rest of the server. */
 export interface CdpEndpointDeps {
@@ -51,13 +30,6 @@ export interface CdpEndpointDeps {
    * each upgrade, since the listening port is known only once the server listens.
    */
   ownOrigins: () => readonly string[];
-}
-
-/** 429 `cdp_client_limit_exceeded`: the browser already has as many DevTools clients as the server allows. */
-export class CdpClientLimitError extends ApiError {
-  constructor(limit: number) {
-    super(429, "cdp_client_limit_exceeded", `This browser already has ${limit} DevTools clients, the most this server allows; close one first.`);
-  }
 }
 
 const CDP_PATH = /^\/browsers\/([^/]+)\/cdp$/;

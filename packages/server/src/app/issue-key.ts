@@ -1,5 +1,5 @@
-import type { Stores } from "../storage/stores.js";
-import type { IssuedKey } from "./api-key-store.js";
+import type { Stores } from "../routes/api-deps.js";
+import type { IssuedKey } from "../auth/api-key-store.js";
 
 /** A key cannot be issued as asked. */
 export class KeyIssueError extends Error {

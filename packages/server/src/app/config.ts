@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
-import { TrustProxyError, trustedProxies } from "./http/client-key.js";
-import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "./sandbox/sandbox-command.js";
-import { DEFAULT_SANDBOX_UID_BASE } from "./sandbox/sandbox-uids.js";
+import { TrustProxyError, trustedProxies } from "../http/client-key.js";
+import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "../sandbox/sandbox-command.js";
+import { DEFAULT_SANDBOX_UID_BASE } from "../sandbox/sandbox-uids.js";
 
 /** How the server runs; every field has a default (see {@link HELP_TEXT}). */
 export interface ServerConfig {
