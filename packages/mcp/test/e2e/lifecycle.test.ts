@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { NotFoundError } from "@browser-service/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -44,5 +46,21 @@ describe("a browser the bridge creates", () => {
     await h.open(h.pages.url("/shop"));
     await serveOnce(["--browser", "mcp-test"]);
     await expect(h.client.browsers.get(h.browser)).resolves.toMatchObject({ id: h.browser });
+  });
+});
+
+describe("exit codes", () => {
+  // Spawned, not spawnSync: the reference server the bin talks to runs in this process.
+  const run = async (args: string[]) => {
+    const child = spawn(process.execPath, [binPath, ...args], { env: h.env(), stdio: ["pipe", "ignore", "ignore"] });
+    child.stdin.end();
+    const [code] = (await once(child, "exit")) as [number | null];
+    return code;
+  };
+
+  it("2 for a flag it cannot use, 1 for a browser it cannot open, 0 after a clean stop (stdin ends)", async () => {
+    expect(await run(["--no-such-flag"])).toBe(2);
+    expect(await run(["--browser", "no-such-browser"])).toBe(1);
+    expect(await run(["--browser", h.browser])).toBe(0);
   });
 });
