@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { issueApiKey } from "../src/app/issue-key.js";
-import { initializeOrganization } from "../src/app/first-start.js";
+import { SqliteApiKeyStore } from "../src/auth/sqlite-api-key-store.js";
 import { SqliteDatabase } from "../src/storage/database.js";
 import { dataDirLayout } from "../src/storage/data-dir.js";
-import { openStores } from "../src/app/stores.js";
+import { applyMigrations } from "../src/storage/migrations.js";
 import { startTestServer, type TestServer } from "./support/test-server.js";
 
 // The hot reads of every request (its key, its organization, a page of projects) are
@@ -68,17 +67,19 @@ describe("remembered reads", () => {
   it("a key removed from the store no longer authenticates, though it was just used", () => {
     const dir = mkdtempSync(join(tmpdir(), "browser-service-remembered-"));
     dirs.push(dir);
-    const stores = openStores(dataDirLayout(dir));
+    const db = SqliteDatabase.open(dataDirLayout(dir).databaseFile);
     try {
-      initializeOrganization(stores);
-      const key = issueApiKey(stores);
-      expect(stores.apiKeys.authenticate(key.secret)?.keyId).toBe(key.keyId);
-      expect(stores.apiKeys.authenticate(key.secret)?.keyId).toBe(key.keyId);
+      applyMigrations(db);
+      const apiKeys = new SqliteApiKeyStore(db);
+      db.run("INSERT INTO organizations (id, default_project_id, created_at) VALUES ('org_1', '', '2026-01-01T00:00:00.000Z')");
+      const key = db.transaction(() => apiKeys.insert("org_1", null));
+      expect(apiKeys.authenticate(key.secret)?.keyId).toBe(key.keyId);
+      expect(apiKeys.authenticate(key.secret)?.keyId).toBe(key.keyId);
       // No operation revokes keys yet; a write of the store stands for one.
-      stores.db.transaction(() => stores.db.run("DELETE FROM api_keys WHERE id = ?", [key.keyId]));
-      expect(stores.apiKeys.authenticate(key.secret)).toBeUndefined();
+      db.transaction(() => db.run("DELETE FROM api_keys WHERE id = ?", [key.keyId]));
+      expect(apiKeys.authenticate(key.secret)).toBeUndefined();
     } finally {
-      stores.db.close();
+      db.close();
     }
   });
 

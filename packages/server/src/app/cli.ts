@@ -111,7 +111,7 @@ async function issueKey(config: ServerConfig, project: string | undefined): Prom
     try {
       return issueApiKey(stores, project);
     } finally {
-      stores.db.close();
+      stores.close();
     }
   } finally {
     release();

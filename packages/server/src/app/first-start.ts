@@ -19,7 +19,7 @@ export interface FirstStart {
  * returns `undefined`.
  */
 export function initializeOrganization(stores: Stores): FirstStart | undefined {
-  return stores.db.transaction(() => {
+  return stores.unitOfWork(() => {
     if (stores.organizations.find()) return undefined;
     const now = new Date().toISOString();
     const org: Organization = { id: newId("organization"), default_project_id: "", default_project_max_concurrent_sessions: null, created_at: now };

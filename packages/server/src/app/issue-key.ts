@@ -19,7 +19,7 @@ export class KeyIssueError extends Error {
  * on disk: it is shown or handed over outside any response.
  */
 export function issueApiKey(stores: Stores, project?: string): IssuedKey {
-  const issued = stores.db.transaction(() => {
+  const issued = stores.unitOfWork(() => {
     const org = stores.organizations.find();
     if (!org) throw new KeyIssueError("no_organization", `The data directory ${stores.layout.root} has no organization yet; start the server there once first.`);
     if (project === undefined) return stores.apiKeys.insert(org.id, null);
@@ -27,6 +27,6 @@ export function issueApiKey(stores: Stores, project?: string): IssuedKey {
     if (!row) throw new KeyIssueError("unknown_project", `No project has the id or name "${project}" in ${stores.layout.root}.`);
     return stores.apiKeys.insert(org.id, row.id);
   });
-  stores.db.flush();
+  stores.flush();
   return issued;
 }

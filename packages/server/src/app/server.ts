@@ -210,7 +210,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   const webmcp = new WebMcpService(app.log);
   const warmRecords = new WarmBrowserRecords(layout.warmBrowsersDir);
   const warmPool = warmBrowsers > 0 ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log, prepare: (launched) => webmcp.prepare(launched) }) : undefined;
-  const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.db.durable() });
+  const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.durable() });
   let firstStart: FirstStart | undefined;
   try {
     firstStart = initializeOrganization(stores);
@@ -223,14 +223,14 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     stores.extensions.removeUnreferencedArchives();
     browsers.recoverAbandoned();
     // The first start's key is printed by the caller, outside any response.
-    stores.db.flush();
+    stores.flush();
     const leftOver = warmRecords.endLeftOver();
     if (leftOver > 0) app.log.warn({ count: leftOver }, "warm browsers left by a previous server process were ended");
 
     app.removeContentTypeParser("text/plain");
     installBodyReading(app);
     installRequestIdHeader(app);
-    installDurableResponses(app, stores.db);
+    installDurableResponses(app, stores);
     installBodyIdleTimeout(app, (options.bodyIdleTimeoutSec ?? DEFAULT_CONFIG.bodyIdleTimeoutSec) * 1000);
     if (options.responseCheck) installResponseCheck(app, options.responseCheck);
     installErrorHandling(app);
@@ -257,7 +257,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     // Last, so that a failed start leaves no browser behind.
     warmPool?.start();
   } catch (error) {
-    stores.db.close();
+    stores.close();
     releaseDataDir();
     throw error;
   }
@@ -294,7 +294,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
           clearTimeout(grace);
           await browsers.closeAll();
         } finally {
-          openedStores.db.close();
+          openedStores.close();
           releaseDataDir();
         }
       })();

@@ -1,17 +1,17 @@
-import { ApiKeyStore } from "../auth/api-key-store.js";
-import { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
-import { BrowserStore } from "../browsers/browser-store.js";
-import { ExtensionStore } from "../extensions/extension-store.js";
-import { PoolReservationStore } from "../limits/pool-reservation-store.js";
-import { UsageStore } from "../limits/usage-store.js";
-import { OrganizationStore } from "../organization/organization-store.js";
-import { ProjectStore } from "../projects/project-store.js";
+import { SqliteApiKeyStore } from "../auth/sqlite-api-key-store.js";
+import { SqliteAuthConnectionStore } from "../auth-connections/sqlite-auth-connection-store.js";
+import { SqliteBrowserStore } from "../browsers/sqlite-browser-store.js";
+import { SqliteExtensionStore } from "../extensions/sqlite-extension-store.js";
+import { SqlitePoolReservationStore } from "../limits/sqlite-pool-reservation-store.js";
+import { SqliteUsageStore } from "../limits/sqlite-usage-store.js";
+import { SqliteOrganizationStore } from "../organization/sqlite-organization-store.js";
+import { SqliteProjectStore } from "../projects/sqlite-project-store.js";
 import { SqliteDatabase } from "../storage/database.js";
 import { ensureDataDir, type DataDirLayout } from "../storage/data-dir.js";
 import { applyMigrations } from "../storage/migrations.js";
 import type { Stores } from "../routes/api-deps.js";
 
-/** Opens the data directory's database, brings its schema up to date, and builds the stores. */
+/** Opens the data directory's SQLite database, brings its schema up to date, and builds the stores over it. */
 export function openStores(layout: DataDirLayout): Stores {
   ensureDataDir(layout);
   const db = SqliteDatabase.open(layout.databaseFile);
@@ -21,17 +21,20 @@ export function openStores(layout: DataDirLayout): Stores {
     db.close();
     throw error;
   }
-  const usage = new UsageStore(db);
+  const usage = new SqliteUsageStore(db);
   return {
-    db,
     layout,
-    organizations: new OrganizationStore(db),
-    projects: new ProjectStore(db),
-    apiKeys: new ApiKeyStore(db),
+    organizations: new SqliteOrganizationStore(db),
+    projects: new SqliteProjectStore(db),
+    apiKeys: new SqliteApiKeyStore(db),
     usage,
-    browsers: new BrowserStore(db, usage),
-    extensions: new ExtensionStore(db, layout.extensionsDir),
-    authConnections: new AuthConnectionStore(db),
-    poolReservations: new PoolReservationStore(db),
+    browsers: new SqliteBrowserStore(db, usage),
+    extensions: new SqliteExtensionStore(db, layout.extensionsDir),
+    authConnections: new SqliteAuthConnectionStore(db),
+    poolReservations: new SqlitePoolReservationStore(db),
+    unitOfWork: (work) => db.transaction(work),
+    durable: () => db.durable(),
+    flush: () => db.flush(),
+    close: () => db.close(),
   };
 }

@@ -1,35 +1,7 @@
-import type { SqliteDatabase } from "../storage/database.js";
-
-// Browsers still launching hold their slot too, so concurrent creates cannot overshoot.
-const LIVE_BROWSER = "status IN ('starting', 'running')";
-
-/** Concurrency usage: live browsers plus browser pool reservations. */
-export class UsageStore {
-  readonly #db: SqliteDatabase;
-
-  constructor(db: SqliteDatabase) {
-    this.#db = db;
-  }
-
+/** Concurrency usage: live (running or starting) browsers plus browser pool reservations. */
+export interface UsageStore {
   /** Usage across every live project of the organization. */
-  organization(orgId: string): number {
-    const row = this.#db.get<{ n: number }>(
-      `SELECT
-         (SELECT count(*) FROM browsers b JOIN projects p ON p.id = b.project_id WHERE p.org_id = :org AND p.deleted_at IS NULL AND b.${LIVE_BROWSER})
-       + (SELECT coalesce(sum(r.size), 0) FROM pool_reservations r JOIN projects p ON p.id = r.project_id WHERE p.org_id = :org AND p.deleted_at IS NULL) AS n`,
-      { ":org": orgId },
-    );
-    return row?.n ?? 0;
-  }
-
+  organization(orgId: string): number;
   /** Usage of one project. */
-  project(projectId: string): number {
-    const row = this.#db.get<{ n: number }>(
-      `SELECT
-         (SELECT count(*) FROM browsers WHERE project_id = :project AND ${LIVE_BROWSER})
-       + (SELECT coalesce(sum(size), 0) FROM pool_reservations WHERE project_id = :project) AS n`,
-      { ":project": projectId },
-    );
-    return row?.n ?? 0;
-  }
+  project(projectId: string): number;
 }

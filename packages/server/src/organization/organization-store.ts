@@ -1,5 +1,3 @@
-import type { SqliteDatabase } from "../storage/database.js";
-
 /** The organization a data directory serves. */
 export interface Organization {
   id: string;
@@ -11,42 +9,15 @@ export interface Organization {
 }
 
 /** The organization row: its default project and default per-project cap. */
-export class OrganizationStore {
-  readonly #db: SqliteDatabase;
-
-  constructor(db: SqliteDatabase) {
-    this.#db = db;
-  }
-
+export interface OrganizationStore {
   /** The organization, or `undefined` before the first start created it. */
-  find(): Organization | undefined {
-    return this.#db.get<Organization>("SELECT id, default_project_id, default_project_max_concurrent_sessions, created_at FROM organizations ORDER BY created_at LIMIT 1");
-  }
-
+  find(): Organization | undefined;
   /** The organization with this id; it must exist (every key names one). */
-  get(id: string): Organization {
-    const org = this.#db.remembered<Organization>("get", "SELECT id, default_project_id, default_project_max_concurrent_sessions, created_at FROM organizations WHERE id = ?", [id]);
-    if (!org) throw new Error(`Organization ${id} named by an API key does not exist; the database is inconsistent.`);
-    return org;
-  }
-
-  /** Inserts the organization; must run inside a transaction. */
-  insert(org: Organization): void {
-    this.#db.run("INSERT INTO organizations (id, default_project_id, default_project_max_concurrent_sessions, created_at) VALUES (?, ?, ?, ?)", [
-      org.id,
-      org.default_project_id,
-      org.default_project_max_concurrent_sessions,
-      org.created_at,
-    ]);
-  }
-
-  /** Points the organization at its default project; must run inside a transaction. */
-  setDefaultProject(id: string, projectId: string): void {
-    this.#db.run("UPDATE organizations SET default_project_id = ? WHERE id = ?", [projectId, id]);
-  }
-
+  get(id: string): Organization;
+  /** Inserts the organization; must run inside a unit of work. */
+  insert(org: Organization): void;
+  /** Points the organization at its default project; must run inside a unit of work. */
+  setDefaultProject(id: string, projectId: string): void;
   /** Sets or clears (`null`) the default per-project cap. */
-  setDefaultProjectCap(id: string, cap: number | null): void {
-    this.#db.transaction(() => this.#db.run("UPDATE organizations SET default_project_max_concurrent_sessions = ? WHERE id = ?", [cap, id]));
-  }
+  setDefaultProjectCap(id: string, cap: number | null): void;
 }

@@ -1,7 +1,5 @@
 import { validateCreateProjectRequest } from "@browser-service/validators";
-import { newId } from "../storage/ids.js";
-import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
-import { BadRequestError, BrowsersRunningError, DefaultProjectError, LastActiveProjectError, NameConflictError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
+import { BadRequestError, NameConflictError, NotFoundError } from "../http/api-errors.js";
 
 /** A project as the API shows it (the spec's `Project`). */
 export interface Project {
@@ -37,14 +35,6 @@ export interface ProjectChange {
   status?: "active" | "archived";
 }
 
-const COLUMNS = "id, org_id, name, status, created_at, updated_at, max_concurrent_sessions";
-// The same columns as the arguments of SQLite's json_object().
-const JSON_COLUMNS = COLUMNS.split(", ").map((column) => `'${column}', ${column}`).join(", ");
-
-// A full page (the store reads one row more than the page to learn whether more follow)
-// cut to the page, by the remembered rows it was cut from.
-const fullPages = new WeakMap<readonly ProjectRow[], readonly ProjectRow[]>();
-
 /** The API's view of a project row. */
 export function toProject(row: ProjectRow): Project {
   return { id: row.id, name: row.name, status: row.status, created_at: row.created_at, updated_at: row.updated_at };
@@ -64,7 +54,7 @@ export function canonicalProjectName(name: string): string {
  * that passed the request check can grow past 255 characters. Such a name is 400
  * `bad_request`.
  */
-function storableName(name: string): string {
+export function storableName(name: string): string {
   const stored = canonicalProjectName(name);
   if (stored === name) return stored;
   const result = validateCreateProjectRequest({ name: stored });
@@ -80,106 +70,37 @@ export function projectNotFound(idOrName: string): NotFoundError {
   return new NotFoundError(`No project has the id or name "${idOrName}" in this organization.`);
 }
 
-function nameTaken(name: string): NameConflictError {
+/** The 409 for a project name already used (equal in NFC) by a live project. */
+export function nameTaken(name: string): NameConflictError {
   return new NameConflictError(`A project named "${name}" already exists in this organization; choose another name.`);
 }
 
 /**
  * The projects of an organization and the rules of their states: unique names among
- * live projects, always one active project, soft delete of empty projects only.
+ * live projects, always one active project, soft delete of empty projects only. The
+ * SQLite implementation is `SqliteProjectStore`; another database implements this too.
  */
-export class ProjectStore {
-  readonly #db: SqliteDatabase;
-
-  constructor(db: SqliteDatabase) {
-    this.#db = db;
-  }
-
+export interface ProjectStore {
   /** The live project with this id, or `undefined`. */
-  findById(orgId: string, id: string): ProjectRow | undefined {
-    if (!isStorableText(id)) return undefined;
-    return this.#db.remembered<ProjectRow>("get", `SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND id = ? AND deleted_at IS NULL`, [orgId, id]);
-  }
-
+  findById(orgId: string, id: string): ProjectRow | undefined;
   /** The live project with this id or, failing that, this name; `undefined` when neither. */
-  findByIdOrName(orgId: string, idOrName: string): ProjectRow | undefined {
-    return this.findById(orgId, idOrName) ?? this.findByName(orgId, idOrName);
-  }
-
+  findByIdOrName(orgId: string, idOrName: string): ProjectRow | undefined;
   /** The live project with this name (compared in NFC), or `undefined`. */
-  findByName(orgId: string, name: string): ProjectRow | undefined {
-    if (!isStorableText(name)) return undefined;
-    return this.#db.get<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND name = ? AND deleted_at IS NULL`, [orgId, canonicalProjectName(name)]);
-  }
-
+  findByName(orgId: string, name: string): ProjectRow | undefined;
   /** Like {@link findByIdOrName}, but a missing project is a 404 `not_found`. */
-  getByIdOrName(orgId: string, idOrName: string): ProjectRow {
-    const row = this.findByIdOrName(orgId, idOrName);
-    if (!row) throw projectNotFound(idOrName);
-    return row;
-  }
-
+  getByIdOrName(orgId: string, idOrName: string): ProjectRow;
   /**
    * One page of live projects, oldest first, and whether more follow. Until the next write
    * the same query gives the same (frozen) `items` array, which callers may key on.
    */
-  list(orgId: string, query: ProjectListQuery): { items: readonly ProjectRow[]; hasMore: boolean } {
-    // No stored name holds a NUL, so a filter with one matches nothing.
-    if ([query.name, query.query, query.onlyId].some((text) => text !== undefined && !isStorableText(text))) return { items: [], hasMore: false };
-    const where = ["org_id = :org", "deleted_at IS NULL"];
-    const params: Record<string, string | number> = { ":org": orgId, ":limit": query.limit + 1, ":offset": query.offset };
-    if (query.name !== undefined) {
-      where.push("name = :name");
-      params[":name"] = canonicalProjectName(query.name);
-    }
-    if (query.query !== undefined) {
-      where.push("instr(casefold(name), casefold(:query)) > 0");
-      params[":query"] = canonicalProjectName(query.query);
-    }
-    if (query.onlyId !== undefined) {
-      where.push("id = :id");
-      params[":id"] = query.onlyId;
-    }
-    // Remembered until the next write (a rename or an archive shows at once). The page comes
-    // back as ONE JSON text built inside SQLite: reading rows column by column
-    // costs a call into the WebAssembly module per value, which made a full page cost more
-    // than the rest of the request together. A cap past 2^53 (only servers without the spec's
-    // bound stored one) comes back rounded, which changes nothing: storedCap() clamps it.
-    const rows = this.#db.rememberedJsonRows<ProjectRow>(
-      `SELECT json_group_array(json_object(${JSON_COLUMNS}) ORDER BY seq) AS rows FROM (SELECT seq, ${COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY seq LIMIT :limit OFFSET :offset)`,
-      params,
-    );
-    if (rows.length <= query.limit) return { items: rows, hasMore: false };
-    // The same page array for the same remembered rows, so that its JSON can be kept too.
-    let items = fullPages.get(rows);
-    if (items === undefined) {
-      items = Object.freeze(rows.slice(0, query.limit));
-      fullPages.set(rows, items);
-    }
-    return { items, hasMore: true };
-  }
-
+  list(orgId: string, query: ProjectListQuery): { items: readonly ProjectRow[]; hasMore: boolean };
   /**
-   * Inserts an active project, its name stored in NFC; must run inside a transaction. A
+   * Inserts an active project, its name stored in NFC; must run inside a unit of work. A
    * used name (equal in NFC) is 409 `name_conflict`.
    */
-  insert(orgId: string, requestedName: string, now = new Date().toISOString()): ProjectRow {
-    const name = storableName(requestedName);
-    const id = newId("project");
-    try {
-      this.#db.run("INSERT INTO projects (id, org_id, name, status, created_at, updated_at) VALUES (?, ?, ?, 'active', ?, ?)", [id, orgId, name, now, now]);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw nameTaken(name);
-      throw error;
-    }
-    return { id, org_id: orgId, name, status: "active", created_at: now, updated_at: now, max_concurrent_sessions: null };
-  }
-
+  insert(orgId: string, requestedName: string, now?: string): ProjectRow;
   /** Creates an active project in its own transaction. */
-  create(orgId: string, name: string): ProjectRow {
-    return this.#db.transaction(() => this.insert(orgId, name));
-  }
-
+  create(orgId: string, name: string): ProjectRow;
   /**
    * Renames and/or archives or activates a project in one transaction. Archiving is
    * refused, in this order, for the last active project (409 `last_active_project`), the
@@ -187,33 +108,7 @@ export class ProjectStore {
    * or starting browsers (409 `browsers_running`); a used name (equal in NFC) is 409
    * `name_conflict`. A change that changes nothing leaves `updated_at` as it was.
    */
-  update(orgId: string, project: ProjectRow, change: ProjectChange): ProjectRow {
-    return this.#db.transaction(() => {
-      const current = this.findById(orgId, project.id);
-      if (!current) throw new NotFoundError(`No project has the id "${project.id}" in this organization.`);
-      const name = change.name === undefined ? current.name : storableName(change.name);
-      const status = change.status ?? current.status;
-      if (name === current.name && status === current.status) return current;
-      if (current.status === "active" && status === "archived") {
-        if (this.#countActive(orgId) <= 1) throw new LastActiveProjectError("archive");
-        if (this.#isDefault(orgId, current.id)) throw new DefaultProjectError("archive");
-        // Counted inside this transaction, and a browser's slot is reserved in one too
-        // (BrowserStore.reserve, which refuses an archived project): no browser can
-        // start between this check and the archive.
-        const browsers = this.#liveBrowsers(current.id);
-        if (browsers > 0) throw new BrowsersRunningError(browsers);
-      }
-      const now = new Date().toISOString();
-      try {
-        this.#db.run("UPDATE projects SET name = ?, status = ?, updated_at = ? WHERE id = ?", [name, status, now, current.id]);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw nameTaken(name);
-        throw error;
-      }
-      return { ...current, name, status, updated_at: now };
-    });
-  }
-
+  update(orgId: string, project: ProjectRow, change: ProjectChange): ProjectRow;
   /**
    * Soft-deletes a project: it vanishes from every read and its name becomes free.
    * Refused, in this order, for the last active project (409 `last_active_project`), the
@@ -221,48 +116,7 @@ export class ProjectStore {
    * remain (409 `project_not_empty`): running or starting browsers, extensions, auth
    * connections, browser pool reservations. Records of crashed browsers go with it.
    */
-  delete(orgId: string, project: ProjectRow): void {
-    this.#db.transaction(() => {
-      const current = this.findById(orgId, project.id);
-      if (!current) throw new NotFoundError(`No project has the id "${project.id}" in this organization.`);
-      if (current.status === "active" && this.#countActive(orgId) <= 1) throw new LastActiveProjectError("delete");
-      if (this.#isDefault(orgId, current.id)) throw new DefaultProjectError("delete");
-      const count = (sql: string) => this.#db.get<{ n: number }>(sql, [current.id])?.n ?? 0;
-      // Each holds a process, stored data or concurrency capacity that nobody could reach
-      // or free once the project is gone (usage only counts live projects).
-      const remaining: [number, string][] = [
-        [this.#liveBrowsers(current.id), "running browser"],
-        [count("SELECT count(*) AS n FROM extensions WHERE project_id = ?"), "extension"],
-        [count("SELECT count(*) AS n FROM auth_connections WHERE project_id = ?"), "auth connection"],
-        [count("SELECT count(*) AS n FROM pool_reservations WHERE project_id = ?"), "browser pool reservation"],
-      ];
-      const parts = remaining.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}${n === 1 ? "" : "s"}`);
-      if (parts.length > 0) {
-        const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
-        throw new ProjectNotEmptyError(`The project still has ${list}; remove them first.`);
-      }
-      // A crashed browser holds no process and no slot; its record would only linger unseen.
-      this.#db.run("DELETE FROM browsers WHERE project_id = ? AND status = 'crashed'", [current.id]);
-      this.#db.run("UPDATE projects SET deleted_at = ? WHERE id = ?", [new Date().toISOString(), current.id]);
-    });
-  }
-
+  delete(orgId: string, project: ProjectRow): void;
   /** Sets or clears (`null`) the project's own concurrency cap. */
-  setCap(project: ProjectRow, cap: number | null): ProjectRow {
-    this.#db.transaction(() => this.#db.run("UPDATE projects SET max_concurrent_sessions = ? WHERE id = ?", [cap, project.id]));
-    return { ...project, max_concurrent_sessions: cap };
-  }
-
-  #isDefault(orgId: string, projectId: string): boolean {
-    return this.#db.get<{ id: string }>("SELECT default_project_id AS id FROM organizations WHERE id = ?", [orgId])?.id === projectId;
-  }
-
-  /** Browsers of the project that run or are starting (a starting one is about to run). */
-  #liveBrowsers(projectId: string): number {
-    return this.#db.get<{ n: number }>("SELECT count(*) AS n FROM browsers WHERE project_id = ? AND status IN ('starting', 'running')", [projectId])?.n ?? 0;
-  }
-
-  #countActive(orgId: string): number {
-    return this.#db.get<{ n: number }>("SELECT count(*) AS n FROM projects WHERE org_id = ? AND status = 'active' AND deleted_at IS NULL", [orgId])?.n ?? 0;
-  }
+  setCap(project: ProjectRow, cap: number | null): ProjectRow;
 }

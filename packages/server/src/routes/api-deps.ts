@@ -6,7 +6,6 @@ import type { PoolReservationStore } from "../limits/pool-reservation-store.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import type { OrganizationStore } from "../organization/organization-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
-import type { SqliteDatabase } from "../storage/database.js";
 import type { DataDirLayout } from "../storage/data-dir.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { CdpUrls } from "../cdp/public-url.js";
@@ -14,12 +13,12 @@ import type { RateLimits } from "../http/rate-limiter.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
 
 /**
- * The database of a data directory and one store per table family over it. Declared with
- * the routes that use it, so that the composition root (`app/stores.ts`) fills it and no
- * lower folder needs to know every store.
+ * One store per table family of a data directory's database, and what the set does as a
+ * whole. Every member is an interface: the SQLite implementation (`app/stores.ts`) is one,
+ * and a second database fills the same set. Declared with the routes that use it, so that
+ * no lower folder needs to know every store.
  */
 export interface Stores {
-  db: SqliteDatabase;
   layout: DataDirLayout;
   organizations: OrganizationStore;
   projects: ProjectStore;
@@ -29,6 +28,23 @@ export interface Stores {
   extensions: ExtensionStore;
   authConnections: AuthConnectionStore;
   poolReservations: PoolReservationStore;
+  /**
+   * Runs `work` as ONE transaction across the stores: every write it makes commits
+   * together, or (when it throws) none does, and the error is rethrown. `work` is
+   * synchronous: an `await` inside would let other requests interleave with a half-done
+   * transaction. Store methods documented "must run inside a unit of work" are called
+   * only here; units of work do not nest.
+   */
+  unitOfWork<T>(work: () => T): T;
+  /**
+   * Settles once every commit made so far is on disk; `undefined` when nothing is
+   * waiting, so a response with nothing to wait for costs no promise.
+   */
+  durable(): Promise<void> | undefined;
+  /** Puts every commit made so far on disk before returning (start-up, key issuing). */
+  flush(): void;
+  /** Closes the database; the stores are unusable afterwards. */
+  close(): void;
 }
 
 /** What the route handlers work with. */

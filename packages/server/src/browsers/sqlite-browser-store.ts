@@ -1,0 +1,121 @@
+import { newId } from "../storage/ids.js";
+import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
+import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
+import type { UsageStore } from "../limits/usage-store.js";
+import type { LaunchedBrowser } from "./browser-launcher.js";
+import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+
+const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at";
+// Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
+const VISIBLE = "status IN ('running', 'crashed')";
+
+/** {@link BrowserStore} in SQLite. */
+export class SqliteBrowserStore implements BrowserStore {
+  readonly #db: SqliteDatabase;
+  readonly #usage: UsageStore;
+
+  constructor(db: SqliteDatabase, usage: UsageStore) {
+    this.#db = db;
+    this.#usage = usage;
+  }
+
+  reserve(request: BrowserReservation): BrowserRow {
+    return this.#db.transaction(() => {
+      if (request.name !== undefined && this.#db.get("SELECT 1 AS taken FROM browsers WHERE project_id = ? AND name = ?", [request.projectId, request.name])) {
+        throw new NameConflictError(`A browser named "${request.name}" already exists in this project; choose another name or delete that browser.`);
+      }
+      // Only an active project gains a browser, checked in the same transaction as the
+      // insert that archiving and deleting count against: a browser of an archived or
+      // deleted project could be neither listed nor stopped through the API.
+      const caps = this.#db.get<{ project_cap: number | null; org_default: number | null }>(
+        "SELECT p.max_concurrent_sessions AS project_cap, o.default_project_max_concurrent_sessions AS org_default FROM projects p JOIN organizations o ON o.id = p.org_id WHERE p.id = ? AND p.status = 'active' AND p.deleted_at IS NULL",
+        [request.projectId],
+      );
+      if (!caps) throw new ProjectNotFoundError(`The project ${request.projectId} is no longer active; no browser was started.`);
+      assertRoomForBrowser({
+        planLimit: request.planLimit,
+        projectCap: effectiveProjectCap(caps.project_cap, caps.org_default),
+        orgUsed: this.#usage.organization(request.orgId),
+        projectUsed: this.#usage.project(request.projectId),
+      });
+      const running = request.running;
+      const row: BrowserRow = {
+        id: newId("browser"),
+        project_id: request.projectId,
+        name: request.name ?? null,
+        status: running === undefined ? "starting" : "running",
+        cdp_token_sha256: running?.tokenSha256 ?? null,
+        pid: running?.launched.pid ?? null,
+        user_data_dir: running?.launched.userDataDir ?? null,
+        sandboxed: running?.launched.sandboxed === true ? 1 : 0,
+        created_at: new Date().toISOString(),
+      };
+      try {
+        this.#db.run(
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          [row.id, row.project_id, row.name, row.status, row.cdp_token_sha256, row.pid, row.user_data_dir, row.sandboxed, row.created_at],
+        );
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new NameConflictError(`A browser named "${request.name}" already exists in this project.`);
+        throw error;
+      }
+      return row;
+    });
+  }
+
+  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow {
+    this.#db.transaction(() =>
+      this.#db.run("UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ?, sandboxed = ? WHERE id = ?", [
+        tokenSha256,
+        launched.pid ?? null,
+        launched.userDataDir ?? null,
+        launched.sandboxed === true ? 1 : 0,
+        id,
+      ]),
+    );
+    const row = this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
+    if (!row) throw new Error(`Browser ${id} vanished while starting.`);
+    return row;
+  }
+
+  markCrashed(id: string): void {
+    this.#db.transaction(() => this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [id]));
+  }
+
+  remove(id: string): void {
+    this.#db.transaction(() => this.#db.run("DELETE FROM browsers WHERE id = ?", [id]));
+  }
+
+  getByIdOrName(projectId: string, idOrName: string): BrowserRow {
+    // No id or name holds a NUL, which SQLite's binding would cut the text at.
+    if (!isStorableText(idOrName)) throw new NotFoundError("No browser has an id or name containing a NUL character.");
+    const row =
+      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName])
+      ?? this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
+    if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
+    return row;
+  }
+
+  findLaunched(id: string): (BrowserRow & { org_id: string }) | undefined {
+    if (!isStorableText(id)) return undefined;
+    return this.#db.get<BrowserRow & { org_id: string }>(
+      `SELECT ${COLUMNS.split(", ").map((column) => `b.${column}`).join(", ")}, p.org_id AS org_id FROM browsers b JOIN projects p ON p.id = b.project_id WHERE b.id = ? AND b.${VISIBLE}`,
+      [id],
+    );
+  }
+
+  list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean } {
+    const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [projectId, limit + 1, offset]);
+    return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+  }
+
+  recoverAbandoned(): BrowserRow[] {
+    return this.#db.transaction(() => {
+      const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE status IN ('starting', 'running')`);
+      this.#db.run("DELETE FROM browsers WHERE status = 'starting'");
+      this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE status = 'running'");
+      return rows;
+    });
+  }
+}

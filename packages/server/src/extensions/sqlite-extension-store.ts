@@ -1,0 +1,89 @@
+import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { newId } from "../storage/ids.js";
+import { NameConflictError } from "../http/api-errors.js";
+import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
+import type { Extension, ExtensionStore, ExtensionUpload } from "./extension-store.js";
+
+function fsyncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** {@link ExtensionStore} in SQLite, its archives `<id>.zip` in the extensions folder. */
+export class SqliteExtensionStore implements ExtensionStore {
+  readonly #db: SqliteDatabase;
+  readonly #dir: string;
+
+  constructor(db: SqliteDatabase, extensionsDir: string) {
+    this.#db = db;
+    this.#dir = extensionsDir;
+  }
+
+  /**
+   * Stores an upload all or nothing: inside one transaction the row is inserted and the
+   * archive renamed into place (atomic on one file system) and the folder fsynced, then
+   * the commit. If anything fails, the row rolls back and the archive is removed. A name
+   * already used in the project is 409 `name_conflict`.
+   */
+  insert(upload: ExtensionUpload): Extension {
+    const extension: Extension = {
+      id: newId("extension"),
+      name: upload.name ?? null,
+      created_at: new Date().toISOString(),
+      last_used_at: null,
+      size_bytes: upload.sizeBytes,
+      checksum: upload.checksum,
+    };
+    const finalPath = this.archivePath(extension.id);
+    try {
+      this.#db.transaction(() => {
+        this.#db.run("INSERT INTO extensions (id, project_id, name, size_bytes, checksum, created_at) VALUES (?, ?, ?, ?, ?, ?)", [
+          extension.id,
+          upload.projectId,
+          extension.name,
+          extension.size_bytes,
+          extension.checksum,
+          extension.created_at,
+        ]);
+        renameSync(upload.tempPath, finalPath);
+        fsyncDirectory(this.#dir);
+      });
+    } catch (error) {
+      rmSync(finalPath, { force: true });
+      if (isUniqueViolation(error)) throw new NameConflictError(`An extension named "${upload.name}" already exists in this project; choose another name.`);
+      throw error;
+    } finally {
+      rmSync(upload.tempPath, { force: true });
+    }
+    return extension;
+  }
+
+  archivePath(id: string): string {
+    return join(this.#dir, archiveFileName(id));
+  }
+
+  /**
+   * Removes archives that no row points at: left by a crash between the rename and the
+   * commit, they belong to uploads that were never acknowledged. Only files named as the
+   * server names archives (`<extension id>.zip`) are candidates: anything else in the
+   * folder is not the server's to delete.
+   */
+  removeUnreferencedArchives(): number {
+    const known = new Set(this.#db.all<{ id: string }>("SELECT id FROM extensions").map((row) => archiveFileName(row.id)));
+    let removed = 0;
+    for (const file of readdirSync(this.#dir)) {
+      const path = join(this.#dir, file);
+      if (!known.has(file) && isArchiveFileName(file) && lstatSync(path).isFile()) {
+        rmSync(path, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+}

@@ -1,0 +1,157 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ManagedAuth } from "@browser-service/types";
+import Fastify, { type FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import { initializeOrganization } from "../src/app/first-start.js";
+import { loadFixtures } from "../src/app/load-fixtures.js";
+import { openStores } from "../src/app/stores.js";
+import { connectionAt } from "../src/auth-connections/flow-expiry.js";
+import type { AuthConnectionStore, StoredAuthConnection } from "../src/auth-connections/auth-connection-store.js";
+import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
+import { BrowserService } from "../src/browsers/browser-service.js";
+import { CdpUrls } from "../src/cdp/public-url.js";
+import { NotFoundError } from "../src/http/api-errors.js";
+import { installErrorHandling } from "../src/http/error-handler.js";
+import { RateLimits } from "../src/http/rate-limiter.js";
+import type { ProjectStore } from "../src/projects/project-store.js";
+import type { Stores } from "../src/routes/api-deps.js";
+import { registerApi } from "../src/routes/register-api.js";
+import { SqliteDatabase } from "../src/storage/database.js";
+import { dataDirLayout } from "../src/storage/data-dir.js";
+import { WebMcpService } from "../src/webmcp/webmcp-service.js";
+import { managedAuth } from "./support/fixtures.js";
+
+// `Stores` is the seam a second database fills: the routes, the composition root and the
+// fixtures loader see interfaces only, and a write across stores goes through
+// `unitOfWork`. Here one store is an implementation with no SQLite in it, and the API is
+// served through it; then a failing store inside a unit of work undoes the others' writes.
+
+/** {@link AuthConnectionStore} in memory: the whole contract, no database. */
+class MemoryAuthConnectionStore implements AuthConnectionStore {
+  readonly #byId = new Map<string, StoredAuthConnection>();
+
+  get(projectId: string, id: string, now = Date.now()): ManagedAuth {
+    const stored = this.#byId.get(id);
+    if (stored === undefined || stored.projectId !== projectId) throw new NotFoundError(`No auth connection has the id "${id}" in this project.`);
+    return connectionAt(stored.record, now);
+  }
+
+  replaceAll(connections: StoredAuthConnection[]): void {
+    this.#byId.clear();
+    for (const connection of connections) this.#byId.set(connection.record.id, connection);
+  }
+}
+
+interface Opened {
+  stores: Stores;
+  dir: string;
+  app?: FastifyInstance;
+  closed?: boolean;
+}
+const opened: Opened[] = [];
+
+async function closeOpened(entry: Opened): Promise<void> {
+  if (entry.closed) return;
+  entry.closed = true;
+  await entry.app?.close();
+  entry.stores.close();
+}
+
+afterEach(async () => {
+  for (const entry of opened.splice(0)) {
+    await closeOpened(entry);
+    rmSync(entry.dir, { recursive: true, force: true });
+  }
+});
+
+/** The SQLite store set of a fresh data directory, first start done. */
+function sqliteStores() {
+  const dir = mkdtempSync(join(tmpdir(), "browser-service-seam-"));
+  const stores = openStores(dataDirLayout(dir));
+  const entry: Opened = { stores, dir };
+  opened.push(entry);
+  return { stores, dir, entry };
+}
+
+const refusingLauncher: BrowserLauncher = {
+  launch: () => Promise.reject(new BrowserLaunchError("No browser in this test.")),
+};
+
+/** The API's routes over `stores`, answered through `inject` (no socket). */
+async function apiOver(stores: Stores): Promise<FastifyInstance> {
+  const app = Fastify();
+  installErrorHandling(app);
+  const webmcp = new WebMcpService(app.log);
+  await registerApi(app, {
+    stores,
+    browsers: new BrowserService(stores.browsers, refusingLauncher, 10, app.log, webmcp),
+    webmcp,
+    cdpUrls: new CdpUrls(undefined, () => "127.0.0.1"),
+    rateLimits: new RateLimits({ perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } }),
+    planLimit: 10,
+    projectsDisabled: false,
+  });
+  await app.ready();
+  return app;
+}
+
+describe("the store seam", () => {
+  it("serves the API through a store with no SQLite behind it, and SQLite holds none of its data", async () => {
+    const { stores: sqlite, dir, entry } = sqliteStores();
+    const memory = new MemoryAuthConnectionStore();
+    const stores: Stores = { ...sqlite, authConnections: memory };
+    const first = initializeOrganization(stores)!;
+    const loaded = loadFixtures(stores, first.org.id, {
+      authConnections: [
+        { project: "Default", record: managedAuth("conn_here") as ManagedAuth },
+        { project: "elsewhere", record: managedAuth("conn_there") as ManagedAuth },
+      ],
+      poolReservations: [],
+    });
+    expect(loaded).toEqual(["elsewhere"]);
+    const app = (entry.app = await apiOver(stores));
+    const headers = { authorization: `Bearer ${first.key.secret}` };
+
+    const here = await app.inject({ method: "GET", url: "/auth/connections/conn_here", headers });
+    expect(here.statusCode).toBe(200);
+    expect(here.json()).toEqual(managedAuth("conn_here"));
+    // The double's own project check answers through the API's error handling.
+    const there = await app.inject({ method: "GET", url: "/auth/connections/conn_there", headers });
+    expect(there.statusCode).toBe(404);
+    expect(there.json()).toMatchObject({ code: "not_found", message: 'No auth connection has the id "conn_there" in this project.' });
+
+    // Every other store is SQLite's, and its table of connections stayed empty. (The
+    // server holds its database exclusively, so it is read once the stores are closed.)
+    await closeOpened(entry);
+    const db = SqliteDatabase.open(dataDirLayout(dir).databaseFile);
+    try {
+      expect(db.get<{ n: number }>("SELECT count(*) AS n FROM auth_connections")?.n).toBe(0);
+      expect(db.get<{ n: number }>("SELECT count(*) AS n FROM projects WHERE name = 'elsewhere'")?.n).toBe(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("undoes every store's writes of a unit of work when one store fails in it", () => {
+    const { stores: sqlite } = sqliteStores();
+    const diskFull = new Error("disk full");
+    // The SQLite project store, except that inserting fails: after the organization's insert.
+    const projects = new Proxy(sqlite.projects, {
+      get: (target, key) => (key === "insert" ? () => { throw diskFull; } : (Reflect.get(target, key) as (...args: unknown[]) => unknown).bind(target)),
+    }) satisfies ProjectStore;
+    const stores: Stores = { ...sqlite, projects };
+    expect(() => initializeOrganization(stores)).toThrow(diskFull);
+    expect(sqlite.organizations.find()).toBeUndefined();
+    // Nothing half-done blocks the next start.
+    const first = initializeOrganization(sqlite);
+    expect(sqlite.organizations.find()?.id).toBe(first?.org.id);
+    expect(sqlite.projects.findByName(first!.org.id, "Default")?.id).toBe(first?.project.id);
+  });
+
+  it("refuses to nest units of work, so a store cannot commit half of its caller's work", () => {
+    const { stores } = sqliteStores();
+    expect(() => stores.unitOfWork(() => stores.unitOfWork(() => 1))).toThrow(expect.objectContaining({ code: "storage_misuse" }));
+  });
+});
