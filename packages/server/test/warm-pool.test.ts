@@ -10,7 +10,7 @@ import { WarmBrowserRecords } from "../src/browsers/warm-browser-records.js";
 import { WarmPool } from "../src/browsers/warm-pool.js";
 import { spawnServer } from "./support/child-server.js";
 import { chromiumBrowserPids } from "./support/chromium-processes.js";
-import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { startTestServer, tempDataDir, useTestServer, type TestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 import { named, waitForTools } from "./support/webmcp-driver.js";
 
@@ -19,7 +19,6 @@ const POOL = 2;
 const TOOL_PAGE = `<!doctype html><title>Tool page</title>
 <script>document.modelContext.registerTool({ name: "echo", description: "Echoes.", execute: async (input) => input });</script>`;
 
-let t: TestServer;
 let launcher: TrackingLauncher;
 let pages: PageServer;
 
@@ -68,20 +67,22 @@ beforeAll(async () => {
   pages.serve("/start", "<!doctype html><title>start</title><p>start");
   pages.serve("/second", "<!doctype html><title>second</title><p>second");
   pages.serve("/tool", TOOL_PAGE);
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages.close();
+});
+
+const t = useTestServer(() => {
   launcher = new TrackingLauncher();
-  t = await startTestServer({ launcher, warmBrowsers: POOL });
+  return { launcher, warmBrowsers: POOL };
 });
 
 afterEach(async () => {
   const client = t.client();
   for (const browser of await client.browsers.list({ limit: 100 })) await client.browsers.delete(browser.id);
   await client.projects.updateLimits("Default", { max_concurrent_sessions: 0 });
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-  await pages.close();
 });
 
 describe("the warm pool", () => {
