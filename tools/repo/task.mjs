@@ -3,11 +3,11 @@
 // the lint, the build and every package's tests).
 // Only Node 20.19+ and npm are assumed; the pinned pnpm comes through corepack.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ensureChromium } from "./chromium.mjs";
-import { ensureSandboxTools } from "./sandbox-tools.mjs";
 import { pnpmEnv } from "./pnpm-env.mjs";
+import { ensureSandboxTools } from "./sandbox-tools.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const resultsDir = `${root}/test-results/vitest`;

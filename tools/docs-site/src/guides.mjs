@@ -55,7 +55,9 @@ const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`
  * @param {Guide[]} all every guide, for the links between them
  */
 export function guidePage(guide, all) {
-  const nav = all.map((each) => (each === guide ? `<strong>${escape(each.title)}</strong>` : `<a href="${escape(each.slug)}.html">${escape(each.title)}</a>`)).join(" · ");
+  const nav = all
+    .map((each) => (each === guide ? `<strong>${escape(each.title)}</strong>` : `<a href="${escape(each.slug)}.html">${escape(each.title)}</a>`))
+    .join(" · ");
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

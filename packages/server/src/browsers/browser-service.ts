@@ -2,12 +2,12 @@ import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
 import { BrowserUnavailableError, InternalError } from "../http/api-errors.js";
 import type { ProjectRow } from "../projects/project-store.js";
+import type { BrowserEventLog } from "./browser-event-log.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
-import { endOrphanedBrowser } from "./orphaned-browser.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+import { endOrphanedBrowser } from "./orphaned-browser.js";
 import { WarmBrowser } from "./warm-browser.js";
 import type { WarmPool } from "./warm-pool.js";
-import type { BrowserEventLog } from "./browser-event-log.js";
 
 /** Told when a browser process starts and when it ends (stopped or crashed). */
 export interface BrowserLifecycle {
@@ -54,7 +54,14 @@ export class BrowserService {
    * if they already are): a new browser is sent to its start_url only then, so that its
    * page load does not take the CPU from the sync its create's response waits for.
    */
-  constructor(store: BrowserStore, launcher: BrowserLauncher, planLimit: number, log: BrowserEventLog, lifecycle: BrowserLifecycle, options: { pool?: WarmPool | undefined; committed?: () => Promise<void> | undefined } = {}) {
+  constructor(
+    store: BrowserStore,
+    launcher: BrowserLauncher,
+    planLimit: number,
+    log: BrowserEventLog,
+    lifecycle: BrowserLifecycle,
+    options: { pool?: WarmPool | undefined; committed?: () => Promise<void> | undefined } = {},
+  ) {
     this.#store = store;
     this.#launcher = launcher;
     this.#planLimit = planLimit;
@@ -104,7 +111,11 @@ export class BrowserService {
       this.#store.remove(row.id);
       throw new BrowserUnavailableError(new BrowserLaunchError("The browser started without a usable tab.", error));
     }
-    await this.#lifecycle.prepare(launched).catch((error: unknown) => this.#log.warn({ err: error }, "could not follow a new browser's WebMCP tools before its start_url; the next WebMCP request connects again"));
+    await this.#lifecycle
+      .prepare(launched)
+      .catch((error: unknown) =>
+        this.#log.warn({ err: error }, "could not follow a new browser's WebMCP tools before its start_url; the next WebMCP request connects again"),
+      );
     if (this.#shuttingDown) {
       await fresh.close();
       this.#store.remove(row.id);
@@ -141,7 +152,10 @@ export class BrowserService {
         // Its pipe closed in the meantime: the slot is freed and the next one tried.
         this.#store.remove(row.id);
         this.#log.warn({ err: error }, "a warm browser could not be handed over; trying the next");
-        warm.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close an unusable warm browser")).finally(() => taken.recorded());
+        warm
+          .close()
+          .catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close an unusable warm browser"))
+          .finally(() => taken.recorded());
         continue;
       }
       // Its session's record now names the process, for the clean-up after a kill.
@@ -216,6 +230,10 @@ export class BrowserService {
       ...(this.#pool === undefined ? [] : [this.#pool.close()]),
     ]);
     const failures = results.filter((result): result is PromiseRejectedResult => result.status === "rejected");
-    if (failures.length > 0) throw new AggregateError(failures.map((failure) => failure.reason), `${failures.length} browser(s) failed to close.`);
+    if (failures.length > 0)
+      throw new AggregateError(
+        failures.map((failure) => failure.reason),
+        `${failures.length} browser(s) failed to close.`,
+      );
   }
 }

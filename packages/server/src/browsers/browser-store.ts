@@ -42,7 +42,14 @@ export interface BrowserReservation {
 
 /** The API's view of a launched browser row, with the DevTools URL of the request's host. */
 export function toBrowser(row: BrowserRow, cdpWsUrl: string): Browser {
-  return { id: row.id, name: row.name, status: row.status === "crashed" ? "crashed" : "running", created_at: row.created_at, cdp_ws_url: cdpWsUrl, sandboxed: row.sandboxed === 1 };
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status === "crashed" ? "crashed" : "running",
+    created_at: row.created_at,
+    cdp_ws_url: cdpWsUrl,
+    sandboxed: row.sandboxed === 1,
+  };
 }
 
 /** Browser records and their concurrency slots. */

@@ -1,8 +1,8 @@
-import { newId } from "../storage/ids.js";
-import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
+import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { newId } from "../storage/ids.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 
@@ -80,7 +80,9 @@ export class SqliteBrowserStore implements BrowserStore {
   }
 
   markCrashed(id: string): void {
-    this.#db.transaction(() => this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [id]));
+    this.#db.transaction(() =>
+      this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [id]),
+    );
   }
 
   remove(id: string): void {
@@ -91,8 +93,8 @@ export class SqliteBrowserStore implements BrowserStore {
     // No id or name holds a NUL, which SQLite's binding would cut the text at.
     if (!isStorableText(idOrName)) throw new NotFoundError("No browser has an id or name containing a NUL character.");
     const row =
-      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName])
-      ?? this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
+      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName]) ??
+      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
     if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
     return row;
   }
@@ -100,13 +102,19 @@ export class SqliteBrowserStore implements BrowserStore {
   findLaunched(id: string): (BrowserRow & { org_id: string }) | undefined {
     if (!isStorableText(id)) return undefined;
     return this.#db.get<BrowserRow & { org_id: string }>(
-      `SELECT ${COLUMNS.split(", ").map((column) => `b.${column}`).join(", ")}, p.org_id AS org_id FROM browsers b JOIN projects p ON p.id = b.project_id WHERE b.id = ? AND b.${VISIBLE}`,
+      `SELECT ${COLUMNS.split(", ")
+        .map((column) => `b.${column}`)
+        .join(", ")}, p.org_id AS org_id FROM browsers b JOIN projects p ON p.id = b.project_id WHERE b.id = ? AND b.${VISIBLE}`,
       [id],
     );
   }
 
   list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean } {
-    const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [projectId, limit + 1, offset]);
+    const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [
+      projectId,
+      limit + 1,
+      offset,
+    ]);
     return { items: rows.slice(0, limit), hasMore: rows.length > limit };
   }
 

@@ -112,7 +112,13 @@ export function collisionKey(name: string): string {
 // Unix file types in the high 16 bits of the external attributes (when made on Unix or macOS).
 const UNIX_HOSTS = new Set([3, 19]);
 const S_IFMT = 0o170000;
-const FILE_TYPES: Readonly<Record<number, string>> = { 0o120000: "a symbolic link", 0o020000: "a character device", 0o060000: "a block device", 0o010000: "a FIFO", 0o140000: "a socket" };
+const FILE_TYPES: Readonly<Record<number, string>> = {
+  0o120000: "a symbolic link",
+  0o020000: "a character device",
+  0o060000: "a block device",
+  0o010000: "a FIFO",
+  0o140000: "a socket",
+};
 
 /**
  * Why an entry is not a plain file or folder as unzip would create it, or `undefined`:

@@ -1,6 +1,6 @@
 import type { CreateBrowserRequest } from "@browser-service/types";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { toBrowser, type BrowserRow } from "../browsers/browser-store.js";
+import { type BrowserRow, toBrowser } from "../browsers/browser-store.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import type { ApiDeps } from "./api-deps.js";
 
