@@ -333,7 +333,6 @@ async function userLoops() {
       await side.poolFull?.();
       const takenBefore = side.server.warmPoolStats().taken;
       const latencies = [];
-      const began = performance.now();
       for (let i = 0; i < CREATES; i++) {
         const created = await side.create(startUrl);
         latencies.push(created.ms);

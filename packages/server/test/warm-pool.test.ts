@@ -114,6 +114,7 @@ describe("the warm pool", () => {
     if (!page) throw new Error("no tab");
     await until("start_url loaded", () => page.url() === pages.url("/start"));
     await page.evaluate(() => {
+      // biome-ignore lint/suspicious/noDocumentCookie: the test plants a cookie in the first browser on purpose, to show the next one does not see it.
       document.cookie = "secret=first; max-age=3600";
       localStorage.setItem("secret", "first");
       sessionStorage.setItem("secret", "first");

@@ -42,7 +42,7 @@ function isPaged(document, success) {
  * Whether the operation answers `If-None-Match` with `304 Not Modified`: it declares the
  * header parameter, a `304`, and an `ETag` on that and on its success response.
  */
-function isConditional(document, op, success) {
+function isConditional(op, success) {
   const notModified = op.responses.find((r) => r.status === "304");
   if (!notModified) return false;
   const hasETag = (response) => Object.keys(response.headers ?? {}).some((h) => h.toLowerCase() === "etag");
@@ -94,7 +94,7 @@ export function describeOperations(document) {
       paged: isPaged(document, success),
       noRetry: op.responses.some((r) => (r["x-error-codes"] ?? []).includes("outcome_unknown")),
       timeoutSec: body.timeoutSec,
-      conditional: isConditional(document, op, success),
+      conditional: isConditional(op, success),
     };
   });
   for (const op of operations) {

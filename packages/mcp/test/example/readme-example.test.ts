@@ -14,7 +14,7 @@ const example = join(packageDir, "examples/bridge-session.mjs");
 
 /** Every fenced block of `language` in the README, in order. */
 function blocks(language: string): string[] {
-  return [...readme.matchAll(new RegExp("```" + language + "\\n([\\s\\S]*?)```", "g"))].map((match) => match[1] as string);
+  return [...readme.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, "g"))].map((match) => match[1] as string);
 }
 
 /** What differs from run to run: ports, tab and window numbers, invocation ids. */

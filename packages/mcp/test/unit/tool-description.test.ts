@@ -39,6 +39,7 @@ describe("describeTool", () => {
     // Every opening tag is the bridge's and is closed by the bridge: the page opened and closed none.
     expect(described.split(untrustedOpen)).toHaveLength(benign.split(untrustedOpen).length);
     expect(described.split(untrustedClose)).toHaveLength(benign.split(untrustedClose).length);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: asserts that no control character (but tab and newline) is left; \p{Cc} would include those two.
     expect(described).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]|[\u{E0000}-\u{E007F}]/u);
     // Caps: a megabyte of page text costs a few kilobytes of description.
     expect(described.length).toBeLessThan(benign.length + 4000);

@@ -35,7 +35,7 @@ export class RequestScope {
       );
     }
     const project = projects.findById(org.id, header);
-    if (!project || project.status !== "active") {
+    if (project?.status !== "active") {
       throw new ProjectNotFoundError(`No active project has the id "${header}" given in X-Service-Project-Id; names are not accepted there.`);
     }
     this.#headerProject = project;

@@ -259,6 +259,7 @@ beforeAll(async () => {
   );
   const toolRefs = fc.nat().map((index) => new PoolPick("toolRefs", index));
   // WebMcpInvokeRequest.input, as its description restricts it: ASCII property names, well-formed strings (of any script).
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a name is made of any ASCII characters, controls included; \p{Cc} is only the controls.
   const asciiName = fc.string({ unit: fc.stringMatching(/^[\x00-\x7f]$/), maxLength: 12 }).filter((name) => name !== "__proto__");
   const anyText = edgyString({ maxLength: 12 }).filter((text) => !/\p{Cs}/u.test(text));
   const input = fc.dictionary(asciiName, fc.oneof(fc.jsonValue({ maxDepth: 3 }), anyText), { maxKeys: 6 });
