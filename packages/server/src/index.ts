@@ -28,6 +28,7 @@ export {
   type DroppedEvent,
   type ProtocolMessage,
 } from "./cdp/cdp-router.js";
+export type { ClientCommand } from "./cdp/client-command.js";
 export type { CdpEndpointLimits } from "./cdp/client-limits.js";
 export { PublicUrlError } from "./cdp/public-url.js";
 export { EgressPolicy, type EgressPolicyOptions, type EgressVerdict } from "./egress/egress-policy.js";

@@ -496,8 +496,8 @@ export class CdpChannel {
   }
 
   /**
-   * Sends a client's command. A message that is not a command (see
-   * {@link parseClientCommand}) is answered with an error and not sent; so is one naming
+   * Sends a client's command. A message that is not a command (the shape check of
+   * `cdp/client-command.ts`) is answered with an error and not sent; so is one naming
    * a session the channel does not own.
    */
   send(message: unknown): void {
