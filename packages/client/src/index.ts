@@ -24,6 +24,7 @@ export {
   PayloadTooLargeError,
   PermissionDeniedError,
   RateLimitError,
+  UnprocessableEntityError,
   UnsupportedMediaTypeError,
   UploadInputError,
 } from "./errors.js";
