@@ -1,8 +1,8 @@
 import type { ManagedAuth } from "@browser-service/types";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { connectionAt } from "../src/auth-connections/flow-expiry.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
-import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { tempDataDir, useTestServer } from "./support/test-server.js";
 
 const EXPIRES_AT = "2031-05-01T12:00:00Z";
 const expiresAtMs = Date.parse(EXPIRES_AT);
@@ -32,22 +32,15 @@ const succeeded = managedAuth("mac_done", { flow_status: "SUCCESS", flow_step: "
 const noExpiry = managedAuth("mac_open", { flow_status: "IN_PROGRESS", flow_step: "DISCOVERING", flow_type: "LOGIN", hosted_url: "https://login.example.org/h", live_view_url: "https://live.example.org/v" });
 const noFlow = managedAuth("mac_idle");
 
-let t: TestServer;
-
-beforeAll(async () => {
+// Every answer, expired ones included, is a valid ManagedAuth (rule 4 needs the URLs only while IN_PROGRESS).
+const t = useTestServer(() => {
   const dataDir = tempDataDir();
   const fixtures = writeFixtures(dataDir, { auth_connections: [waiting, externalAction, succeeded, noExpiry, noFlow].map((record) => ({ project: "Default", ...record })) });
-  t = await startTestServer({ dataDir, fixtures });
+  return { dataDir, fixtures };
 });
 
 afterEach(() => {
   vi.useRealTimers();
-});
-
-afterAll(async () => {
-  // Every answer, expired ones included, is a valid ManagedAuth (rule 4 needs the URLs only while IN_PROGRESS).
-  expect(t.mismatches).toEqual([]);
-  await t.close();
 });
 
 /** Sets the clock the in-process server reads (only `Date`: timers and I/O run as usual). */

@@ -1,19 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { goodExtensionZip } from "./support/zip-writer.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
 import { multipartBody } from "./support/multipart.js";
-import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { tempDataDir, useTestServer } from "./support/test-server.js";
 
 type CredentialKind = "org-wide" | "project-scoped" | "missing" | "invalid";
 type HeaderCase = "none" | "own" | "other" | "unknown" | "archived";
 type Family = "read" | "write" | "admin";
 
-let t: TestServer;
 const ids = { default: "", a: "", b: "", archived: "" };
 const keys = { orgWide: "", scopedA: "", scopedArchived: "" };
 let counter = 0;
 
-beforeAll(async () => {
+const t = useTestServer(() => {
   const dataDir = tempDataDir();
   const fixtures = writeFixtures(dataDir, {
     auth_connections: [
@@ -23,7 +22,10 @@ beforeAll(async () => {
       { project: "old", ...managedAuth("conn-old") },
     ],
   });
-  t = await startTestServer({ dataDir, fixtures });
+  return { dataDir, fixtures };
+});
+
+beforeAll(async () => {
   const client = t.client();
   const projects = await client.projects.list();
   const id = (name: string) => projects.find((project) => project.name === name)?.id ?? "";
@@ -32,11 +34,6 @@ beforeAll(async () => {
   keys.scopedA = t.server.issueApiKey(ids.a).secret;
   keys.scopedArchived = t.server.issueApiKey(ids.archived).secret;
   await client.projects.update(ids.archived, { status: "archived" });
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
 });
 
 function authorization(kind: CredentialKind): Record<string, string> {

@@ -2,11 +2,10 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { startTestServer, useTestServer } from "./support/test-server.js";
 import { chromium } from "playwright-core";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
-let t: TestServer;
 let launcher: TrackingLauncher;
 let page: Server;
 let pageUrl: string;
@@ -17,20 +16,22 @@ beforeAll(async () => {
   page.listen(0, "127.0.0.1");
   await once(page, "listening");
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/start`;
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(() => {
+  page.close();
+});
+
+const t = useTestServer(() => {
   launcher = new TrackingLauncher();
-  t = await startTestServer({ launcher });
+  return { launcher };
 });
 
 afterEach(async () => {
   const client = t.client();
   for (const browser of await client.browsers.list({ limit: 100 })) await client.browsers.delete(browser.id);
   await client.projects.updateLimits("Default", { max_concurrent_sessions: 0 });
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-  page.close();
 });
 
 describe("browsers", () => {

@@ -9,7 +9,7 @@ import puppeteer from "puppeteer-core";
 import WebSocket from "ws";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { commandLine, listeningSocketsOfGroup, processGroup } from "./support/chromium-processes.js";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { startTestServer, useTestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 import { waitForTools } from "./support/webmcp-driver.js";
 import { insideSandbox } from "./support/sandbox-probe.js";
@@ -25,7 +25,6 @@ const DOWNLOAD_PAGE = `<!doctype html><title>Download</title><a id="get" downloa
 
 const MIB = 1024 * 1024;
 
-let t: TestServer;
 let launcher: TrackingLauncher;
 let pages: PageServer;
 
@@ -34,19 +33,21 @@ beforeAll(async () => {
   pages.serve("/tool", TOOL_PAGE);
   pages.serve("/plain", "<!doctype html><title>Plain</title><p>plain</p>");
   pages.serve("/download", DOWNLOAD_PAGE);
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages.close();
+});
+
+const t = useTestServer(() => {
   launcher = new TrackingLauncher();
-  t = await startTestServer({ launcher, cdpLimits: { maxClients: 3, maxMessageBytes: MIB, maxBufferedBytes: MIB } });
+  return { launcher, cdpLimits: { maxClients: 3, maxMessageBytes: MIB, maxBufferedBytes: MIB } };
 });
 
 afterEach(async () => {
   const client = t.client();
   for (const browser of await client.browsers.list({ limit: 100 })) await client.browsers.delete(browser.id);
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-  await pages.close();
 });
 
 /** A raw DevTools client: commands by id, every message it received kept in order. */

@@ -8,7 +8,7 @@ import { MAX_COMMAND_DEPTH } from "../src/cdp/command-text.js";
 import { CdpRawClient, type CdpClose, type CdpMessage } from "./support/cdp-raw-client.js";
 import { spawnServer } from "./support/child-server.js";
 import { insideSandbox } from "./support/sandbox-probe.js";
-import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { tempDataDir, useTestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
 // What a DevTools client of a browser can send, from the attacker's side: messages built
@@ -206,22 +206,15 @@ describe("no input takes the server down", () => {
 });
 
 describe("in-process server", () => {
-  let t: TestServer;
   let launcher: TrackingLauncher;
-
-  beforeAll(async () => {
+  const t = useTestServer(() => {
     launcher = new TrackingLauncher();
-    t = await startTestServer({ launcher });
+    return { launcher };
   });
 
   afterEach(async () => {
     const client = t.client();
     for (const browser of await client.browsers.list({ limit: 100 })) await client.browsers.delete(browser.id);
-  });
-
-  afterAll(async () => {
-    expect(t.mismatches).toEqual([]);
-    await t.close();
   });
 
   /** The browser's own target id, as its browser session reports it. */

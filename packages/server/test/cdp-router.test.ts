@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CdpPipe, OversizedMessage } from "../src/cdp/cdp-pipe.js";
 import { CdpRouter, CdpRouterError, type CdpChannel, type ChannelCloseReason, type ChannelMessage, type DroppedEvent } from "../src/cdp/cdp-router.js";
+import { parseClientCommand } from "../src/cdp/client-command.js";
 
 // The router alone, against a pipe the test plays the browser on: every message the router
 // writes is seen, every message the browser sends is the test's, and all of it happens
@@ -237,6 +238,75 @@ describe("what each client sees", () => {
     expect(b.received()).toEqual([]);
     b.channel.send({ id: 1, method: "Page.enable", sessionId: "ATTACHED" });
     expect(b.received()).toEqual([{ id: 1, error: { code: -32001, message: "Session with given id not found." } }]);
+  });
+});
+
+describe("a client's command, as the router checks it", () => {
+  it("reads the four members of a command and leaves the rest behind", () => {
+    const params = { expression: "1" };
+    expect(parseClientCommand({ id: 3, method: "Runtime.evaluate", params, sessionId: "S-A", result: {}, extra: "x" })).toStrictEqual({
+      ok: true,
+      command: { id: 3, method: "Runtime.evaluate", params, sessionId: "S-A" },
+    });
+    expect(parseClientCommand({ id: 0, method: "Page.enable" })).toStrictEqual({
+      ok: true,
+      command: { id: 0, method: "Page.enable", params: undefined, sessionId: undefined },
+    });
+    expect(parseClientCommand({ id: Number.MAX_SAFE_INTEGER, method: "Page.enable", params: {} })).toMatchObject({ ok: true, command: { id: Number.MAX_SAFE_INTEGER, params: {} } });
+  });
+
+  const notObject = "A command must be a JSON object.";
+  const badId = "A command needs a non-negative integer id.";
+  const noMethod = "A command needs a method name.";
+  const badParams = "params must be an object.";
+  const badSession = "sessionId must be a string.";
+  it.each<[string, unknown, string, number | undefined]>([
+    ["null", null, notObject, undefined],
+    ["an array", [{ id: 1, method: "Page.enable" }], notObject, undefined],
+    ["a string", "Page.enable", notObject, undefined],
+    ["a number", 7, notObject, undefined],
+    ["no id", { method: "Page.enable" }, badId, undefined],
+    ["a negative id", { id: -1, method: "Page.enable" }, badId, -1],
+    ["a fractional id", { id: 1.5, method: "Page.enable" }, badId, undefined],
+    ["an id past the safe integers", { id: 2 ** 53, method: "Page.enable" }, badId, undefined],
+    ["an id as a string", { id: "1", method: "Page.enable" }, badId, undefined],
+    ["no method", { id: 1 }, noMethod, 1],
+    ["an empty method", { id: 1, method: "" }, noMethod, 1],
+    ["a method that is not a string", { id: 1, method: 5 }, noMethod, 1],
+    ["null params", { id: 1, method: "Page.enable", params: null }, badParams, 1],
+    ["array params", { id: 1, method: "Page.enable", params: [] }, badParams, 1],
+    ["string params", { id: 1, method: "Page.enable", params: "{}" }, badParams, 1],
+    ["a numeric sessionId", { id: 1, method: "Page.enable", sessionId: 7 }, badSession, 1],
+    ["a null sessionId", { id: 1, method: "Page.enable", sessionId: null }, badSession, 1],
+    ["every member wrong: the id is reported", { id: -2, method: "", params: [], sessionId: 1 }, badId, -2],
+    ["method, params and sessionId wrong: the method is reported", { id: 2, method: 1, params: [], sessionId: 1 }, noMethod, 2],
+  ])("refuses %s, keeping the message's id when it is a safe integer", (_, message, problem, id) => {
+    expect(parseClientCommand(message)).toStrictEqual({ ok: false, problem, id });
+  });
+
+  it("answers a client's text under its own id only when that is a non-negative integer, else under 0", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    a.channel.sendText('{"id":-3,"method":"Page.enable"}');
+    a.channel.sendText('{"id":1.5,"method":"Page.enable"}');
+    a.channel.sendText('{"id":4,"method":""}');
+    expect(a.received()).toEqual([
+      { id: 0, error: { code: -32600, message: badId } },
+      { id: 0, error: { code: -32600, message: badId } },
+      { id: 4, error: { code: -32600, message: noMethod } },
+    ]);
+    expect(pipe.take()).toEqual([]);
+  });
+
+  it("sends the browser only what it checked, on the session the command names or else the client's own", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    a.channel.send({ id: 1, method: "Page.enable", result: { forged: true }, error: { code: 1, message: "forged" } });
+    a.channel.sendText('{"id":2,"method":"Runtime.evaluate","params":{"expression":"1"},"sessionId":"S-A","extra":[1]}');
+    expect(pipe.written.slice(-2).map((text) => JSON.parse(text) as unknown)).toEqual([
+      { id: expect.any(Number), method: "Page.enable", sessionId: "S-A" },
+      { id: expect.any(Number), method: "Runtime.evaluate", sessionId: "S-A", params: { expression: "1" } },
+    ]);
   });
 });
 

@@ -1,24 +1,15 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { unsafePathReason } from "../src/extensions/archive-rules.js";
 import { multipartBody } from "./support/multipart.js";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { useTestServer } from "./support/test-server.js";
 import { buildZip, extraField, goodExtensionZip, type ZipEntryInput } from "./support/zip-writer.js";
 
-let t: TestServer;
+const t = useTestServer();
 const MiB = 1024 * 1024;
 const manifest = { name: "manifest.json", data: '{"manifest_version":3,"name":"t","version":"1"}' };
-
-beforeAll(async () => {
-  t = await startTestServer();
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-});
 
 /** The details of the 400 an upload of `zip` gets. */
 async function rejection(zip: Buffer): Promise<{ code: string; message: string }[]> {

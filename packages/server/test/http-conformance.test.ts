@@ -2,30 +2,23 @@ import { readdirSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { validateError } from "@browser-service/validators";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { writeFixtures } from "./support/fixtures.js";
 import { multipartBody } from "./support/multipart.js";
-import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
 import { BrowserLaunchError } from "../src/browsers/browser-launcher.js";
 import { goodExtensionZip } from "./support/zip-writer.js";
 
 // What Node and Fastify refuse on their own, and the edges of HTTP itself, answered as
 // the spec says: the Error body with a documented code, X-Request-Id, the right status.
 
-let t: TestServer;
-const auth = (): Record<string, string> => ({ authorization: `Bearer ${t.orgKey}` });
-
-beforeAll(async () => {
+const t = useTestServer(() => {
   // The organization's only slot is held by a pool, so POST /browsers that passes its
   // checks answers 429 concurrency_limit_exceeded without starting Chromium.
   const dataDir = tempDataDir();
-  t = await startTestServer({ dataDir, planLimit: 1, fixtures: writeFixtures(dataDir, { pool_reservations: [{ project: "Default", name: "full", size: 1 }] }) });
+  return { dataDir, planLimit: 1, fixtures: writeFixtures(dataDir, { pool_reservations: [{ project: "Default", name: "full", size: 1 }] }) };
 });
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-});
+const auth = (): Record<string, string> => ({ authorization: `Bearer ${t.orgKey}` });
 
 interface RawResponse {
   status: number;

@@ -1,21 +1,12 @@
 import Fastify from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { installResponseCheck, type ResponseMismatch } from "../src/http/response-check.js";
 import "../src/http/fastify-augment.js";
 import { specOperations } from "./support/spec-error-codes.js";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { useTestServer } from "./support/test-server.js";
 
-let t: TestServer;
+const t = useTestServer();
 const auth = () => ({ authorization: `Bearer ${t.orgKey}` });
-
-beforeAll(async () => {
-  t = await startTestServer();
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-});
 
 describe("routing", () => {
   it("registers every operation of the spec", () => {

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { assertRoomForBrowser, effectiveProjectCap, available } from "../src/limits/concurrency.js";
 import { writeFixtures } from "./support/fixtures.js";
-import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
 
 describe("limit resolution (pure)", () => {
   it("resolves override, then organization default, then none", () => {
@@ -23,9 +23,8 @@ describe("limit resolution (pure)", () => {
 });
 
 describe("limits over HTTP", () => {
-  let t: TestServer;
   // Pool reservations fill slots without browsers: 2 in "pooled", 1 in "Default".
-  beforeAll(async () => {
+  const t = useTestServer(() => {
     const dataDir = tempDataDir();
     const fixtures = writeFixtures(dataDir, {
       pool_reservations: [
@@ -33,7 +32,7 @@ describe("limits over HTTP", () => {
         { project: "Default", name: "small", size: 1 },
       ],
     });
-    t = await startTestServer({ dataDir, fixtures, planLimit: 4 });
+    return { dataDir, fixtures, planLimit: 4 };
   });
   afterEach(async () => {
     // Each case starts from no caps and no browsers.
@@ -41,10 +40,6 @@ describe("limits over HTTP", () => {
     for (const browser of await client.browsers.list()) await client.browsers.delete(browser.id);
     await client.limits.update({ default_project_max_concurrent_sessions: 0 });
     await client.projects.updateLimits("Default", { max_concurrent_sessions: 0 });
-  });
-  afterAll(async () => {
-    expect(t.mismatches).toEqual([]);
-    await t.close();
   });
 
   it("reports the plan limit, usage from pool reservations and browsers, and availability", async () => {

@@ -1,29 +1,23 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { FixturesError, parseFixtures } from "../src/index.js";
 import { newId } from "../src/storage/ids.js";
 import { loadSpec } from "./support/spec-error-codes.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { useTestServer } from "./support/test-server.js";
 
 // Project and browser names: the spec's rules (no id's form, no hidden characters) as
 // the server applies them, and NFC storage and lookup of project names.
 
-let t: TestServer;
 let fixturesDir: string;
+// After the server closed (vitest runs afterAll hooks last registered first).
+afterAll(() => rmSync(fixturesDir, { recursive: true, force: true }));
 
-beforeAll(async () => {
+const t = useTestServer(() => {
   fixturesDir = mkdtempSync(join(tmpdir(), "browser-service-names-"));
-  const fixtures = writeFixtures(fixturesDir, { auth_connections: [{ project: "Default", ...managedAuth("mac_names") }] });
-  t = await startTestServer({ fixtures });
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-  rmSync(fixturesDir, { recursive: true, force: true });
+  return { fixtures: writeFixtures(fixturesDir, { auth_connections: [{ project: "Default", ...managedAuth("mac_names") }] }) };
 });
 
 /** A raw JSON request with the org-wide key, so that bodies the client would not send can be sent. */

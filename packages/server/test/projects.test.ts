@@ -1,19 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { goodExtensionZip } from "./support/zip-writer.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
-import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
-let t: TestServer;
-
-beforeAll(async () => {
-  t = await startTestServer();
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-});
+const t = useTestServer();
 
 describe("projects", () => {
   it("starts with one active project named Default, which is the default project", async () => {
@@ -200,17 +191,10 @@ describe("deleting a project with resources other than browsers and extensions",
 });
 
 describe("a project whose browsers run (real Chromium)", () => {
-  let fresh: TestServer;
   let launcher: TrackingLauncher;
-
-  beforeAll(async () => {
+  const fresh = useTestServer(() => {
     launcher = new TrackingLauncher();
-    fresh = await startTestServer({ launcher });
-  });
-
-  afterAll(async () => {
-    expect(fresh.mismatches).toEqual([]);
-    await fresh.close();
+    return { launcher };
   });
 
   it("cannot be archived (409 browsers_running): the browser stays reachable, stoppable and counted; once stopped, archiving works", async () => {

@@ -4,10 +4,10 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
 import type { Browser } from "@browser-service/types";
 import WebSocket from "ws";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { clientKey, TrustProxyError, trustedProxies } from "../src/http/client-key.js";
 import { createServer } from "../src/index.js";
-import { RATE_LIMIT_OFF, startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { RATE_LIMIT_OFF, tempDataDir, useTestServer } from "./support/test-server.js";
 
 // Who a failed authentication is counted against. Browsers run by the server send from
 // 127.0.0.1 like the clients on the same machine, and a page can send requests without a
@@ -75,12 +75,11 @@ function withToken(url: string, token: string | null): string {
 }
 
 describe("failed authentications, on a server with a browser (real HTTP and DevTools upgrades from 127.0.0.1)", () => {
-  let t: TestServer;
+  const t = useTestServer({ rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock, browserOfConnection: fakeBrowserOfConnection } });
   let browser: Browser;
   let bare: string;
 
   beforeAll(async () => {
-    t = await startTestServer({ rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock, browserOfConnection: fakeBrowserOfConnection } });
     browser = await t.client().browsers.create();
     bare = withToken(browser.cdp_ws_url, null);
   });
@@ -88,11 +87,6 @@ describe("failed authentications, on a server with a browser (real HTTP and DevT
   afterEach(() => {
     // A quiet minute between tests: every bucket is full again.
     now += 60_000;
-  });
-
-  afterAll(async () => {
-    expect(t.mismatches).toEqual([]);
-    await t.close();
   });
 
   it("without a credential are never counted: a flood of them leaves a valid org key and a valid browser token working", async () => {
@@ -147,16 +141,7 @@ describe("failed authentications, on a server with a browser (real HTTP and DevT
 });
 
 describe("behind a trusted proxy (--trust-proxy loopback: the test is the proxy)", () => {
-  let t: TestServer;
-
-  beforeAll(async () => {
-    t = await startTestServer({ trustProxy: ["loopback"], rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock } });
-  });
-
-  afterAll(async () => {
-    expect(t.mismatches).toEqual([]);
-    await t.close();
-  });
+  const t = useTestServer({ trustProxy: ["loopback"], rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock } });
 
   const via = (client: string) => ({ "x-forwarded-for": client });
   // No browser: a blocked client is refused before the browser is looked up, anyone else gets 404.
@@ -182,16 +167,7 @@ describe("behind a trusted proxy (--trust-proxy loopback: the test is the proxy)
 });
 
 describe("X-Forwarded-For from a peer that is not a trusted proxy (--trust-proxy 10.0.0.0/8, the test sends from 127.0.0.1)", () => {
-  let t: TestServer;
-
-  beforeAll(async () => {
-    t = await startTestServer({ trustProxy: ["10.0.0.0/8"], rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock } });
-  });
-
-  afterAll(async () => {
-    expect(t.mismatches).toEqual([]);
-    await t.close();
-  });
+  const t = useTestServer({ trustProxy: ["10.0.0.0/8"], rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock } });
 
   it("changes nothing: a guesser forging a new address for each guess is still counted as its peer", async () => {
     expect(await status(t.url, "/org/limits", { ...WRONG_KEY, "x-forwarded-for": "198.51.100.1" })).toBe(401);

@@ -1,10 +1,10 @@
 import { RateLimitError } from "@browser-service/client";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { SqliteApiKeyStore } from "../src/auth/sqlite-api-key-store.js";
 import { RateLimitedError } from "../src/http/api-errors.js";
 import { clientAddressKey, RateLimits, TokenBuckets } from "../src/http/rate-limiter.js";
 import { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand } from "../src/index.js";
-import { RATE_LIMIT_OFF, startTestServer, type TestServer } from "./support/test-server.js";
+import { RATE_LIMIT_OFF, startTestServer, useTestServer } from "./support/test-server.js";
 
 /** A clock the test moves by hand, so that no outcome depends on the machine's speed. */
 function fakeClock() {
@@ -115,11 +115,10 @@ describe("configuration of the rate limits", () => {
 
 describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
   const clock = fakeClock();
-  let t: TestServer;
+  const t = useTestServer({ rateLimits: { perKey: { rate: 1, burst: 3 }, authFailuresPerAddress: { rate: 1, burst: 2 }, clock: clock.read } });
   let otherKey: string;
 
   beforeAll(async () => {
-    t = await startTestServer({ rateLimits: { perKey: { rate: 1, burst: 3 }, authFailuresPerAddress: { rate: 1, burst: 2 }, clock: clock.read } });
     otherKey = t.server.issueApiKey().secret;
   });
 
@@ -127,11 +126,6 @@ describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
     vi.restoreAllMocks();
     // A quiet minute between tests: every bucket is full again.
     clock.now += 60_000;
-  });
-
-  afterAll(async () => {
-    expect(t.mismatches).toEqual([]);
-    await t.close();
   });
 
   const get = (headers: Record<string, string>, remoteAddress = "127.0.0.1") => t.server.app.inject({ method: "GET", url: "/org/limits", headers, remoteAddress });
@@ -229,16 +223,7 @@ describe("with the client, over HTTP", () => {
   const clock = fakeClock();
   const seen: { method: string; status: number; retryAfter: string | null }[] = [];
   let limitedAt: number | undefined;
-  let t: TestServer;
-
-  beforeAll(async () => {
-    t = await startTestServer({ rateLimits: { perKey: { rate: 1, burst: 1 }, authFailuresPerAddress: RATE_LIMIT_OFF, clock: clock.read } });
-  });
-
-  afterAll(async () => {
-    expect(t.mismatches).toEqual([]);
-    await t.close();
-  });
+  const t = useTestServer({ rateLimits: { perKey: { rate: 1, burst: 1 }, authFailuresPerAddress: RATE_LIMIT_OFF, clock: clock.read } });
 
   const recordingFetch = async (url: string, init: RequestInit): Promise<Response> => {
     if (limitedAt !== undefined) clock.now += performance.now() - limitedAt;

@@ -6,6 +6,8 @@ import { SqliteApiKeyStore } from "../src/auth/sqlite-api-key-store.js";
 import { SqliteDatabase } from "../src/storage/database.js";
 import { dataDirLayout } from "../src/storage/data-dir.js";
 import { applyMigrations } from "../src/storage/migrations.js";
+import { RememberedReads } from "../src/storage/remembered-reads.js";
+import type { SqlParams } from "../src/storage/sql-values.js";
 import { startTestServer, type TestServer } from "./support/test-server.js";
 
 // The hot reads of every request (its key, its organization, a page of projects) are
@@ -92,6 +94,91 @@ describe("remembered reads", () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe("RememberedReads", () => {
+  const SQL = "SELECT v FROM t WHERE id = ?";
+  /** A read that counts how often it ran and returns a fresh row each time. */
+  function counted(): { read: () => { v: number }; runs: () => number } {
+    let runs = 0;
+    return { read: () => ({ v: ++runs }), runs: () => runs };
+  }
+
+  it("runs a SELECT once until forget(), then once again", () => {
+    const reads = new RememberedReads();
+    const { read, runs } = counted();
+    expect(reads.row(SQL, [1], read)).toEqual({ v: 1 });
+    expect(reads.row(SQL, [1], read)).toEqual({ v: 1 });
+    expect(runs()).toBe(1);
+    reads.forget();
+    expect(reads.row(SQL, [1], read)).toEqual({ v: 2 });
+    expect(reads.row(SQL, [1], read)).toEqual({ v: 2 });
+    expect(runs()).toBe(2);
+  });
+
+  it("keeps apart what differs: the parameters (text split otherwise, a number and its text, null), the statement, and row, rows and JSON rows", () => {
+    const reads = new RememberedReads();
+    const { read, runs } = counted();
+    const paramLists: SqlParams[] = [["a", "b"], ["ab", ""], ["as:b"], ["as1:b"], ["a", "b", null], [1], ["1"], [null], [], { ":id": 1 }, { ":id": "1" }];
+    for (const params of paramLists) reads.row(SQL, params, read);
+    reads.row("SELECT v FROM t WHERE id = ? ", [1], read);
+    expect(runs()).toBe(paramLists.length + 1);
+    const rows = reads.rows(SQL, [1], () => [read()]);
+    const json = reads.jsonRows(SQL, [1], () => ({ rows: JSON.stringify([read()]) }));
+    expect(runs()).toBe(paramLists.length + 3);
+    expect(reads.rows(SQL, [1], () => [read()])).toBe(rows);
+    expect(reads.jsonRows(SQL, [1], () => ({ rows: "[]" }))).toBe(json);
+    for (const params of paramLists) reads.row(SQL, params, read);
+    expect(runs()).toBe(paramLists.length + 3);
+  });
+
+  it("remembers a SELECT written in any case or indented, never a statement that may write, nor BigInt or byte parameters", () => {
+    const reads = new RememberedReads();
+    const { read, runs } = counted();
+    reads.row("  select v from t", [], read);
+    reads.row("  select v from t", [], read);
+    expect(runs()).toBe(1);
+    for (const sql of ["UPDATE t SET v = v + 1 RETURNING v", "WITH x AS (SELECT 1) SELECT * FROM x"]) {
+      reads.row(sql, [], read);
+      reads.row(sql, [], read);
+    }
+    expect(runs()).toBe(5);
+    for (const params of [[1n], [new Uint8Array([1])], { ":id": 1n }]) {
+      reads.row(SQL, params, read);
+      reads.row(SQL, params, read);
+    }
+    expect(runs()).toBe(11);
+  });
+
+  it("freezes what it hands out: the row, the list and each of its rows, parsed JSON rows", () => {
+    const reads = new RememberedReads();
+    expect(Object.isFrozen(reads.row(SQL, [1], () => ({ v: 1 })))).toBe(true);
+    const rows = reads.rows(SQL, [2], () => [{ v: 1 }, { v: 2 }]);
+    expect(Object.isFrozen(rows)).toBe(true);
+    expect(rows.every((row) => Object.isFrozen(row))).toBe(true);
+    const json = reads.jsonRows<{ v: number }>(SQL, [3], () => ({ rows: '[{"v":1}]' }));
+    expect(json).toEqual([{ v: 1 }]);
+    expect(Object.isFrozen(json) && Object.isFrozen(json[0])).toBe(true);
+    expect(reads.row(SQL, [4], () => undefined)).toBeUndefined();
+  });
+
+  it("reads no row, or a column that is not text, as no JSON rows", () => {
+    const reads = new RememberedReads();
+    expect(reads.jsonRows(SQL, [1], () => undefined)).toEqual([]);
+    expect(reads.jsonRows(SQL, [2], () => ({ rows: null }))).toEqual([]);
+  });
+
+  it("past 1000 results lets the oldest go and keeps the newest", () => {
+    const reads = new RememberedReads();
+    const { read, runs } = counted();
+    for (let id = 0; id <= 1000; id++) reads.row(SQL, [id], read);
+    expect(runs()).toBe(1001);
+    reads.row(SQL, [1000], read);
+    reads.row(SQL, [1], read);
+    expect(runs()).toBe(1001);
+    reads.row(SQL, [0], read);
+    expect(runs()).toBe(1002);
   });
 });
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { ChromiumLauncher, type LaunchedBrowser } from "../src/index.js";
 import { browserProcess, commandLineOf, descendants, insideSandbox, SandboxProbe, statusField } from "./support/sandbox-probe.js";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { startTestServer, useTestServer } from "./support/test-server.js";
 import { TrackingLauncher } from "./support/tracking-launcher.js";
 
 // What a browser's owner (full DevTools) or a page tries, from inside a sandboxed browser,
@@ -88,20 +88,17 @@ afterAll(async () => {
 /** Two servers: one with the default egress policy, one with --allow-private-network; each with a warm pool of one. */
 for (const pool of ["warm", "cold"] as const) {
   describe(`a ${pool} browser's sandbox`, () => {
-    let t: TestServer;
     let launcher: TrackingLauncher;
     let otherProjectKey: string;
 
-    beforeAll(async () => {
+    const t = useTestServer(() => {
       launcher = new TrackingLauncher({ allowPrivateNetwork: false, lookup, downloadBytes: CAP_BYTES, onEgressRefused: (destination, reason) => refused.push({ destination, reason }) });
-      t = await startTestServer({ launcher, warmBrowsers: pool === "warm" ? 1 : 0 });
-      const other = await t.client().projects.create({ name: `other-${pool}` });
-      otherProjectKey = t.server.issueApiKey(other.id).secret;
+      return { launcher, warmBrowsers: pool === "warm" ? 1 : 0 };
     });
 
-    afterAll(async () => {
-      expect(t.mismatches).toEqual([]);
-      await t.close();
+    beforeAll(async () => {
+      const other = await t.client().projects.create({ name: `other-${pool}` });
+      otherProjectKey = t.server.issueApiKey(other.id).secret;
     });
 
     /** Creates a browser (from the pool when there is one) and returns its record and process. */
@@ -298,17 +295,10 @@ for (const pool of ["warm", "cold"] as const) {
 }
 
 describe("--allow-private-network", () => {
-  let t: TestServer;
   let launcher: TrackingLauncher;
-
-  beforeAll(async () => {
+  const t = useTestServer(() => {
     launcher = new TrackingLauncher({ allowPrivateNetwork: true, lookup, profileBytes: 64 * 1024 * 1024 });
-    t = await startTestServer({ launcher });
-  });
-
-  afterAll(async () => {
-    expect(t.mismatches).toEqual([]);
-    await t.close();
+    return { launcher };
   });
 
   it("lets a page reach this host by IP and by name, still through the proxy only: WebRTC sends no UDP", async () => {

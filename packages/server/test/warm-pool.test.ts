@@ -9,8 +9,8 @@ import { WarmBrowser } from "../src/browsers/warm-browser.js";
 import { WarmBrowserRecords } from "../src/browsers/warm-browser-records.js";
 import { WarmPool } from "../src/browsers/warm-pool.js";
 import { spawnServer } from "./support/child-server.js";
-import { chromiumBrowserPids } from "./support/chromium-processes.js";
-import { startTestServer, tempDataDir, type TestServer } from "./support/test-server.js";
+import { chromiumBrowserPids, commandLine, processesNaming } from "./support/chromium-processes.js";
+import { startTestServer, tempDataDir, useTestServer, type TestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 import { named, waitForTools } from "./support/webmcp-driver.js";
 
@@ -19,7 +19,6 @@ const POOL = 2;
 const TOOL_PAGE = `<!doctype html><title>Tool page</title>
 <script>document.modelContext.registerTool({ name: "echo", description: "Echoes.", execute: async (input) => input });</script>`;
 
-let t: TestServer;
 let launcher: TrackingLauncher;
 let pages: PageServer;
 
@@ -68,20 +67,22 @@ beforeAll(async () => {
   pages.serve("/start", "<!doctype html><title>start</title><p>start");
   pages.serve("/second", "<!doctype html><title>second</title><p>second");
   pages.serve("/tool", TOOL_PAGE);
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages.close();
+});
+
+const t = useTestServer(() => {
   launcher = new TrackingLauncher();
-  t = await startTestServer({ launcher, warmBrowsers: POOL });
+  return { launcher, warmBrowsers: POOL };
 });
 
 afterEach(async () => {
   const client = t.client();
   for (const browser of await client.browsers.list({ limit: 100 })) await client.browsers.delete(browser.id);
   await client.projects.updateLimits("Default", { max_concurrent_sessions: 0 });
-});
-
-afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-  await pages.close();
 });
 
 describe("the warm pool", () => {
@@ -215,18 +216,30 @@ describe("the warm pool's end", () => {
 
   it("after a SIGKILL of the server, its warm browsers end with it and the next start removes what they left", async () => {
     const dataDir = tempDataDir();
-    const before = new Set(chromiumBrowserPids());
     let server = await spawnServer(dataDir, ["--warm-browsers", "1"]);
+    // This server's browsers only (its descendants): other runs may have Chromium running on the machine.
     let orphans: number[] = [];
+    let profile = "";
     await until("a warm browser recorded", () => {
-      orphans = chromiumBrowserPids().filter((pid) => !before.has(pid));
-      return orphans.length === 1 && readdirSync(join(dataDir, "warm-browsers")).length === 1;
+      orphans = chromiumBrowserPids(server.child.pid as number);
+      const records = readdirSync(join(dataDir, "warm-browsers"));
+      if (orphans.length !== 1 || records.length !== 1) return false;
+      try {
+        profile = (JSON.parse(readFileSync(join(dataDir, "warm-browsers", records[0] as string), "utf8")) as { user_data_dir: string }).user_data_dir;
+        return true;
+      } catch (error) {
+        // The record is created empty, then written.
+        if (error instanceof SyntaxError) return false;
+        throw error;
+      }
     });
-    const [record] = readdirSync(join(dataDir, "warm-browsers"));
-    const profile = (JSON.parse(readFileSync(join(dataDir, "warm-browsers", record as string), "utf8")) as { user_data_dir: string }).user_data_dir;
+    // The recorded browser is the one running. Its profile, a fresh temporary directory,
+    // is named by the command lines of its sandbox (bwrap), Chromium and its helpers.
+    expect(commandLine(orphans[0] as number)).toContain(`--user-data-dir=${profile}`);
     await server.kill();
-    // Its sandbox ends with the server (bwrap --die-with-parent): nothing runs unowned.
-    await until("the warm browser ended with the server", () => !processExists(orphans[0] as number));
+    // Its sandbox ends with the server (bwrap --die-with-parent): nothing runs unowned. Once
+    // re-parented, its processes no longer descend from the server: none may name its profile.
+    await until("the warm browser ended with the server", () => !processExists(orphans[0] as number) && processesNaming(profile).length === 0);
     expect(existsSync(profile)).toBe(true);
     server = await spawnServer(dataDir);
     try {

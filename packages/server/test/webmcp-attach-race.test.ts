@@ -3,7 +3,7 @@ import type { Browser, WebMcpTool } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { PageServer } from "@browser-service/test-pages";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { startTestServer, useTestServer, type TestServer } from "./support/test-server.js";
 import { waitForTools } from "./support/webmcp-driver.js";
 
 // Chromium's `WebMCP.enable` replays the tools of the session's own (local root) frame
@@ -36,7 +36,6 @@ const GO = `<script>
 
 const ROUNDS = 3;
 
-let t: TestServer;
 let pages: PageServer;
 let client: BrowserServiceClient;
 let browser: Browser;
@@ -49,15 +48,18 @@ beforeAll(async () => {
   pages.serve("/nested", `<!doctype html><title>Nested</title>${SELF_AND_CHILD}`);
   // A tab (opened as a new target) with a same-process child of its own.
   pages.serve("/tab", `<!doctype html><title>Popup</title>${SELF_AND_CHILD}`);
-  t = await startTestServer();
-  client = t.client();
-  browser = await client.browsers.create({ name: "attach-race", start_url: pages.url("/start") });
 });
 
+// Registered before the server's hooks: vitest runs it after the server closed.
 afterAll(async () => {
-  expect(t.mismatches).toEqual([]);
-  await t.close();
   await pages.close();
+});
+
+const t = useTestServer();
+
+beforeAll(async () => {
+  client = t.client();
+  browser = await client.browsers.create({ name: "attach-race", start_url: pages.url("/start") });
 });
 
 const onPage = (url: string) => (tool: WebMcpTool) => tool.source.page_url === url;

@@ -3,7 +3,7 @@ import type { Browser, WebMcpTool } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HoldingLauncher, type HeldDevTools } from "./support/held-devtools.js";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { useTestServer } from "./support/test-server.js";
 import { drive, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
 
 // An invocation whose wait ends (timeout, caller gone) before Chromium acknowledged
@@ -26,7 +26,6 @@ const HANGING_PAGE = `<!doctype html><title>hanging</title><script>
 const INVOKE = "WebMCP.invokeTool";
 const CANCEL = "WebMCP.cancelInvocation";
 
-let t: TestServer;
 let pages: PageServer;
 let launcher: HoldingLauncher;
 let client: BrowserServiceClient;
@@ -38,9 +37,20 @@ let hang: WebMcpTool;
 beforeAll(async () => {
   pages = await PageServer.start();
   pages.serve("/hanging", HANGING_PAGE);
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages?.close();
+});
+
+const t = useTestServer(() => {
   launcher = new HoldingLauncher();
   // A short body idle timeout: the caller's wait must not be cut off by it.
-  t = await startTestServer({ launcher, bodyIdleTimeoutSec: 1 });
+  return { launcher, bodyIdleTimeoutSec: 1 };
+});
+
+beforeAll(async () => {
   client = t.client();
   browser = await client.browsers.create({ name: "cancel" });
   devtools = launcher.devtools();
@@ -57,9 +67,6 @@ afterEach(() => {
 afterAll(async () => {
   devtools?.stop();
   await driven?.disconnect();
-  expect(t.mismatches).toEqual([]);
-  await t?.close();
-  await pages?.close();
 });
 
 /** Holds back the acknowledgement of the next invocation; resolves once the tool runs in the page. */

@@ -2,7 +2,7 @@ import type { BrowserServiceClient } from "@browser-service/client";
 import type { Browser } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { useTestServer } from "./support/test-server.js";
 import { drive, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
 
 // The snapshot's ETag: the version a poller sends back in If-None-Match (304 while nothing the body shows changed).
@@ -10,7 +10,6 @@ const TOOL_PAGE = `<!doctype html><title>Versioned</title><script>
   document.modelContext.registerTool({ name: "ping", description: "Answers pong.", execute: async () => ({ pong: true }) });
 </script>`;
 
-let t: TestServer;
 let pages: PageServer;
 let browser: Browser;
 let driven: DrivenBrowser;
@@ -19,7 +18,16 @@ let client: BrowserServiceClient;
 beforeAll(async () => {
   pages = await PageServer.start();
   pages.serve("/versioned", TOOL_PAGE);
-  t = await startTestServer();
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages?.close();
+});
+
+const t = useTestServer();
+
+beforeAll(async () => {
   client = t.client();
   browser = await client.browsers.create({ name: "etag" });
   driven = await drive(browser.cdp_ws_url);
@@ -27,8 +35,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await driven?.disconnect();
-  await t?.close();
-  await pages?.close();
 });
 
 /** One raw GET of the snapshot, with `If-None-Match` when given. */

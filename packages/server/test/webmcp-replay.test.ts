@@ -2,7 +2,7 @@ import type { BrowserServiceClient } from "@browser-service/client";
 import type { Browser, WebMcpToolList } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { useTestServer } from "./support/test-server.js";
 import { DroppingLauncher } from "./support/webmcp-connection-drop.js";
 import { drive, type DrivenBrowser, omittedCount, waitForList } from "./support/webmcp-driver.js";
 
@@ -17,7 +17,6 @@ const REGISTERING = (count: number) => `<!doctype html><title>replayed</title><s
   for (let i = 0; i < ${count}; i++) document.modelContext.registerTool({ name: "r" + i, description, execute: async () => ({ i }) });
 </script>`;
 
-let t: TestServer;
 let pages: PageServer;
 let launcher: DroppingLauncher;
 let client: BrowserServiceClient;
@@ -30,8 +29,19 @@ beforeAll(async () => {
   pages.serve("/replayed", REGISTERING(1500));
   // 8,500 tools: a replay of about 70 MB, over the 64 MiB the service reads at all.
   pages.serve("/oversized", REGISTERING(8500));
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages?.close();
+});
+
+const t = useTestServer(() => {
   launcher = new DroppingLauncher();
-  t = await startTestServer({ launcher });
+  return { launcher };
+});
+
+beforeAll(async () => {
   client = t.client();
   browser = await client.browsers.create({ name: "replay" });
   driven = await drive(browser.cdp_ws_url);
@@ -39,9 +49,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await driven?.disconnect();
-  expect(t.mismatches).toEqual([]);
-  await t?.close();
-  await pages?.close();
 });
 
 const snapshotWhen = (ready: (list: WebMcpToolList) => boolean) => waitForList(client, browser.id, ready);

@@ -3,7 +3,7 @@ import { PageServer } from "@browser-service/test-pages";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HoldingLauncher, type HeldDevTools, type HeldMessage } from "./support/held-devtools.js";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { useTestServer } from "./support/test-server.js";
 import { drive, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
 
 // Concurrent GETs of one browser's tool snapshot share one build of its body, but only
@@ -24,7 +24,6 @@ const LARGE_PAGE = `<!doctype html><title>Large</title><script>
 const GET_TARGETS = "Target.getTargets";
 const TOOLS_ADDED = "WebMCP.toolsAdded";
 
-let t: TestServer;
 let pages: PageServer;
 let launcher: HoldingLauncher;
 let browser: Browser;
@@ -35,8 +34,19 @@ let devtools: HeldDevTools;
 beforeAll(async () => {
   pages = await PageServer.start();
   pages.serve("/large", LARGE_PAGE);
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages?.close();
+});
+
+const t = useTestServer(() => {
   launcher = new HoldingLauncher();
-  t = await startTestServer({ launcher });
+  return { launcher };
+});
+
+beforeAll(async () => {
   browser = await t.client().browsers.create({ name: "shared" });
   devtools = launcher.devtools();
   driven = await drive(browser.cdp_ws_url);
@@ -49,8 +59,6 @@ afterEach(() => devtools.stop());
 afterAll(async () => {
   devtools?.stop();
   await driven?.disconnect();
-  await t?.close();
-  await pages?.close();
 });
 
 /** One raw GET of the snapshot: status, ETag and the body as text. */

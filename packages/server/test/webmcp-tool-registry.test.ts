@@ -3,9 +3,9 @@ import type { PageFrameTree, TargetInfo } from "../src/webmcp/cdp-protocol.js";
 import { definitionBytes, PAGE_DATA_LIMITS, toToolDefinition, type OmissionReason, type ToolDefinition } from "../src/webmcp/page-data.js";
 import { SourceNumbers } from "../src/webmcp/source-numbers.js";
 import { ToolRefTable } from "../src/webmcp/tool-refs.js";
-import { ToolSnapshot, type Registration } from "../src/webmcp/tool-snapshot.js";
+import { ToolRegistry, type Registration } from "../src/webmcp/tool-registry.js";
 
-// The browser-wide registry of WebMCP tools (ToolSnapshot) fed the DevTools events it is
+// The browser-wide registry of WebMCP tools (ToolRegistry) fed the DevTools events it is
 // built from, with no browser: which registrations it lists, which refs stay live, what
 // it counts as omitted, and when its version moves. The HTTP tests reach the same rules
 // through real pages; here each rule is one event away.
@@ -14,7 +14,7 @@ function setUp() {
   const refs = new ToolRefTable<Registration>();
   const numbers = new SourceNumbers();
   const warnings: object[] = [];
-  const registry = new ToolSnapshot(refs, numbers, { warn: (details) => void warnings.push(details) });
+  const registry = new ToolRegistry(refs, numbers, { warn: (details) => void warnings.push(details) });
   const gone: [string, string | undefined][] = [];
   registry.onGone((sessionId, frameId) => gone.push([sessionId, frameId]));
   return { refs, numbers, registry, warnings, gone };
@@ -26,12 +26,12 @@ const tool = (name: string, frameId: string, fields: object = {}) => ({ name, de
 const tools = (prefix: string, frameId: string, count: number) => Array.from({ length: count }, (_, i) => tool(`${prefix}${i}`, frameId));
 
 /** What a listing shows of each registration: tab number, frame, name. */
-const listed = (registry: ToolSnapshot): string[] => registry.registrations().map((each) => `${each.session.tab.tabNumber} ${each.frameId} ${each.tool.name}`);
-const omitted = (registry: ToolSnapshot): Partial<Record<OmissionReason, number>> => Object.fromEntries(registry.omissions());
+const listed = (registry: ToolRegistry): string[] => registry.registrations().map((each) => `${each.session.tab.tabNumber} ${each.frameId} ${each.tool.name}`);
+const omitted = (registry: ToolRegistry): Partial<Record<OmissionReason, number>> => Object.fromEntries(registry.omissions());
 const stateOf = (refs: ToolRefTable<Registration>, ref: string) => refs.lookup(ref).state;
 
 /** A tab whose main frame (id = its target id) holds one same-process child frame, `<id>-child`. */
-function openTab(registry: ToolSnapshot, sessionId: string, targetId: string): void {
+function openTab(registry: ToolRegistry, sessionId: string, targetId: string): void {
   registry.addPageSession(sessionId, target(targetId), Promise.resolve(1));
   const tree: PageFrameTree = {
     frame: { id: targetId, url: `https://${targetId.toLowerCase()}.test/` },

@@ -3,7 +3,7 @@ import type { Browser, WebMcpTool } from "@browser-service/types";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PageServer } from "@browser-service/test-pages";
-import { startTestServer, type TestServer } from "./support/test-server.js";
+import { useTestServer } from "./support/test-server.js";
 import { TrackingLauncher } from "./support/tracking-launcher.js";
 import { drive, named, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
 
@@ -52,7 +52,6 @@ const FORMS_PAGE = `<!doctype html><title>Forms page</title>
   });
 </script>`;
 
-let t: TestServer;
 let launcher: TrackingLauncher;
 let pages: PageServer;
 let browser: Browser;
@@ -68,8 +67,19 @@ beforeAll(async () => {
   pages.serve("/frames/child", `<!doctype html><title>Child</title>${WHEREAMI}`);
   pages.serve("/forms", FORMS_PAGE);
   pages.serve("/forms/done", "<!doctype html><title>Done</title><p>done</p>");
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages.close();
+});
+
+const t = useTestServer(() => {
   launcher = new TrackingLauncher();
-  t = await startTestServer({ launcher });
+  return { launcher };
+});
+
+beforeAll(async () => {
   client = t.client();
   browser = await client.browsers.create({ name: "webmcp" });
   driven = await drive(browser.cdp_ws_url);
@@ -82,9 +92,6 @@ afterEach(async () => {
 
 afterAll(async () => {
   await driven.disconnect();
-  expect(t.mismatches).toEqual([]);
-  await t.close();
-  await pages.close();
 });
 
 async function open(url: string): Promise<Page> {

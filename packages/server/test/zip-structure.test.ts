@@ -4,7 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { crc32, deflateRawSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { decodeEntryName } from "../src/extensions/archive-rules.js";
+import { inspectExtensionArchive } from "../src/extensions/archive-inspection.js";
+import { decodeEntryName, type ArchiveProblem } from "../src/extensions/archive-rules.js";
+import { ENCRYPTION_FLAGS, MATCHING_FLAGS } from "../src/extensions/zip-format.js";
+import {
+  decodeCentralFileHeader,
+  decodeDataDescriptor,
+  decodeEndOfCentralDirectory,
+  decodeExtraFields,
+  decodeLocalFileHeader,
+  decodeUnicodePathField,
+  decodeZip64EndLocator,
+} from "../src/extensions/zip-records.js";
 import { displayName, readZipStructure, type ZipStructure } from "../src/extensions/zip-structure.js";
 import { buildZip, extraField } from "./support/zip-writer.js";
 
@@ -33,10 +44,20 @@ async function problems(zip: Buffer, maxEntries?: number): Promise<string[]> {
   return (await read(zip, maxEntries)).problems.map((problem) => `${problem.code}: ${problem.message}`);
 }
 
+/** What the upload check as a whole finds in `zip`. */
+async function inspect(zip: Buffer): Promise<ArchiveProblem[]> {
+  const path = join(scratch, `${files++}.zip`);
+  writeFileSync(path, zip);
+  return inspectExtensionArchive(path, zip.length);
+}
+
 // Offsets of fields inside each record (APPNOTE.TXT 4.3.7, 4.3.12, 4.3.16).
-const LOCAL = { flags: 6, method: 8, crc: 14, compressed: 18, uncompressed: 22, nameLength: 26 } as const;
-const CENTRAL = { flags: 8, method: 10, crc: 16, compressed: 20, uncompressed: 24, nameLength: 28, diskStart: 34, localOffset: 42 } as const;
-const END = { disk: 4, centralDisk: 6, onThisDisk: 8, count: 10, centralSize: 12, centralOffset: 16 } as const;
+const LOCAL = { versionNeeded: 4, flags: 6, method: 8, time: 10, date: 12, crc: 14, compressed: 18, uncompressed: 22, nameLength: 26, extraLength: 28 } as const;
+const CENTRAL = {
+  madeBy: 4, versionNeeded: 6, flags: 8, method: 10, time: 12, date: 14, crc: 16, compressed: 20, uncompressed: 24,
+  nameLength: 28, extraLength: 30, commentLength: 32, diskStart: 34, internal: 36, external: 38, localOffset: 42,
+} as const;
+const END = { disk: 4, centralDisk: 6, onThisDisk: 8, count: 10, centralSize: 12, centralOffset: 16, commentLength: 20 } as const;
 
 /** Where the records of an archive without a comment are. */
 function layout(zip: Buffer): { end: number; central: number } {
@@ -53,6 +74,13 @@ function patched(zip: Buffer, ...edits: [offset: number, bytes: 2 | 4, value: nu
     else copy.writeUInt32LE(value >>> 0, offset);
   }
   return copy;
+}
+
+/** A record of `size` zero bytes with `signature` first and `edits` applied (see {@link patched}). */
+function record(size: number, signature: number, ...edits: [offset: number, bytes: 2 | 4, value: number][]): Buffer {
+  const bytes = Buffer.alloc(size);
+  bytes.writeUInt32LE(signature);
+  return patched(bytes, ...edits);
 }
 
 const manifest = { name: "manifest.json", data: '{"manifest_version":3}' };
@@ -329,5 +357,135 @@ describe("names", () => {
     expect(decodeEntryName(Buffer.from("plain/a.js"), 0)).toEqual({ name: "plain/a.js" });
     expect(decodeEntryName(Buffer.from([0x61, 0xc3]), 0x0800)).toEqual({ problem: "is not valid UTF-8 although its UTF-8 flag is set" });
     expect(decodeEntryName(Buffer.from("caf\u00e9"), 0)).toMatchObject({ problem: expect.stringMatching(/^has non-ASCII bytes without the UTF-8 flag/) });
+  });
+});
+
+// Each decoder is given a record whose every field holds a value of its own, so that a
+// field read at another's offset shows; and the bytes of something else.
+describe("record decoders", () => {
+  it("decode a local file header's fields, reading its fixed part only; not one cut short or of another signature", () => {
+    const local = record(
+      30, 0x04034b50,
+      [LOCAL.versionNeeded, 2, 20], [LOCAL.flags, 2, 0x0808], [LOCAL.method, 2, 8], [LOCAL.time, 2, 0x1111], [LOCAL.date, 2, 0x2222],
+      [LOCAL.crc, 4, 0xdeadbeef], [LOCAL.compressed, 4, 1000], [LOCAL.uncompressed, 4, 3000], [LOCAL.nameLength, 2, 13], [LOCAL.extraLength, 2, 9],
+    );
+    const decoded = {
+      versionNeeded: 20, flags: 0x0808, method: 8, modifiedTime: 0x1111, modifiedDate: 0x2222,
+      crc32: 0xdeadbeef, compressedSize: 1000, uncompressedSize: 3000, nameLength: 13, extraLength: 9,
+    };
+    expect(decodeLocalFileHeader(local)).toEqual(decoded);
+    expect(decodeLocalFileHeader(Buffer.concat([local, Buffer.from("manifest.json")]))).toEqual(decoded);
+    expect(decodeLocalFileHeader(local.subarray(0, 29))).toBeUndefined();
+    expect(decodeLocalFileHeader(patched(local, [0, 4, 0x02014b50]))).toBeUndefined();
+  });
+
+  it("decode a central directory file header's fields, as the archive writer wrote them; not one cut short or of another signature", () => {
+    const central = record(
+      46, 0x02014b50,
+      [CENTRAL.madeBy, 2, (3 << 8) | 20], [CENTRAL.versionNeeded, 2, 10], [CENTRAL.flags, 2, 0x0801], [CENTRAL.method, 2, 8],
+      [CENTRAL.time, 2, 0x1111], [CENTRAL.date, 2, 0x2222], [CENTRAL.crc, 4, 0xcafef00d], [CENTRAL.compressed, 4, 1000],
+      [CENTRAL.uncompressed, 4, 3000], [CENTRAL.nameLength, 2, 5], [CENTRAL.extraLength, 2, 9], [CENTRAL.commentLength, 2, 7],
+      [CENTRAL.diskStart, 2, 2], [CENTRAL.internal, 2, 1], [CENTRAL.external, 4, 0o100644 * 0x10000], [CENTRAL.localOffset, 4, 0x01020304],
+    );
+    expect(decodeCentralFileHeader(central)).toEqual({
+      versionMadeBy: (3 << 8) | 20, versionNeeded: 10, flags: 0x0801, method: 8, modifiedTime: 0x1111, modifiedDate: 0x2222,
+      crc32: 0xcafef00d, compressedSize: 1000, uncompressedSize: 3000, nameLength: 5, extraLength: 9, commentLength: 7,
+      diskNumberStart: 2, internalAttributes: 1, externalAttributes: 0o100644 * 0x10000, localHeaderOffset: 0x01020304,
+    });
+    // The second record of a real directory: its local header follows the first entry's.
+    const zip = buildZip([manifest, script]);
+    const second = layout(zip).central + 46 + manifest.name.length;
+    expect(decodeCentralFileHeader(zip.subarray(second))).toMatchObject({ method: 8, nameLength: 5, localHeaderOffset: 30 + 13 + 22 });
+    expect(decodeCentralFileHeader(central.subarray(0, 45))).toBeUndefined();
+    expect(decodeCentralFileHeader(zip)).toBeUndefined();
+  });
+
+  it("decode an end of central directory record's fields; not one cut short or of another signature", () => {
+    const end = record(
+      22, 0x06054b50,
+      [END.disk, 2, 1], [END.centralDisk, 2, 2], [END.onThisDisk, 2, 3], [END.count, 2, 4],
+      [END.centralSize, 4, 0x05060708], [END.centralOffset, 4, 0x090a0b0c], [END.commentLength, 2, 13],
+    );
+    expect(decodeEndOfCentralDirectory(end)).toEqual({
+      diskNumber: 1, centralDirectoryDisk: 2, entriesOnThisDisk: 3, entryCount: 4,
+      centralDirectorySize: 0x05060708, centralDirectoryOffset: 0x090a0b0c, commentLength: 13,
+    });
+    expect(decodeEndOfCentralDirectory(end.subarray(0, 21))).toBeUndefined();
+    expect(decodeEndOfCentralDirectory(patched(end, [0, 4, 0x06064b50]))).toBeUndefined();
+  });
+
+  it("decode the ZIP64 locator before an end record, pointing at the ZIP64 end record; 64-bit offsets whole; not one cut short or of another signature", () => {
+    const zip = buildZip([manifest], { zip64: true });
+    const locator = decodeZip64EndLocator(zip.subarray(zip.length - 22 - 20));
+    expect(locator).toMatchObject({ zip64EndDisk: 0, totalDisks: 1 });
+    expect(zip.readUInt32LE(Number(locator?.zip64EndOffset))).toBe(0x06064b50);
+
+    const far = record(20, 0x07064b50, [4, 4, 3], [16, 4, 4]);
+    far.writeBigUInt64LE(2n ** 40n + 5n, 8);
+    expect(decodeZip64EndLocator(far)).toEqual({ zip64EndDisk: 3, zip64EndOffset: 2n ** 40n + 5n, totalDisks: 4 });
+    expect(decodeZip64EndLocator(far.subarray(0, 19))).toBeUndefined();
+    expect(decodeZip64EndLocator(zip.subarray(zip.length - 22))).toBeUndefined();
+  });
+
+  it("decode a data descriptor with its signature (16 bytes) or without (12); not one the bytes left cannot hold", () => {
+    const signed = record(16, 0x08074b50, [4, 4, 0xdeadbeef], [8, 4, 100], [12, 4, 300]);
+    const values = { crc32: 0xdeadbeef, compressedSize: 100, uncompressedSize: 300 };
+    expect(decodeDataDescriptor(signed)).toEqual({ signed: true, byteLength: 16, ...values });
+    const unsigned = signed.subarray(4);
+    // Followed by the next local header, of which nothing is read.
+    expect(decodeDataDescriptor(Buffer.concat([unsigned, record(30, 0x04034b50)]))).toEqual({ signed: false, byteLength: 12, ...values });
+    expect(decodeDataDescriptor(unsigned)).toEqual({ signed: false, byteLength: 12, ...values });
+    // A signature announces 16 bytes: 12 of them are not a descriptor.
+    expect(decodeDataDescriptor(signed.subarray(0, 15))).toBeUndefined();
+    expect(decodeDataDescriptor(signed.subarray(0, 12))).toBeUndefined();
+    expect(decodeDataDescriptor(unsigned.subarray(0, 11))).toBeUndefined();
+    expect(decodeDataDescriptor(Buffer.alloc(0))).toBeUndefined();
+  });
+
+  it("decode extra fields by id, an id given twice kept twice, trailing padding ignored; not fields whose sizes overrun", () => {
+    const [a, b, c] = [Buffer.from("aaaaa"), Buffer.from("bb"), Buffer.alloc(0)];
+    const extra = Buffer.concat([extraField(0x5455, a), extraField(0x7075, b), extraField(0x5455, c), Buffer.alloc(3)]);
+    expect(decodeExtraFields(extra)).toEqual(new Map([[0x5455, [a, c]], [0x7075, [b]]]));
+    expect(decodeExtraFields(Buffer.alloc(0))).toEqual(new Map());
+    expect(decodeExtraFields(Buffer.concat([extraField(0x5455, a), Buffer.from([0x75, 0x70, 3, 0, 1, 2])]))).toBeUndefined();
+  });
+
+  it("decode an Info-ZIP Unicode path field of version 1; not another version, a field too short, or a path that is not UTF-8", () => {
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32LE(crc32("bg.js"));
+    const field = (version: number, path: Buffer) => Buffer.concat([Buffer.from([version]), crc, path]);
+    expect(decodeUnicodePathField(field(1, Buffer.from("caf\u00e9/x.js")))).toEqual({ nameCrc32: crc32("bg.js"), name: "caf\u00e9/x.js" });
+    expect(decodeUnicodePathField(field(1, Buffer.alloc(0)))).toEqual({ nameCrc32: crc32("bg.js"), name: "" });
+    expect(decodeUnicodePathField(field(2, Buffer.from("x.js")))).toBeUndefined();
+    expect(decodeUnicodePathField(field(1, Buffer.alloc(0)).subarray(0, 4))).toBeUndefined();
+    expect(decodeUnicodePathField(field(1, Buffer.from([0x61, 0xc3])))).toBeUndefined();
+  });
+});
+
+// Every one of the 16 bits, each against what APPNOTE.TXT 4.4.4 says it means: the flag
+// table names those the checks read, and no other bit is refused.
+describe("the general-purpose flag bits", () => {
+  const bits = Array.from({ length: 16 }, (_, i) => ({ bit: 1 << i, hex: `0x${(1 << i).toString(16).padStart(4, "0")}` }));
+  // Encrypted, data descriptor, UTF-8 name: each changes how a tool reads the entry.
+  const mustMatch = [0x0001, 0x0008, 0x0800];
+  // Encrypted, strong encryption, encrypted central directory.
+  const encryption = [0x0001, 0x0040, 0x2000];
+
+  it("are masked as the table says", () => {
+    expect(MATCHING_FLAGS).toBe(mustMatch.reduce((mask, bit) => mask | bit, 0));
+    expect(ENCRYPTION_FLAGS).toBe(encryption.reduce((mask, bit) => mask | bit, 0));
+  });
+
+  it.each(bits)("a local header alone flipping bit $hex is refused only when tools read the entry by it", async ({ bit }) => {
+    const flags = 0x0800 ^ bit;
+    const found = await problems(patched(buildZip([manifest]), [LOCAL.flags, 2, flags]));
+    expect(found).toEqual(
+      mustMatch.includes(bit) ? [`inconsistent_structure: Entry "manifest.json": its local header disagrees with the central directory: flags 0x${flags.toString(16)} (central 0x800).`] : [],
+    );
+  });
+
+  it.each(bits)("an entry setting bit $hex in both headers is refused as encrypted only when the bit means encryption", async ({ bit }) => {
+    const found = (await inspect(buildZip([manifest, { ...script, flags: 0x0800 | bit }]))).filter((problem) => problem.code === "encrypted_entry");
+    expect(found).toEqual(encryption.includes(bit) ? [{ code: "encrypted_entry", message: 'Entry "bg.js" is encrypted; upload an archive without a password.' }] : []);
   });
 });

@@ -1,4 +1,5 @@
 import type { CdpPipe, OversizedMessage } from "./cdp-pipe.js";
+import { parseClientCommand, type ClientCommand } from "./client-command.js";
 import { judgeCommand, paramsInspected } from "./command-policy.js";
 import { MAX_COMMAND_DEPTH, MAX_COMMAND_STRUCTURE, scanCommandText, type TextSpan } from "./command-text.js";
 
@@ -200,19 +201,18 @@ export class CdpRouter {
   }
 
   /**
-   * @internal A client's command, already parsed (and, from a client's text, depth-checked).
+   * @internal A client's command, already checked (and, from a client's text, depth-checked).
    * `paramsText` is the command's own JSON of its `params`, relayed as it is unless the
    * router inspects that method's params; without it the params are serialized here.
    */
-  forward(channel: CdpChannel, message: ProtocolMessage, paramsText?: string): void {
-    const clientId = message.id as number;
-    const method = message.method as string;
-    const refused = this.#sessionRefusal(channel, message);
+  forward(channel: CdpChannel, command: ClientCommand, paramsText?: string): void {
+    const { id: clientId, method } = command;
+    const refused = this.#sessionRefusal(channel, command);
     if (refused !== undefined) {
       channel.deliver({ id: clientId, error: refused });
       return;
     }
-    const verdict = judgeCommand(method, message.params, { downloadPath: this.#downloadPath, filesRoot: this.#filesRoot });
+    const verdict = judgeCommand(method, command.params, { downloadPath: this.#downloadPath, filesRoot: this.#filesRoot });
     if (verdict.kind === "refuse") {
       channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: verdict.message } });
       return;
@@ -239,7 +239,7 @@ export class CdpRouter {
     // its params (valid JSON, so without a raw NUL that would end the message early on the
     // NUL-delimited pipe and start one of the client's choosing on the router's session).
     const params = paramsText !== undefined && !paramsInspected(method) ? paramsText : verdict.params === undefined ? undefined : JSON.stringify(verdict.params);
-    const sessionId = message.sessionId ?? channel.browserSessionId;
+    const sessionId = command.sessionId ?? channel.browserSessionId;
     const out = `{"id":${id},"method":${JSON.stringify(method)},"sessionId":${JSON.stringify(sessionId)}${params === undefined ? "" : `,"params":${params}`}}`;
     if (!this.#pipe.send(out)) {
       this.#settled(id);
@@ -268,13 +268,12 @@ export class CdpRouter {
     return pending;
   }
 
-  #sessionRefusal(channel: CdpChannel, message: ProtocolMessage): ProtocolMessage["error"] | undefined {
-    const method = message.method as string;
-    if (message.sessionId !== undefined && this.#owners.get(message.sessionId) !== channel) {
+  #sessionRefusal(channel: CdpChannel, command: ClientCommand): ProtocolMessage["error"] | undefined {
+    if (command.sessionId !== undefined && this.#owners.get(command.sessionId) !== channel) {
       return { code: SESSION_NOT_FOUND, message: "Session with given id not found." };
     }
-    const named = message.params?.sessionId;
-    if (SESSION_PARAM_METHODS.has(method) && named !== undefined && (typeof named !== "string" || this.#owners.get(named) !== channel)) {
+    const named = command.params?.sessionId;
+    if (SESSION_PARAM_METHODS.has(command.method) && named !== undefined && (typeof named !== "string" || this.#owners.get(named) !== channel)) {
       return { code: SESSION_NOT_FOUND, message: "No session with given id found." };
     }
     return undefined;
@@ -482,19 +481,18 @@ export class CdpChannel {
   }
 
   /**
-   * Sends a client's command. A message that is not a command (an integer `id` and a
-   * string `method`, optional object `params` and string `sessionId`) is answered with
-   * an error and not sent; so is one naming a session the channel does not own.
+   * Sends a client's command. A message that is not a command (see
+   * {@link parseClientCommand}) is answered with an error and not sent; so is one naming
+   * a session the channel does not own.
    */
   send(message: unknown): void {
     if (this.#closed !== undefined) return;
-    const problem = commandProblem(message);
-    if (problem !== undefined) {
-      const id = (message as { id?: unknown } | null)?.id;
-      this.deliver({ id: Number.isSafeInteger(id) ? (id as number) : 0, error: { code: INVALID_REQUEST, message: problem } });
+    const parsed = parseClientCommand(message);
+    if (!parsed.ok) {
+      this.deliver({ id: parsed.id ?? 0, error: { code: INVALID_REQUEST, message: parsed.problem } });
       return;
     }
-    this.#router.forward(this, message as ProtocolMessage);
+    this.#router.forward(this, parsed.command);
   }
 
   /**
@@ -524,14 +522,13 @@ export class CdpChannel {
       this.deliver({ id: plainId(text, scan.members.get("id")), error: { code: PARSE_ERROR, message: "Message is not valid JSON." } });
       return scan.structure;
     }
-    const problem = commandProblem(message);
-    if (problem !== undefined) {
-      const id = (message as { id?: unknown } | null)?.id;
-      this.deliver({ id: Number.isSafeInteger(id) && (id as number) >= 0 ? (id as number) : 0, error: { code: INVALID_REQUEST, message: problem } });
+    const parsed = parseClientCommand(message);
+    if (!parsed.ok) {
+      this.deliver({ id: parsed.id !== undefined && parsed.id >= 0 ? parsed.id : 0, error: { code: INVALID_REQUEST, message: parsed.problem } });
       return scan.structure;
     }
     const params = scan.members.get("params");
-    this.#router.forward(this, message as ProtocolMessage, params === undefined ? undefined : text.slice(params.start, params.end));
+    this.#router.forward(this, parsed.command, params === undefined ? undefined : text.slice(params.start, params.end));
     return scan.structure;
   }
 
@@ -586,14 +583,4 @@ function plainId(text: string, span: TextSpan | undefined): number {
   if (span === undefined || span.end - span.start > 16) return 0;
   const raw = text.slice(span.start, span.end);
   return /^(0|[1-9][0-9]*)$/.test(raw) && Number.isSafeInteger(Number(raw)) ? Number(raw) : 0;
-}
-
-function commandProblem(message: unknown): string | undefined {
-  if (typeof message !== "object" || message === null || Array.isArray(message)) return "A command must be a JSON object.";
-  const { id, method, params, sessionId } = message as Record<string, unknown>;
-  if (!Number.isSafeInteger(id) || (id as number) < 0) return "A command needs a non-negative integer id.";
-  if (typeof method !== "string" || method.length === 0) return "A command needs a method name.";
-  if (params !== undefined && (typeof params !== "object" || params === null || Array.isArray(params))) return "params must be an object.";
-  if (sessionId !== undefined && typeof sessionId !== "string") return "sessionId must be a string.";
-  return undefined;
 }

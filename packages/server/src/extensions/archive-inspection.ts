@@ -10,17 +10,18 @@ import {
   unsafePathReason,
   type ArchiveProblem,
 } from "./archive-rules.js";
+import { COMPRESSION_METHOD, ENCRYPTION_FLAGS } from "./zip-format.js";
+import { decodeUnicodePathField } from "./zip-records.js";
 import { displayName, readZipStructure, type ZipEntryRecord } from "./zip-structure.js";
 
 // Beyond this many problems, one summary detail stands for the rest: a hostile archive of
 // 10,000 bad names must not make a 10,000-detail answer.
 const MAX_REPORTED_PROBLEMS = 20;
 const MiB = 1024 * 1024;
-// Compression methods every unzip tool reads: stored and deflate.
-const METHODS: Readonly<Record<number, string>> = { 0: "stored", 8: "deflate" };
+// An entry another tool could not inflate would unpack differently there.
+const READ_BY_EVERY_TOOL = new Set<number>(Object.values(COMPRESSION_METHOD));
+// Other methods met in the wild, by name, for the refusal.
 const METHOD_NAMES: Readonly<Record<number, string>> = { 9: "deflate64", 12: "bzip2", 14: "LZMA", 93: "Zstandard", 95: "XZ", 98: "PPMd", 99: "AES encryption" };
-// General-purpose flag bits: 0 encrypted, 6 strong encryption, 13 encrypted central directory.
-const FLAGS_ENCRYPTED = 0x0001 | 0x0040 | 0x2000;
 
 /** An error's message as the end of a sentence, without a doubled period. */
 function reason(error: unknown): string {
@@ -95,16 +96,6 @@ function capped(problems: ArchiveProblem[]): ArchiveProblem[] {
   return [...shown, { code: rest[0]!.code, message: `${rest.length} more problems (${codes.join(", ")}) are not listed.` }];
 }
 
-/** The Unicode path an Info-ZIP extra field gives (version 1, CRC-32 of the name, UTF-8), or `undefined` if unreadable. */
-function unicodePath(field: Buffer): string | undefined {
-  if (field.length < 5 || field[0] !== 1) return undefined;
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(field.subarray(5));
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * One entry's problems: its name (decodable the same way by every tool, inside the root,
  * one plain relative path, and the same in any Unicode path extra field), its type (a
@@ -121,17 +112,18 @@ function entryProblems(entry: ZipEntryRecord, label: string): { name?: string; p
   if (invalid !== undefined) return { problems: [{ code: "invalid_entry_name", message: `Entry ${label} ${invalid}; use plain relative paths such as "js/background.js".` }] };
   const problems: ArchiveProblem[] = [];
   // The central and the local header may each carry one; one detail per entry is enough.
-  const other = entry.unicodePaths.map(unicodePath).find((path) => path !== name);
-  if (entry.unicodePaths.some((field) => unicodePath(field) !== name)) {
+  const paths = entry.unicodePaths.map((field) => decodeUnicodePathField(field)?.name);
+  const other = paths.find((path) => path !== name);
+  if (paths.some((path) => path !== name)) {
     problems.push({ code: "inconsistent_structure", message: `Entry ${label} has a Unicode path extra field naming ${other === undefined ? "an unreadable path" : JSON.stringify(other)}, which some tools unpack instead of its name.` });
   }
   const type = entryTypeReason(name, entry.versionMadeBy, entry.externalAttributes);
   if (type !== undefined) problems.push({ code: "unsupported_entry_type", message: `Entry ${label} ${type}; an extension holds only plain files and folders.` });
-  if ((entry.flags & FLAGS_ENCRYPTED) !== 0) problems.push({ code: "encrypted_entry", message: `Entry ${label} is encrypted; upload an archive without a password.` });
-  if (METHODS[entry.method] === undefined) {
+  if ((entry.flags & ENCRYPTION_FLAGS) !== 0) problems.push({ code: "encrypted_entry", message: `Entry ${label} is encrypted; upload an archive without a password.` });
+  if (!READ_BY_EVERY_TOOL.has(entry.method)) {
     const method = METHOD_NAMES[entry.method] ?? `method ${entry.method}`;
     problems.push({ code: "unsupported_compression", message: `Entry ${label} is compressed with ${method}; only stored and deflate entries are accepted.` });
-  } else if (entry.method === 0 && entry.compressedSize !== entry.uncompressedSize) {
+  } else if (entry.method === COMPRESSION_METHOD.stored && entry.compressedSize !== entry.uncompressedSize) {
     problems.push({ code: "inconsistent_structure", message: `Entry ${label} is stored (not compressed) but declares ${entry.compressedSize} bytes stored and ${entry.uncompressedSize} uncompressed.` });
   }
   if (name.endsWith("/") && (entry.uncompressedSize !== 0 || entry.compressedSize !== 0)) {

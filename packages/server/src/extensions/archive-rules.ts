@@ -1,4 +1,5 @@
 import { limits } from "@browser-service/types";
+import { GENERAL_PURPOSE_FLAGS } from "./zip-format.js";
 
 const archive = limits.schemas.UploadExtensionRequest.file;
 
@@ -58,7 +59,7 @@ export function unsafePathReason(name: string): string | undefined {
 }
 
 // Bit 11 of the general-purpose flags: the name is UTF-8 (otherwise IBM code page 437).
-const FLAG_UTF8 = 0x0800;
+const FLAG_UTF8 = GENERAL_PURPOSE_FLAGS.utf8Name.bit;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**

@@ -1,32 +1,30 @@
 import type { FileHandle } from "node:fs/promises";
 import type { ArchiveProblem } from "./archive-rules.js";
+import { EXTRA_FIELD_ID, GENERAL_PURPOSE_FLAGS, MATCHING_FLAGS, ZIP64_SENTINEL } from "./zip-format.js";
+import {
+  decodeCentralFileHeader,
+  decodeDataDescriptor,
+  decodeEndOfCentralDirectory,
+  decodeExtraFields,
+  decodeLocalFileHeader,
+  decodeZip64EndLocator,
+  RECORD_SIZE,
+  SIGNATURE,
+  type EndOfCentralDirectory,
+} from "./zip-records.js";
 
-// Record signatures of the zip format (APPNOTE.TXT 4.3), as little-endian uint32.
-const SIGNATURE = {
-  local: 0x04034b50,
-  central: 0x02014b50,
-  end: 0x06054b50,
-  zip64End: 0x06064b50,
-  zip64Locator: 0x07064b50,
-  descriptor: 0x08074b50,
-} as const;
-
-// The same signatures as bytes: an archive comment must hold none of them (see findEnd).
+// The signatures as bytes: an archive comment must hold none of them (see findEnd).
 const SIGNATURE_BYTES = Object.values(SIGNATURE).map((value) => {
   const bytes = Buffer.alloc(4);
   bytes.writeUInt32LE(value);
   return bytes;
 });
 
-const END_SIZE = 22;
-const CENTRAL_SIZE = 46;
-const LOCAL_SIZE = 30;
+const END_SIZE = RECORD_SIZE.end;
+const CENTRAL_SIZE = RECORD_SIZE.central;
+const LOCAL_SIZE = RECORD_SIZE.local;
+// The largest comment the end record's 16-bit length can announce.
 const MAX_COMMENT = 0xffff;
-// Bit 3 of the general-purpose flags: sizes and CRC follow the data in a descriptor.
-const FLAG_DESCRIPTOR = 0x0008;
-// Extra field ids: ZIP64 sizes and offsets; Info-ZIP's Unicode path, which unzip prefers to the name.
-const EXTRA_ZIP64 = 0x0001;
-const EXTRA_UNICODE_PATH = 0x7075;
 
 /** One entry as the central directory records it, checked against its local header. */
 export interface ZipEntryRecord {
@@ -98,37 +96,34 @@ const zip64 = (where: string): ArchiveProblem => ({
   message: `${where} uses ZIP64 records, which an archive within these bounds never needs and which tools read differently; re-create the archive without ZIP64 (Info-ZIP: zip -fz-).`,
 });
 
-/** The extra fields of a header by id, or `undefined` when their lengths do not add up. */
-function extraFields(extra: Buffer): Map<number, Buffer[]> | undefined {
-  const fields = new Map<number, Buffer[]>();
-  let at = 0;
-  // Fewer than 4 trailing bytes are padding some aligners leave; no tool reads them.
-  while (at + 4 <= extra.length) {
-    const id = extra.readUInt16LE(at);
-    const size = extra.readUInt16LE(at + 2);
-    if (at + 4 + size > extra.length) return undefined;
-    fields.set(id, [...(fields.get(id) ?? []), extra.subarray(at + 4, at + 4 + size)]);
-    at += 4 + size;
-  }
-  return fields;
-}
+/**
+ * The end record at `at` of the file's tail, if one starts there. The scan passes up to
+ * 64 Ki positions: it compares the signature first, since a view made at each one would
+ * hold the event loop ten times as long.
+ */
+const endRecordAt = (tail: Buffer, at: number): EndOfCentralDirectory | undefined => (tail.readUInt32LE(at) === SIGNATURE.end ? decodeEndOfCentralDirectory(tail.subarray(at)) : undefined);
 
-/** The end-of-central-directory record's offset, or a problem (data after it, a comment hiding records). */
-async function findEnd(reader: WindowReader): Promise<{ offset: number } | { problem: ArchiveProblem; isZip: boolean }> {
+/** Whether the end record at `at` of the file's tail, with its comment, ends the file. */
+const endsFile = (tail: Buffer, at: number, record: EndOfCentralDirectory): boolean => at + END_SIZE + record.commentLength === tail.length;
+
+/** The end-of-central-directory record and its offset, or a problem (data after it, a comment hiding records). */
+async function findEnd(reader: WindowReader): Promise<{ offset: number; record: EndOfCentralDirectory } | { problem: ArchiveProblem; isZip: boolean }> {
   const tailLength = Math.min(reader.size, END_SIZE + MAX_COMMENT);
   const tailStart = reader.size - tailLength;
   const tail = await reader.read(tailStart, tailLength);
   let anySignature = false;
   for (let i = tailLength - END_SIZE; i >= 0; i--) {
-    if (tail.readUInt32LE(i) !== SIGNATURE.end) continue;
+    const record = endRecordAt(tail, i);
+    if (record === undefined) continue;
     anySignature = true;
     // The record must end the file exactly: bytes after it are a second archive or junk
     // that some tools (which search backward for the last signature) would read instead.
-    if (i + END_SIZE + tail.readUInt16LE(i + 20) !== tailLength) continue;
+    if (!endsFile(tail, i, record)) continue;
     // An earlier record whose comment also reaches the end holds this one in its comment:
     // an archive hidden in another's comment, and readers pick different ones.
     for (let j = i - 1; j >= 0; j--) {
-      if (tail.readUInt32LE(j) === SIGNATURE.end && j + END_SIZE <= tailLength && j + END_SIZE + tail.readUInt16LE(j + 20) === tailLength) {
+      const earlier = endRecordAt(tail, j);
+      if (earlier !== undefined && endsFile(tail, j, earlier)) {
         return { isZip: true, problem: inconsistent("The archive ends with two end-of-central-directory records: one archive is hidden in the comment of another, and tools read different ones.") };
       }
     }
@@ -136,7 +131,7 @@ async function findEnd(reader: WindowReader): Promise<{ offset: number } | { pro
     if (SIGNATURE_BYTES.some((signature) => comment.includes(signature))) {
       return { isZip: true, problem: inconsistent("The archive comment holds zip record signatures (a second archive hidden in it); tools that search for the last end record read that one instead.") };
     }
-    return { offset: tailStart + i };
+    return { offset: tailStart + i, record };
   }
   if (anySignature) return { isZip: true, problem: inconsistent("Bytes follow the end-of-central-directory record: the archive has appended data that some tools read as another archive.") };
   return { isZip: false, problem: { code: "not_a_zip", message: "The file is not a readable zip archive: no end-of-central-directory record." } };
@@ -167,16 +162,11 @@ export async function readZipStructure(file: FileHandle, size: number, maxEntrie
     if (size < END_SIZE) return { isZip: false, entries, problems: [{ code: "not_a_zip", message: `The file is not a readable zip archive: ${size} bytes is too short for one.` }] };
     const end = await findEnd(reader);
     if ("problem" in end) return { isZip: end.isZip, entries, problems: [end.problem] };
-    const record = await reader.read(end.offset, END_SIZE);
-    const disk = record.readUInt16LE(4);
-    const centralDisk = record.readUInt16LE(6);
-    const onThisDisk = record.readUInt16LE(8);
-    const count = record.readUInt16LE(10);
-    const centralSize = record.readUInt32LE(12);
-    const centralOffset = record.readUInt32LE(16);
-    if (end.offset >= 20 && (await reader.read(end.offset - 20, 4)).readUInt32LE(0) === SIGNATURE.zip64Locator) return { isZip: true, entries, problems: [zip64("The archive")] };
-    if (count === 0xffff || centralSize === 0xffffffff || centralOffset === 0xffffffff) return { isZip: true, entries, problems: [zip64("The end record")] };
-    if (disk !== 0 || centralDisk !== 0 || onThisDisk !== count) {
+    const { entryCount: count, centralDirectorySize: centralSize, centralDirectoryOffset: centralOffset } = end.record;
+    const locatorAt = end.offset - RECORD_SIZE.zip64Locator;
+    if (locatorAt >= 0 && decodeZip64EndLocator(await reader.read(locatorAt, RECORD_SIZE.zip64Locator)) !== undefined) return { isZip: true, entries, problems: [zip64("The archive")] };
+    if (count === ZIP64_SENTINEL.u16 || centralSize === ZIP64_SENTINEL.u32 || centralOffset === ZIP64_SENTINEL.u32) return { isZip: true, entries, problems: [zip64("The end record")] };
+    if (end.record.diskNumber !== 0 || end.record.centralDirectoryDisk !== 0 || end.record.entriesOnThisDisk !== count) {
       return { isZip: true, entries, problems: [{ code: "unsupported_zip_feature", message: "The archive spans several disks (a split or spanned zip); upload it as one ordinary zip file." }] };
     }
     if (count > maxEntries) return { isZip: true, entries, problems: [{ code: "too_many_entries", message: `The archive has ${count} entries; at most ${maxEntries} are allowed.` }] };
@@ -192,14 +182,12 @@ export async function readZipStructure(file: FileHandle, size: number, maxEntrie
         problems.push({ code: "too_many_entries", message: `The central directory holds more than ${maxEntries} entries; at most ${maxEntries} are allowed.` });
         break;
       }
-      if (at + CENTRAL_SIZE > centralEnd || (await reader.read(at, 4)).readUInt32LE(0) !== SIGNATURE.central) {
+      const header = at + CENTRAL_SIZE > centralEnd ? undefined : decodeCentralFileHeader(await reader.read(at, CENTRAL_SIZE));
+      if (header === undefined) {
         problems.push(inconsistent(`The central directory has ${centralEnd - at} bytes at byte ${at} that are not a central directory record.`));
         break;
       }
-      const header = Buffer.from(await reader.read(at, CENTRAL_SIZE));
-      const nameLength = header.readUInt16LE(28);
-      const extraLength = header.readUInt16LE(30);
-      const commentLength = header.readUInt16LE(32);
+      const { nameLength, extraLength, commentLength } = header;
       const recordEnd = at + CENTRAL_SIZE + nameLength + extraLength + commentLength;
       if (recordEnd > centralEnd) {
         problems.push(inconsistent(`The central directory record at byte ${at} runs past the directory's end.`));
@@ -209,26 +197,26 @@ export async function readZipStructure(file: FileHandle, size: number, maxEntrie
       const extra = await reader.read(at + CENTRAL_SIZE + nameLength, extraLength);
       const entry: ZipEntryRecord = {
         nameBytes,
-        versionMadeBy: header.readUInt16LE(4),
-        flags: header.readUInt16LE(8),
-        method: header.readUInt16LE(10),
-        crc32: header.readUInt32LE(16),
-        compressedSize: header.readUInt32LE(20),
-        uncompressedSize: header.readUInt32LE(24),
-        externalAttributes: header.readUInt32LE(38),
-        localHeaderOffset: header.readUInt32LE(42),
+        versionMadeBy: header.versionMadeBy,
+        flags: header.flags,
+        method: header.method,
+        crc32: header.crc32,
+        compressedSize: header.compressedSize,
+        uncompressedSize: header.uncompressedSize,
+        externalAttributes: header.externalAttributes,
+        localHeaderOffset: header.localHeaderOffset,
         unicodePaths: [],
       };
       entries.push(entry);
       at = recordEnd;
       const name = displayName(nameBytes);
-      const fields = extraFields(extra);
+      const fields = decodeExtraFields(extra);
       if (fields === undefined) problems.push(inconsistent(`Entry ${name}: its central extra fields are malformed.`));
-      else entry.unicodePaths.push(...(fields.get(EXTRA_UNICODE_PATH) ?? []).map((field) => Buffer.from(field)));
-      if (fields?.has(EXTRA_ZIP64) || entry.compressedSize === 0xffffffff || entry.uncompressedSize === 0xffffffff || entry.localHeaderOffset === 0xffffffff) {
+      else entry.unicodePaths.push(...(fields.get(EXTRA_FIELD_ID.unicodePath) ?? []).map((field) => Buffer.from(field)));
+      if (fields?.has(EXTRA_FIELD_ID.zip64) || entry.compressedSize === ZIP64_SENTINEL.u32 || entry.uncompressedSize === ZIP64_SENTINEL.u32 || entry.localHeaderOffset === ZIP64_SENTINEL.u32) {
         problems.push(zip64(`Entry ${name}`));
       }
-      if (header.readUInt16LE(34) !== 0) problems.push({ code: "unsupported_zip_feature", message: `Entry ${name} starts on another disk (a split or spanned zip); upload one ordinary zip file.` });
+      if (header.diskNumberStart !== 0) problems.push({ code: "unsupported_zip_feature", message: `Entry ${name} starts on another disk (a split or spanned zip); upload one ordinary zip file.` });
     }
     if (entries.length !== count) {
       const names = entries.slice(count, count + 5).map((entry) => displayName(entry.nameBytes));
@@ -273,36 +261,33 @@ async function checkLocalHeaders(reader: WindowReader, entries: ZipEntryRecord[]
       // Overlapping entries make the rest of the tiling meaningless; one problem says it.
       return problems;
     }
-    if (offset + LOCAL_SIZE > centralOffset || (await reader.read(offset, 4)).readUInt32LE(0) !== SIGNATURE.local) {
+    const local = offset + LOCAL_SIZE > centralOffset ? undefined : decodeLocalFileHeader(await reader.read(offset, LOCAL_SIZE));
+    if (local === undefined) {
       problems.push(inconsistent(`Entry ${name}: no local header at byte ${offset}, where the central directory points.`));
       return problems;
     }
-    const local = Buffer.from(await reader.read(offset, LOCAL_SIZE));
-    const nameLength = local.readUInt16LE(26);
-    const extraLength = local.readUInt16LE(28);
+    const { nameLength, extraLength } = local;
     const localName = await reader.read(offset + LOCAL_SIZE, nameLength);
     const mismatches: string[] = [];
     if (!localName.equals(entry.nameBytes)) mismatches.push(`name ${displayName(Buffer.from(localName))}`);
     const extra = await reader.read(offset + LOCAL_SIZE + nameLength, extraLength);
-    const fields = extraFields(extra);
+    const fields = decodeExtraFields(extra);
     if (fields === undefined) problems.push(inconsistent(`Entry ${name}: its local extra fields are malformed.`));
     else {
-      if (fields.has(EXTRA_ZIP64)) {
+      if (fields.has(EXTRA_FIELD_ID.zip64)) {
         // Its sizes are then placeholders: comparing them would only add noise.
         problems.push(zip64(`Entry ${name}'s local header`));
         return problems;
       }
       // Copies: a view would keep the reader's whole window alive.
-      entry.unicodePaths.push(...(fields.get(EXTRA_UNICODE_PATH) ?? []).map((field) => Buffer.from(field)));
+      entry.unicodePaths.push(...(fields.get(EXTRA_FIELD_ID.unicodePath) ?? []).map((field) => Buffer.from(field)));
     }
-    // Bits 0 (encrypted), 3 (descriptor) and 11 (UTF-8 name) change how the entry is read.
-    const flags = local.readUInt16LE(6);
-    if ((flags & 0x0809) !== (entry.flags & 0x0809)) mismatches.push(`flags 0x${flags.toString(16)} (central 0x${entry.flags.toString(16)})`);
-    const method = local.readUInt16LE(8);
+    const { flags, method } = local;
+    if ((flags & MATCHING_FLAGS) !== (entry.flags & MATCHING_FLAGS)) mismatches.push(`flags 0x${flags.toString(16)} (central 0x${entry.flags.toString(16)})`);
     if (method !== entry.method) mismatches.push(`compression method ${method} (central ${entry.method})`);
-    const values = { crc: local.readUInt32LE(14), compressed: local.readUInt32LE(18), uncompressed: local.readUInt32LE(22) };
+    const values = { crc: local.crc32, compressed: local.compressedSize, uncompressed: local.uncompressedSize };
     const central = { crc: entry.crc32, compressed: entry.compressedSize, uncompressed: entry.uncompressedSize };
-    const deferred = (entry.flags & FLAG_DESCRIPTOR) !== 0;
+    const deferred = (entry.flags & GENERAL_PURPOSE_FLAGS.dataDescriptor.bit) !== 0;
     for (const key of ["crc", "compressed", "uncompressed"] as const) {
       // With a descriptor, the local header may leave these 0 until the data is written.
       if (values[key] !== central[key] && !(deferred && values[key] === 0)) mismatches.push(`${key === "crc" ? "CRC-32" : `${key} size`} ${values[key]} (central ${central[key]})`);
@@ -315,19 +300,15 @@ async function checkLocalHeaders(reader: WindowReader, entries: ZipEntryRecord[]
       return problems;
     }
     if (deferred) {
-      const head = await reader.read(end, Math.min(16, centralOffset - end));
-      const signed = head.length >= 4 && head.readUInt32LE(0) === SIGNATURE.descriptor;
-      const length = signed ? 16 : 12;
-      if (head.length < length) {
+      const descriptor = decodeDataDescriptor(await reader.read(end, Math.min(RECORD_SIZE.signedDescriptor, centralOffset - end)));
+      if (descriptor === undefined) {
         problems.push(inconsistent(`Entry ${name}: its data descriptor runs into the central directory.`));
         return problems;
       }
-      const base = signed ? 4 : 0;
-      const described = { crc: head.readUInt32LE(base), compressed: head.readUInt32LE(base + 4), uncompressed: head.readUInt32LE(base + 8) };
-      if (described.crc !== central.crc || described.compressed !== central.compressed || described.uncompressed !== central.uncompressed) {
+      if (descriptor.crc32 !== central.crc || descriptor.compressedSize !== central.compressed || descriptor.uncompressedSize !== central.uncompressed) {
         problems.push(inconsistent(`Entry ${name}: its data descriptor disagrees with the central directory about its CRC-32 or sizes.`));
       }
-      end += length;
+      end += descriptor.byteLength;
     }
     expected = end;
     previous = entry;

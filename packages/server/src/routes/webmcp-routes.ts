@@ -17,7 +17,7 @@ const DEFAULT_TIMEOUT_SEC = limits.schemas.WebMcpInvokeRequest.timeout_sec.defau
 export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: ApiDeps): void {
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {
     const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
-    // Already JSON: the snapshot serializes each tool once, when the page registers it.
+    // Already JSON: the registry serializes each tool once, when the page registers it.
     const { json, etag } = await webmcp.of(row).listTools(request.headers["if-none-match"]);
     reply.header("etag", etag);
     // A poller that has this snapshot gets no body (If-None-Match, RFC 9110 13.1.2).

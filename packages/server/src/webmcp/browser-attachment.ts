@@ -4,14 +4,14 @@ import type { PageFrame, PageFrameTree, TargetInfo, ToolInvokedEvent, ToolRespon
 import { InvocationEvents } from "./invocation-events.js";
 import type { SourceNumbers } from "./source-numbers.js";
 import type { ToolRefTable } from "./tool-refs.js";
-import { ToolSnapshot, type Registration, type SnapshotLog } from "./tool-snapshot.js";
+import { ToolRegistry, type Registration, type RegistryLog } from "./tool-registry.js";
 import { readToolsAdded } from "./tools-added-text.js";
 
 /** What an attachment shares with the browser it belongs to, across reconnections. */
 export interface AttachmentDeps {
   refs: ToolRefTable<Registration>;
   numbers: SourceNumbers;
-  log: SnapshotLog;
+  log: RegistryLog;
 }
 
 // Every tab at the browser level, every out-of-process iframe below a tab (or below
@@ -27,29 +27,29 @@ const IFRAMES = [{ type: "iframe" }];
  * One DevTools connection to a browser that follows every tab and every
  * out-of-process iframe: it auto-attaches to them (recursively), enables `Page` (frame
  * lifecycle) and `WebMCP` on each (a new target waits until then), and keeps a
- * {@link ToolSnapshot} from their events.
+ * {@link ToolRegistry} from their events.
  * When the connection closes, everything it tracked is gone.
  */
 export class BrowserAttachment {
   /** The connection; invocations are sent through it. */
   readonly connection: CdpConnection;
   /** The tools of every tab and frame, as events describe them. */
-  readonly snapshot: ToolSnapshot;
+  readonly registry: ToolRegistry;
   /** `toolInvoked`/`toolResponded`, by invocation id. */
   readonly invocations = new InvocationEvents();
   /** Resolves when the connection closes. */
   readonly closed: Promise<CdpDisconnectedError>;
-  readonly #log: SnapshotLog;
+  readonly #log: RegistryLog;
   // Targets being set up (Page, frame tree, WebMCP.enable); they settle, never reject.
   readonly #following = new Set<Promise<void>>();
 
   private constructor(connection: CdpConnection, deps: AttachmentDeps) {
     this.connection = connection;
     this.#log = deps.log;
-    this.snapshot = new ToolSnapshot(deps.refs, deps.numbers, deps.log);
+    this.registry = new ToolRegistry(deps.refs, deps.numbers, deps.log);
     this.closed = new Promise((resolve) =>
       connection.onClose((error) => {
-        this.snapshot.clear();
+        this.registry.clear();
         resolve(error);
       }),
     );
@@ -83,32 +83,32 @@ export class BrowserAttachment {
   }
 
   #handle({ method, params, sessionId }: CdpEvent): void {
-    const snapshot = this.snapshot;
+    const registry = this.registry;
     switch (method) {
       case "Target.attachedToTarget":
         this.#attached(sessionId, params.sessionId as string, params.targetInfo as TargetInfo, params.waitingForDebugger === true);
         return;
       case "Target.detachedFromTarget":
-        snapshot.removeSession(params.sessionId as string);
+        registry.removeSession(params.sessionId as string);
         return;
       case "Inspector.targetCrashed":
-        if (sessionId !== undefined) snapshot.documentsLost(sessionId);
+        if (sessionId !== undefined) registry.documentsLost(sessionId);
         return;
       case "Page.frameNavigated":
         // Every navigation commits a new document: the launcher turns the back/forward cache off.
-        if (sessionId !== undefined) snapshot.frameNavigated(sessionId, params.frame as PageFrame);
+        if (sessionId !== undefined) registry.frameNavigated(sessionId, params.frame as PageFrame);
         return;
       case "Page.navigatedWithinDocument":
-        if (sessionId !== undefined) snapshot.navigatedWithinDocument(sessionId, params.frameId as string, params.url as string);
+        if (sessionId !== undefined) registry.navigatedWithinDocument(sessionId, params.frameId as string, params.url as string);
         return;
       case "Page.frameDetached":
-        if (sessionId !== undefined) snapshot.frameDetached(sessionId, params.frameId as string, String(params.reason));
+        if (sessionId !== undefined) registry.frameDetached(sessionId, params.frameId as string, String(params.reason));
         return;
       case "WebMCP.toolsAdded":
-        if (sessionId !== undefined) snapshot.toolsAdded(sessionId, params.tools);
+        if (sessionId !== undefined) registry.toolsAdded(sessionId, params.tools);
         return;
       case "WebMCP.toolsRemoved":
-        if (sessionId !== undefined) snapshot.toolsRemoved(sessionId, params.tools);
+        if (sessionId !== undefined) registry.toolsRemoved(sessionId, params.tools);
         return;
       case "WebMCP.toolInvoked":
         this.invocations.invoked(params as unknown as ToolInvokedEvent);
@@ -129,7 +129,7 @@ export class BrowserAttachment {
   #dropped(event: DroppedEvent): void {
     const method = /^\{"method":"([^"]+)"/.exec(event.head)?.[1];
     if (method === "WebMCP.toolsAdded" && event.sessionId !== undefined) {
-      this.snapshot.messageDropped(event.sessionId);
+      this.registry.messageDropped(event.sessionId);
     } else if (method === "WebMCP.toolResponded") {
       const invocationId = /"invocationId":"([^"\\]+)"/.exec(event.head)?.[1];
       const status = /"status":"([A-Za-z]+)"/.exec(event.head)?.[1];
@@ -146,11 +146,11 @@ export class BrowserAttachment {
   async #readToolsAdded(json: string, sessionId: string | undefined): Promise<void> {
     if (sessionId === undefined) return;
     try {
-      const read = await readToolsAdded(json, (tools) => this.snapshot.toolsAdded(sessionId, tools), () => !this.connection.closed);
-      if (!read) this.snapshot.messageDropped(sessionId);
+      const read = await readToolsAdded(json, (tools) => this.registry.toolsAdded(sessionId, tools), () => !this.connection.closed);
+      if (!read) this.registry.messageDropped(sessionId);
     } catch (error) {
       this.#log.warn({ err: error }, "could not read a large report of WebMCP tools");
-      this.snapshot.messageDropped(sessionId);
+      this.registry.messageDropped(sessionId);
     }
   }
 
@@ -163,9 +163,9 @@ export class BrowserAttachment {
           return undefined;
         },
       );
-      this.snapshot.addPageSession(sessionId, info, windowId);
+      this.registry.addPageSession(sessionId, info, windowId);
     } else if (parentSessionId !== undefined && info.type === "iframe") {
-      if (!this.snapshot.addFrameSession(parentSessionId, sessionId, info)) {
+      if (!this.registry.addFrameSession(parentSessionId, sessionId, info)) {
         this.#resume(sessionId, info, waiting);
         return;
       }
@@ -201,7 +201,7 @@ export class BrowserAttachment {
     const send = (method: string, params: object = {}) => this.connection.send(method, params, sessionId);
     await Promise.all([send("Target.setAutoAttach", { ...AUTO_ATTACH, filter: IFRAMES }), send("Page.enable")]);
     const { frameTree } = (await send("Page.getFrameTree")) as { frameTree: PageFrameTree };
-    this.snapshot.applyFrameTree(sessionId, frameTree);
+    this.registry.applyFrameTree(sessionId, frameTree);
     await send("WebMCP.enable");
   }
 

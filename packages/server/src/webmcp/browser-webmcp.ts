@@ -8,7 +8,7 @@ import { runInvocation } from "./tool-invocation.js";
 import { ToolRefTable } from "./tool-refs.js";
 import { SharedBuild } from "./shared-build.js";
 import { buildToolList, type ToolListBody } from "./tool-list-body.js";
-import type { Registration, SnapshotLog, ToolSnapshot } from "./tool-snapshot.js";
+import type { Registration, RegistryLog, ToolRegistry } from "./tool-registry.js";
 
 /** A listing whose `If-None-Match` named the current snapshot: its tag, no body. */
 export interface ToolListNotModified {
@@ -28,7 +28,7 @@ export interface SnapshotBuildCounts {
 
 /** What a snapshot body is built from; two builds from equal inputs give the same body. */
 interface BuildInput {
-  snapshot: ToolSnapshot;
+  registry: ToolRegistry;
   version: number;
   titles: Map<string, string>;
 }
@@ -39,11 +39,11 @@ function sameTitles(a: Map<string, string>, b: Map<string, string>): boolean {
   return true;
 }
 
-// Two inputs give the same body when they are of the same snapshot object (not one from
+// Two inputs give the same body when they are of the same registry object (not one from
 // before a reconnection) at the same version (every event that may change a listing
 // bumps it) with equal titles (no event reports a title change, so each listing reads
 // them). A later caller may then share a running build, or take the last build's tag.
-const sameInput = (a: BuildInput, b: BuildInput): boolean => a.snapshot === b.snapshot && a.version === b.version && sameTitles(a.titles, b.titles);
+const sameInput = (a: BuildInput, b: BuildInput): boolean => a.registry === b.registry && a.version === b.version && sameTitles(a.titles, b.titles);
 
 /**
  * WebMCP of one running browser: discovery and invocation over one DevTools connection
@@ -53,7 +53,7 @@ const sameInput = (a: BuildInput, b: BuildInput): boolean => a.snapshot === b.sn
  */
 export class BrowserWebMcp {
   readonly #router: CdpRouter;
-  readonly #log: SnapshotLog;
+  readonly #log: RegistryLog;
   readonly #refs = new ToolRefTable<Registration>();
   readonly #numbers = new SourceNumbers();
   readonly #builds = new SharedBuild<BuildInput, ToolListBody>(sameInput);
@@ -65,7 +65,7 @@ export class BrowserWebMcp {
   #ended = false;
 
   /** `counts`, when given, is where listings are counted by how they were answered (the service's totals). */
-  constructor(router: CdpRouter, log: SnapshotLog, counts: SnapshotBuildCounts = { built: 0, shared: 0, remembered: 0 }) {
+  constructor(router: CdpRouter, log: RegistryLog, counts: SnapshotBuildCounts = { built: 0, shared: 0, remembered: 0 }) {
     this.#router = router;
     this.#log = log;
     this.#counts = counts;
@@ -115,11 +115,11 @@ export class BrowserWebMcp {
   listTools(ifNoneMatch: string | undefined): Promise<ToolListBody | ToolListNotModified>;
   async listTools(ifNoneMatch?: string): Promise<ToolListBody | ToolListNotModified> {
     const attachment = await this.#attached();
-    const snapshot = attachment.snapshot;
+    const registry = attachment.registry;
     const titles = await attachment.tabTitles();
-    await snapshot.windowsKnown();
-    // From here to the build's start, one turn: the input is the snapshot as it is now.
-    const input: BuildInput = { snapshot, version: snapshot.version, titles };
+    await registry.windowsKnown();
+    // From here to the build's start, one turn: the input is the registry as it is now.
+    const input: BuildInput = { registry, version: registry.version, titles };
     const last = this.#lastBuilt;
     const knownTag = last !== undefined && sameInput(last.input, input) ? last.etag : undefined;
     if (knownTag !== undefined && ifNoneMatchHits(ifNoneMatch, knownTag)) {
@@ -127,7 +127,7 @@ export class BrowserWebMcp {
       return { json: undefined, etag: knownTag };
     }
     const { output, shared } = this.#builds.run(input, async (each) => {
-      const body = await buildToolList({ snapshot: each.snapshot, titles: each.titles, numbers: this.#numbers, etag: knownTag });
+      const body = await buildToolList({ registry: each.registry, titles: each.titles, numbers: this.#numbers, etag: knownTag });
       this.#lastBuilt = { input: each, etag: body.etag };
       return body;
     });

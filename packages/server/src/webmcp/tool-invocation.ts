@@ -5,7 +5,7 @@ import { CdpDisconnectedError, CdpNotConnectedError, CdpProtocolError, CdpSessio
 import type { ToolRespondedEvent } from "./cdp-protocol.js";
 import { FormFillCheck, type FormLocation } from "./form-fill-check.js";
 import { toInvocationOutcome } from "./page-data.js";
-import type { Registration, SnapshotLog } from "./tool-snapshot.js";
+import type { Registration, RegistryLog } from "./tool-registry.js";
 
 /** What one invocation asks for. */
 export interface InvocationRequest {
@@ -48,7 +48,7 @@ const CANCEL_PENDING: ErrorDetail = {
  * still run (timeout, caller gone), the browser is asked to cancel it: at once if it has
  * acknowledged the invocation, else when its acknowledgement arrives.
  */
-export async function runInvocation(attachment: BrowserAttachment, request: InvocationRequest, log: SnapshotLog): Promise<WebMcpInvocationResult> {
+export async function runInvocation(attachment: BrowserAttachment, request: InvocationRequest, log: RegistryLog): Promise<WebMcpInvocationResult> {
   const { registration, input, timeoutSec, signal } = request;
   const { sessionId } = registration.session;
   const { frameId } = registration;
@@ -65,8 +65,8 @@ export async function runInvocation(attachment: BrowserAttachment, request: Invo
   };
 
   const timer = setTimeout(() => finish({ kind: "timeout" }), timeoutSec * 1000);
-  // A closing connection clears the snapshot, which reports every session gone.
-  const stopGoneWatch = attachment.snapshot.onGone((goneSession, goneFrame) => {
+  // A closing connection clears the registry, which reports every session gone.
+  const stopGoneWatch = attachment.registry.onGone((goneSession, goneFrame) => {
     if (goneSession === sessionId && (goneFrame === undefined || goneFrame === frameId)) finish({ kind: attachment.connection.closed ? "disconnected" : "vanished" });
   });
   const abandon = () => finish({ kind: "abandoned" });
@@ -121,7 +121,7 @@ export async function runInvocation(attachment: BrowserAttachment, request: Invo
  * says what came of the request (acknowledged or not) for the 504's details. The
  * outcome stays unknown either way: the tool may have had effects before it stopped.
  */
-async function requestCancel(attachment: BrowserAttachment, sessionId: string, invocationId: string, log: SnapshotLog): Promise<ErrorDetail> {
+async function requestCancel(attachment: BrowserAttachment, sessionId: string, invocationId: string, log: RegistryLog): Promise<ErrorDetail> {
   try {
     await attachment.connection.send("WebMCP.cancelInvocation", { invocationId }, sessionId, CANCEL_ACK_MS);
     return { code: "cancellation_requested", message: "The service asked the browser to cancel the invocation (WebMCP.cancelInvocation) and the browser accepted; the page may still have acted before it stopped." };
@@ -139,7 +139,7 @@ function awaitingForm(registration: Registration, sessionId: string): FormLocati
 }
 
 /** Looks at the form until it shows the input, the invocation ends otherwise, or the form cannot be reached. */
-function watchFormFill(check: FormFillCheck, isSettled: () => boolean, filled: () => void, log: SnapshotLog): void {
+function watchFormFill(check: FormFillCheck, isSettled: () => boolean, filled: () => void, log: RegistryLog): void {
   const look = async (): Promise<void> => {
     while (!isSettled()) {
       if (await check.reflects()) {
@@ -159,7 +159,7 @@ function watchFormFill(check: FormFillCheck, isSettled: () => boolean, filled: (
 /** `invokeTool` failed: nothing was started. */
 function refused(attachment: BrowserAttachment, registration: Registration, error: unknown): never {
   if (error instanceof CdpProtocolError && GONE_IN_BROWSER.test(error.message)) {
-    attachment.snapshot.forget(registration);
+    attachment.registry.forget(registration);
     throw new ToolRefStaleError(`The tool registration is gone in the browser (${error.message}); discover tools again.`);
   }
   if (error instanceof CdpNotConnectedError) throw new ToolRefStaleError("The connection to the browser was replaced; its tool registrations are gone. Discover tools again.");

@@ -2,7 +2,7 @@ import { InternalError } from "../http/api-errors.js";
 import { BodyTag } from "../http/entity-tags.js";
 import { capText, PAGE_DATA_LIMITS, type OmissionReason } from "./page-data.js";
 import type { SourceNumbers } from "./source-numbers.js";
-import type { Registration, TabRecord, ToolSnapshot } from "./tool-snapshot.js";
+import type { Registration, TabRecord, ToolRegistry } from "./tool-registry.js";
 
 /** A snapshot as `GET .../webmcp/tools` sends it. */
 export interface ToolListBody {
@@ -15,7 +15,7 @@ export interface ToolListBody {
   /**
    * The `ETag`: a hash of `json` itself. Tab titles are read from the browser on every
    * request (no event reports a title change), so only the body says for sure what
-   * changed; the tag of a body built from the same snapshot version and titles is known
+   * changed; the tag of a body built from the same registry version and titles is known
    * without hashing again.
    */
   etag: string;
@@ -23,7 +23,7 @@ export interface ToolListBody {
 
 /** What one body is built from. */
 export interface ToolListInput {
-  snapshot: ToolSnapshot;
+  registry: ToolRegistry;
   /** Tab titles by target id, as the browser reported them for this listing. */
   titles: Map<string, string>;
   numbers: SourceNumbers;
@@ -59,15 +59,15 @@ const trailer = (omitted: Map<OmissionReason, number>): string =>
 
 /**
  * Builds the body of `GET .../webmcp/tools` (the spec's `WebMcpToolList`). What it lists
- * is decided first, in the turn the build starts, so the body shows the snapshot as it
+ * is decided first, in the turn the build starts, so the body shows the registry as it
  * was at that moment; then the body is written into one buffer of the size worked out
  * for it, in slices, so a large snapshot does not hold the event loop. Each tool's own
  * fields were serialized when the page registered it, so writing is copying. A
  * registration whose tool would take the body past the spec's cap is left out and
  * counted as `response_limit`.
  */
-export async function buildToolList({ snapshot, titles, numbers, etag }: ToolListInput): Promise<ToolListBody> {
-  const omitted = snapshot.omissions();
+export async function buildToolList({ registry, titles, numbers, etag }: ToolListInput): Promise<ToolListBody> {
+  const omitted = registry.omissions();
   // Room for the largest trailer this body could end with, so the whole body keeps within the cap.
   const reserved = HEAD.length + Buffer.byteLength(trailer(new Map([...omitted, ["response_limit", Number.MAX_SAFE_INTEGER]])));
   const budget = PAGE_DATA_LIMITS.responseBytes - reserved;
@@ -77,7 +77,7 @@ export async function buildToolList({ snapshot, titles, numbers, etag }: ToolLis
   const listed: Listed[] = [];
   let size = 0;
   let overResponse = 0;
-  for (const registration of snapshot.registrations()) {
+  for (const registration of registry.registrations()) {
     const tab = registration.session.tab;
     // The browser could not say which window the tab is in.
     if (tab.windowId === undefined) continue;
@@ -88,9 +88,9 @@ export async function buildToolList({ snapshot, titles, numbers, etag }: ToolLis
       tabSources.set(tab, tabSource);
     }
     let frame = topLevel;
-    if (!snapshot.isTopLevel(registration)) {
+    if (!registry.isTopLevel(registration)) {
       const key = `${registration.session.sessionId}\n${registration.frameId}`;
-      frame = frameSources.get(key) ?? shared(`{"frame_id":${numbers.frame(registration.frameId)},"url":${JSON.stringify(snapshot.frameUrl(registration))}}`);
+      frame = frameSources.get(key) ?? shared(`{"frame_id":${numbers.frame(registration.frameId)},"url":${JSON.stringify(registry.frameUrl(registration))}}`);
       frameSources.set(key, frame);
     }
     const bytes = (listed.length === 0 ? 0 : 1) + PART_FRAME_BYTES + registration.ref.length + registration.tool.jsonBytes + tabSource.bytes + frame.bytes;

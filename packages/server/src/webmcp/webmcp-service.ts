@@ -7,7 +7,7 @@ import { BrowserWebMcp, type SnapshotBuildCounts } from "./browser-webmcp.js";
 
 /**
  * WebMCP for every running browser: a {@link BrowserWebMcp} from the moment a browser
- * starts (it connects at once, so the snapshot is current by the first request) until
+ * starts (it connects at once, so its tool registry is current by the first request) until
  * its process ends, when its refs go stale.
  */
 export class WebMcpService implements BrowserLifecycle {

@@ -10,7 +10,7 @@ import { PageServer } from "@browser-service/test-pages";
 import { checkChromium } from "../../src/browsers/chromium-check.js";
 import { ARCHIVE_LIMITS } from "../../src/extensions/archive-rules.js";
 import { managedAuth, writeFixtures } from "../support/fixtures.js";
-import { startTestServer, tempDataDir, type TestServer } from "../support/test-server.js";
+import { tempDataDir, useTestServer } from "../support/test-server.js";
 import { waitForTools } from "../support/webmcp-driver.js";
 import { goodExtensionZip } from "../support/zip-writer.js";
 import { HttpSender, sendRaw, type Exchange } from "./http-exchange.js";
@@ -90,7 +90,6 @@ const logStream = {
   },
 };
 
-let t: TestServer;
 let pages: PageServer;
 let sender: HttpSender;
 let scopedKey: string;
@@ -195,6 +194,14 @@ beforeAll(async () => {
   rmSync(FAILURES_FILE, { force: true });
   pages = await PageServer.start();
   pages.serve("/fuzz", TOOLS_PAGE);
+});
+
+// Registered before the server's hooks: vitest runs it after the server closed.
+afterAll(async () => {
+  await pages?.close();
+});
+
+const t = useTestServer(() => {
   const dataDir = tempDataDir();
   const flow = { flow_status: "IN_PROGRESS", flow_step: "AWAITING_INPUT", flow_type: "LOGIN", flow_expires_at: "2020-01-01T00:00:00Z", hosted_url: "https://login.example.org/h", live_view_url: "https://live.example.org/v" };
   const connections = [
@@ -203,7 +210,10 @@ beforeAll(async () => {
     { project: "fuzz-other", ...managedAuth("mac_other_project") },
   ];
   // Two browsers at most at once, the fuzz browser and one more: every other POST /browsers that passes its checks is 429.
-  t = await startTestServer({ dataDir, planLimit: 2, fixtures: writeFixtures(dataDir, { auth_connections: connections }), logger: { level: "error", stream: logStream } });
+  return { dataDir, planLimit: 2, fixtures: writeFixtures(dataDir, { auth_connections: connections }), logger: { level: "error", stream: logStream } };
+});
+
+beforeAll(async () => {
   scopedKey = t.server.issueApiKey("fuzz-other").secret;
   pools.authConnections = ["mac_plain", "mac_expired_flow", "mac_other_project", "mac_unknown"];
   allowed5xx = documented5xx((await checkChromium(process.env.CHROMIUM_PATH ?? "/usr/bin/chromium")).usable);
@@ -245,12 +255,10 @@ async function deleteAllBrowsers(): Promise<void> {
 
 afterAll(async () => {
   sender?.close();
-  if (t) {
-    // Every browser the fuzzer started ends here, whatever the fuzzer left running.
-    await deleteAllBrowsers().catch(() => undefined);
-    await t.close();
-  }
-  await pages?.close();
+  // Every browser the fuzzer started ends here, whatever the fuzzer left running (a server
+  // that never started rejects this too).
+  await deleteAllBrowsers().catch(() => undefined);
+  // Reported before the server closes: a failed check of its responses there must not keep the report from being written.
   const operationsFailed = new Set(failures.map((failure) => failure.operation)).size;
   if (failures.length > 0) {
     mkdirSync(dirname(FAILURES_FILE), { recursive: true });

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { descendants } from "./sandbox-probe.js";
 
 // What reading a process's /proc files fails with once it has ended (or, for a file, when
 // the kernel has none, such as tcp6 without IPv6): the only failure that means "nothing".
@@ -99,14 +100,25 @@ export function commandLine(pid: number): string[] | undefined {
   return readText(`/proc/${pid}/cmdline`)?.split("\0");
 }
 
-/** The main processes of the browsers the server started (not their renderers). */
-export function chromiumBrowserPids(): number[] {
+/** Every process whose command line names `text` in one of its arguments (such as a browser's profile directory). */
+export function processesNaming(text: string): number[] {
   return readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .map(Number)
-    .filter((pid) => {
-      const args = commandLine(pid);
-      // bwrap's own command line names the same flags: the browser is the process it runs.
-      return args !== undefined && !args[0]?.endsWith("bwrap") && args.includes("--remote-debugging-pipe") && args.some((arg) => arg.startsWith("--user-data-dir=") && arg.includes("browser-service-chromium-")) && !args.some((arg) => arg.startsWith("--type="));
-    });
+    .filter((pid) => commandLine(pid)?.some((arg) => arg.includes(text)) === true);
+}
+
+/**
+ * The main processes of the browsers servers started (not their renderers): every
+ * server's on the machine, other test runs' included, or with `serverPid` only the
+ * processes descended from that server. Ask while it runs: once it died, its browsers
+ * are re-parented and no longer descend from it.
+ */
+export function chromiumBrowserPids(serverPid?: number): number[] {
+  const candidates = serverPid === undefined ? readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number) : descendants(serverPid);
+  return candidates.filter((pid) => {
+    const args = commandLine(pid);
+    // bwrap's own command line names the same flags: the browser is the process it runs.
+    return args !== undefined && !args[0]?.endsWith("bwrap") && args.includes("--remote-debugging-pipe") && args.some((arg) => arg.startsWith("--user-data-dir=") && arg.includes("browser-service-chromium-")) && !args.some((arg) => arg.startsWith("--type="));
+  });
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type BrowserServiceClient, type ClientOptions } from "@browser-service/client";
+import { afterAll, beforeAll, expect } from "vitest";
 import { createServer, type BrowserServiceServer, type CreateServerOptions, type ResponseMismatch } from "../../src/index.js";
 import { specErrorCodes } from "./spec-error-codes.js";
 
@@ -71,4 +72,69 @@ export async function startTestServer(options: Partial<CreateServerOptions> = {}
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The options of {@link startTestServer}, or a function that makes them when the server starts. */
+export type TestServerOptions = Partial<CreateServerOptions> | (() => Partial<CreateServerOptions> | Promise<Partial<CreateServerOptions>>);
+
+/**
+ * The server of a test file or `describe` block: started in `beforeAll` (by
+ * {@link startTestServer}), closed in `afterAll`, where it also asserts that no response
+ * broke the spec (`mismatches` is empty).
+ *
+ * `options` is a value, or a function `beforeAll` calls first, for options that need
+ * something made then (a data directory with fixtures, a launcher to keep).
+ *
+ * The handle stands for the server once `beforeAll` started it; reading it earlier (while
+ * vitest collects the file) throws. Vitest runs `afterAll` hooks in reverse order of
+ * registration (`sequence.hooks: "stack"`, its default), so register what must outlive the server (a page server) before calling
+ * this, and what must end before it closes (a DevTools connection) after:
+ *
+ * ```ts
+ * let pages: PageServer;
+ * let launcher: TrackingLauncher;
+ * let driven: DrivenBrowser;
+ * beforeAll(async () => {
+ *   pages = await PageServer.start();
+ * });
+ * afterAll(async () => {
+ *   await pages.close(); // runs after the server closed
+ * });
+ * const t = useTestServer(() => {
+ *   launcher = new TrackingLauncher();
+ *   return { launcher };
+ * });
+ * beforeAll(async () => {
+ *   driven = await drive((await t.client().browsers.create()).cdp_ws_url);
+ * });
+ * afterAll(async () => {
+ *   await driven.disconnect(); // runs before the server closes
+ * });
+ * ```
+ *
+ * A file that restarts its server, or runs several at once, calls {@link startTestServer}.
+ */
+export function useTestServer(options: TestServerOptions = {}): TestServer {
+  let started: TestServer | undefined;
+  beforeAll(async () => {
+    started = await startTestServer(typeof options === "function" ? await options() : options);
+  });
+  afterAll(async () => {
+    // Not started: beforeAll failed, and vitest reports that.
+    if (!started) return;
+    const t = started;
+    try {
+      await t.close();
+    } finally {
+      expect(t.mismatches, "responses that broke the spec").toEqual([]);
+    }
+  });
+  return new Proxy({} as TestServer, {
+    get(_target, property) {
+      if (started) return Reflect.get(started, property);
+      // Not a thenable (an `await` or a `return` from an async function reads `then`).
+      if (property === "then" || typeof property === "symbol") return undefined;
+      throw new Error(`useTestServer(): the server starts in beforeAll; read its ${String(property)} in a test or a hook, not while the file is collected.`);
+    },
+  });
 }

@@ -59,8 +59,8 @@ export interface Registration {
   serial: number;
 }
 
-/** The parts of the logger the snapshot writes to. */
-export interface SnapshotLog {
+/** The parts of the logger the registry writes to. */
+export interface RegistryLog {
   warn(details: object, message: string): void;
 }
 
@@ -78,15 +78,16 @@ const SESSION_WIDE = "";
 const registrationKey = (frameId: string, name: string): string => `${frameId}\n${name}`;
 
 /**
- * The browser-wide snapshot of WebMCP tools, kept current from DevTools events rather
- * than rebuilt per request: `toolsAdded`/`toolsRemoved`, and the target and frame
- * lifecycle that ends documents (navigation, frame removal, detach, renderer crash).
- * Each registration holds one `tool_ref`; whatever ends the registration retires it.
+ * The browser-wide registry of live WebMCP tool registrations, kept current from
+ * DevTools events rather than rebuilt per request: `toolsAdded`/`toolsRemoved`, and the
+ * target and frame lifecycle that ends documents (navigation, frame removal, detach,
+ * renderer crash). Each listing of `GET .../webmcp/tools` is built from it. Each
+ * registration holds one `tool_ref`; whatever ends the registration retires it.
  */
-export class ToolSnapshot {
+export class ToolRegistry {
   readonly #refs: ToolRefTable<Registration>;
   readonly #numbers: SourceNumbers;
-  readonly #log: SnapshotLog;
+  readonly #log: RegistryLog;
   readonly #sessions = new Map<string, SessionRecord>();
   readonly #goneListeners = new Set<GoneListener>();
   #registrationCount = 0;
@@ -98,7 +99,7 @@ export class ToolSnapshot {
   // Each reason is logged once per browser: a hostile page must not flood the log.
   readonly #warned = new Set<OmissionReason>();
 
-  constructor(refs: ToolRefTable<Registration>, numbers: SourceNumbers, log: SnapshotLog) {
+  constructor(refs: ToolRefTable<Registration>, numbers: SourceNumbers, log: RegistryLog) {
     this.#refs = refs;
     this.#numbers = numbers;
     this.#log = log;
@@ -107,7 +108,7 @@ export class ToolSnapshot {
   /**
    * Changes whenever anything a listing shows may have changed (registrations, omissions,
    * tabs, frames, URLs), never otherwise: two listings built at the same version from the
-   * same tab titles are the same. A new snapshot (after a reconnection) starts again at 0.
+   * same tab titles are the same. A new registry (after a reconnection) starts again at 0.
    */
   get version(): number {
     return this.#version;
@@ -290,7 +291,7 @@ export class ToolSnapshot {
     if (session) this.#omit(session, SESSION_WIDE, "message_too_large", {});
   }
 
-  /** How many registrations of the current documents are not in the snapshot, by reason. */
+  /** How many registrations of the current documents the registry left out, by reason. */
   omissions(): Map<OmissionReason, number> {
     const totals = new Map<OmissionReason, number>();
     for (const session of this.#sessions.values()) {
@@ -347,7 +348,7 @@ export class ToolSnapshot {
     if (reasons.size === 0) session.omitted.delete(frameId);
   }
 
-  /** Whether the registration is still in the snapshot. */
+  /** Whether the registration is still live in the registry. */
   isRegistered(registration: Registration): boolean {
     return registration.session.registrations.get(registrationKey(registration.frameId, registration.tool.name)) === registration && this.#sessions.get(registration.session.sessionId) === registration.session;
   }
