@@ -9,6 +9,7 @@ const spec: SandboxSpec = {
   shmBytes: 8192,
   downloadDir: "/tmp/browser-service-chromium-abc123/downloads",
   downloadBytes: 1024,
+  extensionsDir: "/tmp/browser-service-chromium-abc123/extensions",
   proxySocket: "/tmp/browser-service-chromium-abc123/egress.sock",
   executablePath: "/usr/bin/chromium",
   flags: ["--headless", "--user-data-dir=/tmp/browser-service-chromium-abc123"],
@@ -37,7 +38,18 @@ describe("sandboxCommand", () => {
 
   it("binds nothing of the host writable: the profile and its download folder are capped tmpfs, everything else read-only", () => {
     expect(after(options, "--bind", 2)).toEqual([]);
-    expect(after(options, "--ro-bind", 2)).toEqual([["/usr", "/usr"], ["/lib64", "/lib64"], ["/etc/fonts", "/etc/fonts"], ["/var/cache/fontconfig", "/var/cache/fontconfig"], [spec.proxySocket, "/run/egress.sock"]]);
+    expect(after(options, "--ro-bind", 2)).toEqual([
+      ["/usr", "/usr"],
+      ["/lib64", "/lib64"],
+      ["/etc/fonts", "/etc/fonts"],
+      ["/var/cache/fontconfig", "/var/cache/fontconfig"],
+      [spec.extensionsDir, spec.extensionsDir],
+      [spec.proxySocket, "/run/egress.sock"],
+    ]);
+    // The extensions folder is bound over the profile's tmpfs, so it must come after it.
+    const profile = options.findIndex((arg, index) => arg === spec.browserDir && options[index - 1] === "--tmpfs");
+    const extensions = options.findIndex((arg, index) => arg === spec.extensionsDir && options[index - 1] === "--ro-bind");
+    expect(extensions).toBeGreaterThan(profile);
     expect(after(options, "--symlink", 2)).toEqual([["usr/bin", "/bin"], ["usr/lib", "/lib"]]);
     expect(after(options, "--tmpfs")).toEqual([["/dev/shm"], ["/tmp"], [spec.browserDir], [spec.downloadDir]]);
     // Each tmpfs has its cap, and what bwrap builds itself (its root, /dev) is read-only.
@@ -62,6 +74,7 @@ describe("sandboxCommand", () => {
   it("refuses a path socat or the shell could misread", () => {
     expect(() => sandboxCommand({ ...spec, browserDir: "/tmp/a,b" })).toThrow(RangeError);
     expect(() => sandboxCommand({ ...spec, proxySocket: "/tmp/x:y/egress.sock" })).toThrow(/TMPDIR/);
+    expect(() => sandboxCommand({ ...spec, extensionsDir: "/tmp/x y/extensions" })).toThrow(RangeError);
   });
 
   it("reads this machine's layout: merged /usr links and the read-only paths that exist", () => {

@@ -174,6 +174,7 @@ export class ChromiumLauncher implements BrowserLauncher {
     const owner = uid === undefined ? undefined : { uid, gid: uid };
     let userDataDir: string | undefined;
     let downloadPath = "";
+    let extensionsDir = "";
     let proxy: EgressProxy | undefined;
     const release = async () => {
       await proxy?.close();
@@ -185,6 +186,10 @@ export class ChromiumLauncher implements BrowserLauncher {
       userDataDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
       downloadPath = join(userDataDir, "downloads");
       await mkdir(downloadPath);
+      // The server's, not the browser's: it unpacks extensions here, the browser only reads.
+      extensionsDir = join(userDataDir, "extensions");
+      await mkdir(extensionsDir);
+      await chmod(extensionsDir, 0o755);
       if (owner) {
         await chown(userDataDir, owner.uid, owner.gid);
         await chown(downloadPath, owner.uid, owner.gid);
@@ -214,7 +219,7 @@ export class ChromiumLauncher implements BrowserLauncher {
       const env = { PATH: "/usr/bin:/bin", HOME: userDataDir, XDG_CONFIG_HOME: join(userDataDir, ".config"), XDG_CACHE_HOME: join(userDataDir, ".cache") };
       const command = this.#unsafeNoSandbox
         ? { file: this.#executablePath, args: flags }
-        : sandboxCommand({ layout: this.#systemLayout(), browserDir: userDataDir, profileBytes: this.#profileBytes, shmBytes: this.#shmBytes, downloadDir: downloadPath, downloadBytes: this.#downloadBytes, proxySocket, executablePath: this.#executablePath, flags });
+        : sandboxCommand({ layout: this.#systemLayout(), browserDir: userDataDir, profileBytes: this.#profileBytes, shmBytes: this.#shmBytes, downloadDir: downloadPath, downloadBytes: this.#downloadBytes, extensionsDir, proxySocket, executablePath: this.#executablePath, flags });
       // Its own process group, so closing it also ends the renderer and utility processes.
       child = spawn(command.file, command.args, { detached: true, stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env, ...(owner ?? {}) });
     } catch (error) {
@@ -294,6 +299,7 @@ export class ChromiumLauncher implements BrowserLauncher {
       cdp: router,
       userDataDir,
       sandboxed: !this.#unsafeNoSandbox,
+      extensionsDir,
       close,
       onExit: (listener) => void exited.then(listener),
     };

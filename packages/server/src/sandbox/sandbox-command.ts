@@ -77,6 +77,12 @@ export interface SandboxSpec {
   downloadDir: string;
   /** The most a browser may download at once, in bytes. */
   downloadBytes: number;
+  /**
+   * A folder of the host inside {@link browserDir} where the server unpacks extensions:
+   * bound at the same path, read-only, so what the server writes there later is seen by
+   * the browser and never written by it.
+   */
+  extensionsDir: string;
   /** The egress proxy's Unix socket on the host; it appears at {@link SANDBOX_PROXY_SOCKET} inside. */
   proxySocket: string;
   /** The Chromium executable (bound read-only with its directory when outside /usr). */
@@ -96,7 +102,7 @@ export interface SandboxSpec {
  */
 export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[] } {
   const { layout, browserDir } = spec;
-  for (const path of [browserDir, spec.proxySocket]) {
+  for (const path of [browserDir, spec.proxySocket, spec.extensionsDir]) {
     // socat reads its address with ':' and ',' as separators; the shell gets it as an argument.
     if (!/^\/[A-Za-z0-9._/-]+$/.test(path)) throw new RangeError(`The path ${JSON.stringify(path)} cannot be given to the sandbox: use a temporary directory whose path has only letters, digits and ._-/ (TMPDIR).`);
   }
@@ -130,6 +136,7 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     "--size", String(spec.profileBytes), "--tmpfs", browserDir,
     "--dir", `${browserDir}/.tmp`,
     "--size", String(spec.downloadBytes), "--tmpfs", spec.downloadDir,
+    "--ro-bind", spec.extensionsDir, spec.extensionsDir,
     "--dir", "/run",
     "--ro-bind", spec.proxySocket, SANDBOX_PROXY_SOCKET,
     // The rest (the root bwrap builds, /dev) read-only: no uncapped place is left.
