@@ -29,7 +29,9 @@ import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
 
-const { values } = parseArgs({ options: { creates: { type: "string", default: "20" }, rounds: { type: "string", default: "5" }, seconds: { type: "string", default: "3" } } });
+const { values } = parseArgs({
+  options: { creates: { type: "string", default: "20" }, rounds: { type: "string", default: "5" }, seconds: { type: "string", default: "3" } },
+});
 const CREATES = Number(values.creates);
 const ROUNDS = Number(values.rounds);
 const SUSTAINED_MS = Number(values.seconds) * 1000;
@@ -172,7 +174,14 @@ const rows = [];
 const deletes = [];
 const row = (name, latencies, seconds, note) => {
   const sorted = [...latencies].sort((a, b) => a - b);
-  rows.push({ "POST /browsers": name, creates: latencies.length, "p50 ms": percentile(sorted, 50).toFixed(1), "p99 ms": percentile(sorted, 99).toFixed(1), "creates/s": (latencies.length / seconds).toFixed(1), note });
+  rows.push({
+    "POST /browsers": name,
+    creates: latencies.length,
+    "p50 ms": percentile(sorted, 50).toFixed(1),
+    "p99 ms": percentile(sorted, 99).toFixed(1),
+    "creates/s": (latencies.length / seconds).toFixed(1),
+    note,
+  });
 };
 
 const warm = await startServer(POOL);
@@ -194,14 +203,20 @@ try {
   // 1 caller: warm and cold, sandboxed and not, alternate, so machine noise hits all alike.
   const one = { warm: [], cold: [], bareWarm: [], bareCold: [] };
   for (let i = 0; i < CREATES; i++) {
-    for (const [name, side] of [["warm", warm], ["bareWarm", bareWarm]]) {
+    for (const [name, side] of [
+      ["warm", warm],
+      ["bareWarm", bareWarm],
+    ]) {
       await side.poolFull();
       const created = await side.create(startUrl);
       one[name].push(created.ms);
       deletes.push(await side.delete(created.id));
     }
     if (i % 2 === 0) {
-      for (const [name, side] of [["cold", cold], ["bareCold", bareCold]]) {
+      for (const [name, side] of [
+        ["cold", cold],
+        ["bareCold", bareCold],
+      ]) {
         const created = await side.create(startUrl);
         one[name].push(created.ms);
         deletes.push(await side.delete(created.id));
@@ -218,7 +233,10 @@ try {
   // 4 callers at once.
   const four = { warm: [], cold: [] };
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, side] of [["warm", warm], ["cold", cold]]) {
+    for (const [name, side] of [
+      ["warm", warm],
+      ["cold", cold],
+    ]) {
       if (name === "warm") await warm.poolFull();
       const created = await Promise.all(Array.from({ length: POOL }, () => side.create(startUrl)));
       four[name].push(...created.map((each) => each.ms));
@@ -231,13 +249,15 @@ try {
   const takenBefore = warm.server.warmPoolStats().taken;
   const sustained = [];
   const began = performance.now();
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (performance.now() - began < SUSTAINED_MS) {
-      const created = await warm.create(startUrl);
-      sustained.push(created.ms);
-      await warm.delete(created.id);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (performance.now() - began < SUSTAINED_MS) {
+        const created = await warm.create(startUrl);
+        sustained.push(created.ms);
+        await warm.delete(created.id);
+      }
+    }),
+  );
   const sustainedSeconds = (performance.now() - began) / 1000;
   const coldInSustained = sustained.length - (warm.server.warmPoolStats().taken - takenBefore);
 
@@ -252,9 +272,21 @@ try {
   row(`warm pool, ${POOL} callers`, four.warm, seconds(four.warm, POOL), `pool of ${POOL} full before each burst of ${POOL}`);
   row(`cold launch, ${POOL} callers`, four.cold, seconds(four.cold, POOL), "");
   row(`sustained, 4 callers, pool of ${POOL}`, sustained, sustainedSeconds, `${sustained.length - coldInSustained} from the pool, ${coldInSustained} cold`);
-  row("loop: create, 600 ms, delete, 600 ms; pool of 2", loops.pooled.latencies, loops.pooled.seconds, `${loops.pooled.fromPool} from the pool; goal p50 ≤ 30, p99 ≤ 105`);
+  row(
+    "loop: create, 600 ms, delete, 600 ms; pool of 2",
+    loops.pooled.latencies,
+    loops.pooled.seconds,
+    `${loops.pooled.fromPool} from the pool; goal p50 ≤ 30, p99 ≤ 105`,
+  );
   row("loop: the same without a pool", loops.cold.latencies, loops.cold.seconds, "goal: p50 ≤ 250");
-  rows.push({ "POST /browsers": "published (hosted service)", creates: "", "p50 ms": "30", "p99 ms": "105", "creates/s": "", note: "goal for warm: p50 ≤ 30, p99 ≤ 105" });
+  rows.push({
+    "POST /browsers": "published (hosted service)",
+    creates: "",
+    "p50 ms": "30",
+    "p99 ms": "105",
+    "creates/s": "",
+    note: "goal for warm: p50 ≤ 30, p99 ≤ 105",
+  });
 } finally {
   await warm.close();
   await cold.close();
@@ -263,16 +295,26 @@ try {
   page.disconnect();
 }
 
-console.log(`\nPOST /browsers with a start_url: warm pool vs cold launch (${CREATES} + ${Math.ceil(CREATES / 2)} creates by 1 caller, ${ROUNDS} bursts of ${POOL}, ${SUSTAINED_MS / 1000} s sustained)\n`);
+console.log(
+  `\nPOST /browsers with a start_url: warm pool vs cold launch (${CREATES} + ${Math.ceil(CREATES / 2)} creates by 1 caller, ${ROUNDS} bursts of ${POOL}, ${SUSTAINED_MS / 1000} s sustained)\n`,
+);
 console.table(rows);
 const sortedDeletes = [...deletes].sort((a, b) => a - b);
-console.log(`DELETE /browsers/{id}: p50 ${percentile(sortedDeletes, 50).toFixed(1)} ms, p99 ${percentile(sortedDeletes, 99).toFixed(1)} ms (${deletes.length} deletes)`);
+console.log(
+  `DELETE /browsers/{id}: p50 ${percentile(sortedDeletes, 50).toFixed(1)} ms, p99 ${percentile(sortedDeletes, 99).toFixed(1)} ms (${deletes.length} deletes)`,
+);
 const quietMs = quietWaits.map((wait) => wait.ms).sort((a, b) => a - b);
 if (quietMs.length > 0) {
-  console.log(`Before each warm create or burst: waited for a quiet machine (< ${QUIET_BUSY * 100} % CPU busy) ${percentile(quietMs, 50).toFixed(0)} ms p50, ${quietMs.at(-1).toFixed(0)} ms max; ${quietWaits.filter((wait) => !wait.reached).length} of ${quietWaits.length} waits gave up after ${QUIET_MAX_MS / 1000} s`);
+  console.log(
+    `Before each warm create or burst: waited for a quiet machine (< ${QUIET_BUSY * 100} % CPU busy) ${percentile(quietMs, 50).toFixed(0)} ms p50, ${quietMs.at(-1).toFixed(0)} ms max; ${quietWaits.filter((wait) => !wait.reached).length} of ${quietWaits.length} waits gave up after ${QUIET_MAX_MS / 1000} s`,
+  );
 }
-console.log(`Warm pool of ${POOL}, idle, sandboxed: RSS ${poolMemory.rssMiB.toFixed(0)} MiB (shared pages counted per process), PSS ${poolMemory.pssMiB.toFixed(0)} MiB (${(poolMemory.pssMiB / POOL).toFixed(0)} MiB per browser, bwrap and socat included)`);
-console.log(`Warm pool of ${POOL}, idle, --unsafe-no-sandbox: RSS ${bareMemory.rssMiB.toFixed(0)} MiB, PSS ${bareMemory.pssMiB.toFixed(0)} MiB (${(bareMemory.pssMiB / POOL).toFixed(0)} MiB per browser)`);
+console.log(
+  `Warm pool of ${POOL}, idle, sandboxed: RSS ${poolMemory.rssMiB.toFixed(0)} MiB (shared pages counted per process), PSS ${poolMemory.pssMiB.toFixed(0)} MiB (${(poolMemory.pssMiB / POOL).toFixed(0)} MiB per browser, bwrap and socat included)`,
+);
+console.log(
+  `Warm pool of ${POOL}, idle, --unsafe-no-sandbox: RSS ${bareMemory.rssMiB.toFixed(0)} MiB, PSS ${bareMemory.pssMiB.toFixed(0)} MiB (${(bareMemory.pssMiB / POOL).toFixed(0)} MiB per browser)`,
+);
 console.log(`\nA page fetching ${PAGE_BYTES / 1024 / 1024} MB, ${PAGE_FETCHES} times (median MB/s):`);
 console.table(pageLoad);
 
@@ -282,13 +324,15 @@ console.table(pageLoad);
  */
 async function userLoops() {
   const result = {};
-  for (const [name, warmBrowsers] of [["pooled", 2], ["cold", 0]]) {
+  for (const [name, warmBrowsers] of [
+    ["pooled", 2],
+    ["cold", 0],
+  ]) {
     const side = await startServer(warmBrowsers);
     try {
       await side.poolFull?.();
       const takenBefore = side.server.warmPoolStats().taken;
       const latencies = [];
-      const began = performance.now();
       for (let i = 0; i < CREATES; i++) {
         const created = await side.create(startUrl);
         latencies.push(created.ms);
@@ -309,7 +353,9 @@ async function fetchRate(evaluate, url) {
   await evaluate(`fetch(${JSON.stringify(url)}).then((response) => response.arrayBuffer())`);
   const rates = [];
   for (let i = 0; i < PAGE_FETCHES; i++) {
-    const ms = await evaluate(`(async () => { const started = performance.now(); await (await fetch(${JSON.stringify(`${url}?${i}`)}, { cache: "no-store" })).arrayBuffer(); return performance.now() - started; })()`);
+    const ms = await evaluate(
+      `(async () => { const started = performance.now(); await (await fetch(${JSON.stringify(`${url}?${i}`)}, { cache: "no-store" })).arrayBuffer(); return performance.now() - started; })()`,
+    );
     rates.push(PAGE_BYTES / 1024 / 1024 / (ms / 1000));
   }
   return rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)];
@@ -325,7 +371,8 @@ async function pageLoadThroughEgress() {
     const { sessionId } = await launched.cdp.call("Target.attachToTarget", { targetId, flatten: true });
     await launched.cdp.call("Page.navigate", { url: startUrl }, sessionId);
     await sleep(500);
-    const viaEgress = async (expression) => (await launched.cdp.call("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true }, sessionId)).result.value;
+    const viaEgress = async (expression) =>
+      (await launched.cdp.call("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true }, sessionId)).result.value;
     const directPage = await direct.newPage();
     await directPage.goto(startUrl);
     const viaDirect = (expression) => directPage.evaluate(expression);

@@ -8,7 +8,7 @@
 //
 // Runs `pnpm exec turbo run build` with the pinned pnpm (tools/repo/pnpm-env.mjs).
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pnpmEnv } from "../tools/repo/pnpm-env.mjs";
@@ -127,7 +127,10 @@ console.log(`|${widths.map((w, col) => (col === 0 ? ":" : "-").padEnd(w + 1, "-"
 for (const row of rows.slice(1)) console.log(line(row));
 console.log(`\n  (cache figures from ${warmStats.source})`);
 
-const fullHit = warmStats.total > 0 && warmStats.hits === warmStats.total && warmStats.executed === 0 &&
+const fullHit =
+  warmStats.total > 0 &&
+  warmStats.hits === warmStats.total &&
+  warmStats.executed === 0 &&
   (warmStats.attempted === undefined || warmStats.cachedByTurbo === undefined || warmStats.cachedByTurbo === warmStats.attempted);
 if (!fullHit) {
   die(

@@ -16,7 +16,9 @@ import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
 
-const { values } = parseArgs({ options: { evals: { type: "string", default: "2000" }, shots: { type: "string", default: "40" }, rounds: { type: "string", default: "4" } } });
+const { values } = parseArgs({
+  options: { evals: { type: "string", default: "2000" }, shots: { type: "string", default: "40" }, rounds: { type: "string", default: "4" } },
+});
 const EVALS = Number(values.evals);
 const SHOTS = Number(values.shots);
 const ROUNDS = Number(values.rounds);
@@ -97,14 +99,26 @@ async function screenshots(client, sessionId, count) {
 // A page with enough on it that a screenshot is real work for the browser.
 const page = createHttpServer((_request, response) => {
   response.setHeader("content-type", "text/html");
-  response.end(`<!doctype html><title>bench</title><body style="margin:0">${Array.from({ length: 200 }, (_, i) => `<div style="display:inline-block;width:60px;height:40px;background:hsl(${i * 7},70%,50%)">${i}</div>`).join("")}</body>`);
+  response.end(
+    `<!doctype html><title>bench</title><body style="margin:0">${Array.from({ length: 200 }, (_, i) => `<div style="display:inline-block;width:60px;height:40px;background:hsl(${i * 7},70%,50%)">${i}</div>`).join("")}</body>`,
+  );
 });
 page.listen(0, "127.0.0.1");
 await once(page, "listening");
 const dataDir = mkdtempSync(join(tmpdir(), "bench-cdp-"));
 const launcher = new ChromiumLauncher({ allowPrivateNetwork: true });
 const launched = [];
-const server = await createServer({ dataDir, port: 0, launcher: { launch: async (options) => { const browser = await launcher.launch(options); launched.push(browser); return browser; } } });
+const server = await createServer({
+  dataDir,
+  port: 0,
+  launcher: {
+    launch: async (options) => {
+      const browser = await launcher.launch(options);
+      launched.push(browser);
+      return browser;
+    },
+  },
+});
 try {
   const baseUrl = await server.listen();
   const key = server.firstStart.key.secret;
@@ -135,7 +149,9 @@ try {
   const signed = (ms) => `${ms >= 0 ? "+" : ""}${ms.toFixed(3)}`;
   const d = row("direct");
   const p = row("proxy");
-  console.log(`\nDevTools through cdp_ws_url vs straight on the pipe (${EVALS} evaluations, ${SHOTS} screenshots 1280x800 each, ${ROUNDS} alternating rounds)\n`);
+  console.log(
+    `\nDevTools through cdp_ws_url vs straight on the pipe (${EVALS} evaluations, ${SHOTS} screenshots 1280x800 each, ${ROUNDS} alternating rounds)\n`,
+  );
   console.table([
     { path: "pipe session (direct)", "evaluate p50 ms": d.p50.toFixed(3), "evaluate p99 ms": d.p99.toFixed(3), "screenshots/s": d.shotsPerSecond.toFixed(1) },
     { path: "cdp_ws_url (proxy)", "evaluate p50 ms": p.p50.toFixed(3), "evaluate p99 ms": p.p99.toFixed(3), "screenshots/s": p.shotsPerSecond.toFixed(1) },

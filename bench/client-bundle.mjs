@@ -27,7 +27,10 @@ for (const [name, file] of Object.entries(consumers)) {
 }
 
 const ours = rows[0][2];
-const cells = [["consumer (create a client, list projects)", "minified bytes", "gzipped bytes", "vs client"], ...rows.map(([n, min, gz]) => [n, min.toLocaleString("en-US"), gz.toLocaleString("en-US"), `${(gz / ours).toFixed(2)}x`])];
+const cells = [
+  ["consumer (create a client, list projects)", "minified bytes", "gzipped bytes", "vs client"],
+  ...rows.map(([n, min, gz]) => [n, min.toLocaleString("en-US"), gz.toLocaleString("en-US"), `${(gz / ours).toFixed(2)}x`]),
+];
 const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => r[i].length)));
 const line = (r) => `| ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(" | ")} |`;
 console.log(`\nesbuild ${(await import("esbuild")).version}, minify, platform browser, ESM, gzip level 9\n`);

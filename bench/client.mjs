@@ -67,9 +67,11 @@ async function run(call, workers) {
   const each = Math.ceil(requests / workers);
   const cpu = process.cpuUsage();
   const start = performance.now();
-  await Promise.all(Array.from({ length: workers }, async () => {
-    for (let i = 0; i < each; i++) await call();
-  }));
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (let i = 0; i < each; i++) await call();
+    }),
+  );
   const seconds = (performance.now() - start) / 1000;
   const { user, system } = process.cpuUsage(cpu);
   return { rate: (each * workers) / seconds, cpu: (user + system) / (each * workers) };
@@ -78,7 +80,10 @@ async function run(call, workers) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const names = Object.keys(cases);
 const results = {};
-for (const [mode, workers] of [["sequential", 1], [`${concurrency} concurrent`, concurrency]]) {
+for (const [mode, workers] of [
+  ["sequential", 1],
+  [`${concurrency} concurrent`, concurrency],
+]) {
   const samples = Object.fromEntries(names.map((n) => [n, []]));
   for (const name of names) await run(cases[name], workers); // warm-up
   for (let round = 0; round < rounds; round++) {
@@ -87,9 +92,7 @@ for (const [mode, workers] of [["sequential", 1], [`${concurrency} concurrent`, 
       samples[name].push(await run(cases[name], workers));
     }
   }
-  results[mode] = Object.fromEntries(
-    names.map((n) => [n, { rate: median(samples[n].map((s) => s.rate)), cpu: median(samples[n].map((s) => s.cpu)) }]),
-  );
+  results[mode] = Object.fromEntries(names.map((n) => [n, { rate: median(samples[n].map((s) => s.rate)), cpu: median(samples[n].map((s) => s.cpu)) }]));
 }
 server.disconnect();
 agent.destroy();

@@ -83,7 +83,11 @@ async function startServer(warmBrowsers) {
       }
       await quiet();
       const started = performance.now();
-      const response = await fetch(`${baseUrl}/browsers`, { method: "POST", headers: { authorization, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const response = await fetch(`${baseUrl}/browsers`, {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       const created = await response.json();
       const ms = performance.now() - started;
       if (response.status !== 201) fail(`POST /browsers: HTTP ${response.status} ${JSON.stringify(created)}`);

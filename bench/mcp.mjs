@@ -50,7 +50,10 @@ function fail(message) {
 // ---- pages ---------------------------------------------------------------------------
 const tools = (where) => numberedTools(where, TOOLS_PER_DOCUMENT);
 const pageServer = await PageServer.start();
-pageServer.serve("/tab", (port) => `<!doctype html><title>Bench tab</title>${tools("top")}<iframe src="http://localhost:${port}/frame" allow="tools"></iframe>`);
+pageServer.serve(
+  "/tab",
+  (port) => `<!doctype html><title>Bench tab</title>${tools("top")}<iframe src="http://localhost:${port}/frame" allow="tools"></iframe>`,
+);
 pageServer.serve("/frame", `<!doctype html><title>Bench frame</title>${tools("frame")}`);
 
 // ---- helpers -------------------------------------------------------------------------
@@ -98,7 +101,10 @@ async function stdioBridge(browser) {
 /** An MCP client of the bin over Streamable HTTP. */
 async function httpBridge(browser) {
   const token = "bench-token-0123456789abcdef";
-  const child = spawn(process.execPath, [bin, "--browser", browser, "--http", "0"], { env: { ...bridgeEnv, BROWSER_SERVICE_MCP_TOKEN: token }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [bin, "--browser", browser, "--http", "0"], {
+    env: { ...bridgeEnv, BROWSER_SERVICE_MCP_TOKEN: token },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let log = "";
   const url = await new Promise((resolve, reject) => {
     child.stderr.on("data", (chunk) => {
@@ -175,7 +181,11 @@ try {
         await timed(WARMUP, direct);
         await timed(WARMUP, viaBridge(stdio.mcp));
         await timed(WARMUP, viaBridge(http.mcp));
-        calls = { direct: summary(await timed(REQUESTS, direct)), stdio: summary(await timed(REQUESTS, viaBridge(stdio.mcp))), http: summary(await timed(REQUESTS, viaBridge(http.mcp))) };
+        calls = {
+          direct: summary(await timed(REQUESTS, direct)),
+          stdio: summary(await timed(REQUESTS, viaBridge(stdio.mcp))),
+          http: summary(await timed(REQUESTS, viaBridge(http.mcp))),
+        };
 
         // list_changed: a page registers a tool; the time until the client hears of it.
         // The tool is unregistered again (another change) before the next sample.
@@ -186,7 +196,10 @@ try {
           const start = process.hrtime.bigint();
           await page.evaluate((n) => {
             window.benchUnregister = new AbortController();
-            document.modelContext.registerTool({ name: `added_${n}`, description: "Added.", execute: async () => ({}) }, { signal: window.benchUnregister.signal });
+            document.modelContext.registerTool(
+              { name: `added_${n}`, description: "Added.", execute: async () => ({}) },
+              { signal: window.benchUnregister.signal },
+            );
           }, i);
           await until("list_changed after a registration", () => stdio.changes > before);
           samples.push(msSince(start));
@@ -216,7 +229,9 @@ if (process.exitCode === 1) process.exit();
 
 const f = (n) => n.toFixed(2);
 const goal = (ok) => (ok ? "yes" : "NO");
-console.log(`\nMCP bridge on Chromium (${process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"}): ${REQUESTS} sequential requests per row after ${WARMUP} warm-up requests`);
+console.log(
+  `\nMCP bridge on Chromium (${process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"}): ${REQUESTS} sequential requests per row after ${WARMUP} warm-up requests`,
+);
 console.log("\n1. tools/list through the bridge vs GET .../webmcp/tools from the client (ms; goal: bridge p50 <= 1.5 x GET p50 + 1 ms)");
 console.log("| tabs | tools | GET p50 | GET p99 | stdio p50 | stdio p99 | HTTP p50 | HTTP p99 | stdio / GET | HTTP / GET | goal met (stdio, HTTP) |");
 console.log("| -: | -: | -: | -: | -: | -: | -: | -: | -: | -: | - |");
@@ -230,10 +245,15 @@ console.log("\n2. tools/call through the bridge vs the helpers' invokeTool, same
 console.log("| path | p50 | p99 | p50 overhead | goal met |");
 console.log("| - | -: | -: | -: | - |");
 console.log(`| invokeTool (client) | ${f(calls.direct.p50)} | ${f(calls.direct.p99)} | | |`);
-for (const [label, row] of [["bridge over stdio", calls.stdio], ["bridge over HTTP", calls.http]]) {
+for (const [label, row] of [
+  ["bridge over stdio", calls.stdio],
+  ["bridge over HTTP", calls.http],
+]) {
   console.log(`| ${label} | ${f(row.p50)} | ${f(row.p99)} | ${f(row.p50 - calls.direct.p50)} | ${goal(row.p50 - calls.direct.p50 <= 1)} |`);
 }
-console.log(`\n3. A page registers a tool -> notifications/tools/list_changed at the client (poll interval ${POLL_INTERVAL_MS} ms; ${CHANGES} changes; goal: <= ${POLL_INTERVAL_MS + 50} ms)`);
+console.log(
+  `\n3. A page registers a tool -> notifications/tools/list_changed at the client (poll interval ${POLL_INTERVAL_MS} ms; ${CHANGES} changes; goal: <= ${POLL_INTERVAL_MS + 50} ms)`,
+);
 console.log("| p50 | p99 | max | goal met (max) |");
 console.log("| -: | -: | -: | - |");
 console.log(`| ${f(changeLatency.p50)} | ${f(changeLatency.p99)} | ${f(changeLatency.max)} | ${goal(changeLatency.max <= POLL_INTERVAL_MS + 50)} |`);

@@ -25,14 +25,20 @@ const MAX_REQUESTS = 500_000;
 const GOAL = 0.05;
 const ROWS = [
   { name: "requests per API key", flags: ["--rate-limit", "200", "--rate-limit-burst", "20"], rate: 200, burst: 20, credential: "key", counted: 200 },
-  { name: "failed authentications per address", flags: ["--auth-failure-limit", "10", "--auth-failure-burst", "20"], rate: 10, burst: 20, credential: "wrong", counted: 401 },
+  {
+    name: "failed authentications per address",
+    flags: ["--auth-failure-limit", "10", "--auth-failure-burst", "20"],
+    rate: 10,
+    burst: 20,
+    credential: "wrong",
+    counted: 401,
+  },
 ];
 
 function die(message) {
   console.error(`bench/rate-limit FAILED: ${message}`);
   process.exit(1);
 }
-
 
 function get(agent, url, token) {
   return new Promise((resolve, reject) => {
@@ -94,13 +100,21 @@ for (const row of ROWS) {
   }
 }
 
-console.log(`\nReference server rate limits on 127.0.0.1: ${CLIENTS} keep-alive connections sending GET /org/limits, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per row\n`);
-console.log("| limit                              | configured /s | burst | let through | 429s   | sustained /s | vs configured | within 5% | answered req/s |");
-console.log("| ---------------------------------- | ------------: | ----: | ----------: | -----: | -----------: | ------------: | --------- | -------------: |");
+console.log(
+  `\nReference server rate limits on 127.0.0.1: ${CLIENTS} keep-alive connections sending GET /org/limits, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per row\n`,
+);
+console.log(
+  "| limit                              | configured /s | burst | let through | 429s   | sustained /s | vs configured | within 5% | answered req/s |",
+);
+console.log(
+  "| ---------------------------------- | ------------: | ----: | ----------: | -----: | -----------: | ------------: | --------- | -------------: |",
+);
 for (const r of results) {
   const ratio = r.achieved / r.rate;
   console.log(
     `| ${r.name.padEnd(34)} | ${String(r.rate).padStart(13)} | ${String(r.burst).padStart(5)} | ${String(r.counted).padStart(11)} | ${String(r.limited).padStart(6)} | ${r.achieved.toFixed(1).padStart(12)} | ${`${(ratio * 100).toFixed(1)}%`.padStart(13)} | ${(Math.abs(ratio - 1) <= GOAL ? "yes" : "NO").padEnd(9)} | ${r.answered.toFixed(0).padStart(14)} |`,
   );
 }
-console.log(`\n"let through" and "429s" count the whole run: 200s (per key) or 401s (failed authentications); sustained /s counts them in the measured seconds only.`);
+console.log(
+  `\n"let through" and "429s" count the whole run: 200s (per key) or 401s (failed authentications); sustained /s counts them in the measured seconds only.`,
+);

@@ -32,7 +32,9 @@ function die(message) {
 
 /** Resident memory of a process in MiB, from /proc (Linux): `VmRSS` now or `VmHWM` at its peak. */
 function memoryMiB(pid, field) {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`));
   if (!line) die(`no ${field} in /proc/${pid}/status`);
   return Number(line.split(/\s+/)[1]) / 1024;
 }
@@ -113,7 +115,9 @@ try {
 
   const fmt = (n, digits) => n.toFixed(digits).padStart(9);
   console.log(`\nReference server on ${server.url}: ${REQUESTS} requests per run, keep-alive, ${SEEDED_PROJECTS + 1} projects (one full page)\n`);
-  console.log(`| endpoint           | ${CONCURRENCY.map((c) => `${String(c).padStart(2)} client${c === 1 ? " " : "s"} req/s |      p50 ms |      p99 ms`).join(" | ")} |`);
+  console.log(
+    `| endpoint           | ${CONCURRENCY.map((c) => `${String(c).padStart(2)} client${c === 1 ? " " : "s"} req/s |      p50 ms |      p99 ms`).join(" | ")} |`,
+  );
   console.log(`| ------------------ | ${CONCURRENCY.map(() => "---------------: | ----------: | ----------:").join(" | ")} |`);
   for (const endpoint of ENDPOINTS) {
     const cells = CONCURRENCY.map((c) => {
@@ -127,7 +131,9 @@ try {
     return `${fmt(r.rps, 0).padStart(16)} | ${fmt(r.p50, 2).padStart(11)} | ${fmt(r.p99, 2).padStart(11)}`;
   });
   console.log(`| bare Fastify, same JSON | ${bareCells.join(" | ")} |`);
-  const ratios = CONCURRENCY.map((c) => `${c} client${c === 1 ? "" : "s"}: ${(results.get(`/org/projects ${c}`).rps / results.get(`bare ${c}`).rps).toFixed(2)}x`);
+  const ratios = CONCURRENCY.map(
+    (c) => `${c} client${c === 1 ? "" : "s"}: ${(results.get(`/org/projects ${c}`).rps / results.get(`bare ${c}`).rps).toFixed(2)}x`,
+  );
   console.log(`\nGET /org/projects vs bare Fastify (req/s): ${ratios.join(", ")} (goal ≥ 0.60x)`);
   console.log(`\n| server memory (RSS) | MiB |\n| ------------------- | --: |`);
   console.log(`| idle, after warm-up | ${idleMiB.toFixed(1)} |`);

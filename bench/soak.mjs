@@ -80,7 +80,12 @@ const pageUrl = (path) => `http://127.0.0.1:${pages.address().port}${path}`;
 
 const dataDir = mkdtempSync(join(tmpdir(), "bench-soak-"));
 // The pages are served on 127.0.0.1, which browsers reach only with --allow-private-network.
-const { child, url: baseUrl, key, exited } = await startServerProcess(dataDir, ["--rate-limit", "0", "--auth-failure-limit", "0", "--allow-private-network"], { LOG_LEVEL: "error" });
+const {
+  child,
+  url: baseUrl,
+  key,
+  exited,
+} = await startServerProcess(dataDir, ["--rate-limit", "0", "--auth-failure-limit", "0", "--allow-private-network"], { LOG_LEVEL: "error" });
 
 async function api(method, path, body, apiKey = key) {
   const response = await fetch(`${baseUrl}${path}`, {
@@ -109,7 +114,12 @@ function chromiumProcesses() {
 const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 
 function sample(label) {
-  return { moment: label, "server RSS MiB": rssMiB().toFixed(1), "server open fds": readdirSync(`/proc/${child.pid}/fd`).length, "Chromium processes": chromiumProcesses() };
+  return {
+    moment: label,
+    "server RSS MiB": rssMiB().toFixed(1),
+    "server open fds": readdirSync(`/proc/${child.pid}/fd`).length,
+    "Chromium processes": chromiumProcesses(),
+  };
 }
 
 const percentile = (samples, p) => {
@@ -126,7 +136,9 @@ let otherKey;
 async function issueProjectKey(name) {
   const project = (await api("POST", "/org/projects", { name })).body;
   return new Promise((resolve, reject) =>
-    execFile(process.execPath, [serverBin, "keys", "create", "--project", project.id, "--data-dir", dataDir], (error, stdout) => (error ? reject(error) : resolve(stdout.trim()))),
+    execFile(process.execPath, [serverBin, "keys", "create", "--project", project.id, "--data-dir", dataDir], (error, stdout) =>
+      error ? reject(error) : resolve(stdout.trim()),
+    ),
   );
 }
 
@@ -231,7 +243,17 @@ async function pendingCommands(browser, count) {
       waiting.set(id, (message) => (message.error ? reject(new Error(`${method}: ${message.error.message}`)) : resolve(message.result)));
       ws.send(JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) }));
     });
-  const stats = { answered: 0, refusedAtCap: 0, otherErrors: 0, results: 0, firstRefusedId: undefined, answeredBeforeFirstRefusal: 0, rssAtCap: NaN, rssHalfway: NaN, refusedHalfway: 0 };
+  const stats = {
+    answered: 0,
+    refusedAtCap: 0,
+    otherErrors: 0,
+    results: 0,
+    firstRefusedId: undefined,
+    answeredBeforeFirstRefusal: 0,
+    rssAtCap: NaN,
+    rssHalfway: NaN,
+    refusedHalfway: 0,
+  };
   // Halfway through the refusals too: RSS that grew with what the refused commands held would keep growing; garbage levels off.
   const halfway = Math.floor((count - SERVER_MAX_PENDING) / 2);
   ws.on("message", (data) => {
@@ -288,7 +310,15 @@ async function pendingCommands(browser, count) {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const rssAfter = rssMiB();
   ws.close();
-  return { sent, seconds, rssBefore, rssAfter, ...stats, held: sent - stats.answered, heldAtCap: stats.firstRefusedId === undefined ? NaN : stats.firstRefusedId - 1 - stats.answeredBeforeFirstRefusal };
+  return {
+    sent,
+    seconds,
+    rssBefore,
+    rssAfter,
+    ...stats,
+    held: sent - stats.answered,
+    heldAtCap: stats.firstRefusedId === undefined ? NaN : stats.firstRefusedId - 1 - stats.answeredBeforeFirstRefusal,
+  };
 }
 
 // The server's --cdp-max-pending, left at its default; only where to sample depends on it.
@@ -354,7 +384,11 @@ try {
   })();
   const [noisy, noisyCycles, omitted] = await Promise.all([controlPlane(hostileUntil), browserChurn(hostileUntil), hostileDiscovery]);
   const crowdedUntil = Date.now() + eighth;
-  const [crowded, crowdedCycles, snapshots] = await Promise.all([controlPlane(crowdedUntil), browserChurn(crowdedUntil), concurrentSnapshots(hostileBrowser.id, SNAPSHOT_CLIENTS, crowdedUntil)]);
+  const [crowded, crowdedCycles, snapshots] = await Promise.all([
+    controlPlane(crowdedUntil),
+    browserChurn(crowdedUntil),
+    concurrentSnapshots(hostileBrowser.id, SNAPSHOT_CLIENTS, crowdedUntil),
+  ]);
   await api("DELETE", `/browsers/${hostileBrowser.id}`);
   hostileBrowser = undefined;
   await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -398,12 +432,16 @@ try {
     row("quiet (no hostile page)", quiet),
     row("with the hostile page (goal: p99 ≤ 2x)", noisy, quiet),
     row(`while ${SNAPSHOT_CLIENTS} clients GET its ${(snapshots.bytes / 1e6).toFixed(1)} MB snapshot at once (${snapshots.rounds} rounds)`, crowded, quiet),
-    ...floods.map(({ shape, latencies }) => row(`DevTools flood, ${FLOOD_CLIENTS} clients, ${FLOOD_MESSAGE_BYTES / 1e6} MB commands of ${shapeName[shape]} (goal: p99 ≤ 2x)`, latencies, quiet)),
+    ...floods.map(({ shape, latencies }) =>
+      row(`DevTools flood, ${FLOOD_CLIENTS} clients, ${FLOOD_MESSAGE_BYTES / 1e6} MB commands of ${shapeName[shape]} (goal: p99 ≤ 2x)`, latencies, quiet),
+    ),
   ]);
   console.log(`the hostile page's snapshot said it omitted: ${omitted}`);
 
   const MIB = 1024 * 1024;
-  console.log(`\nWhat the flood got through, after the budgets' first second (goal: the project's budget, ${FLOOD_CLIENTS} clients of ${FLOOD_SMALL_PER_LARGE} small commands after each large one)`);
+  console.log(
+    `\nWhat the flood got through, after the budgets' first second (goal: the project's budget, ${FLOOD_CLIENTS} clients of ${FLOOD_SMALL_PER_LARGE} small commands after each large one)`,
+  );
   console.table(
     floods.map(({ shape, flood }) => ({
       "large commands of": shapeName[shape],

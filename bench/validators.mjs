@@ -138,7 +138,25 @@ function zodManagedAuth() {
   const ssoButton = z.strictObject({ selector: z.string(), provider: z.string(), label: z.string() });
   const signInOption = z.strictObject({ id: z.string(), label: z.string(), description: nullableString.optional() });
   const list = (item) => z.array(item).nullable().optional();
-  const flowFields = ["flow_step", "flow_type", "flow_expires_at", "discovered_fields", "mfa_options", "pending_sso_buttons", "sign_in_options", "choices", "fields", "interaction_id", "hosted_url", "live_view_url", "browser_session_id", "external_action_message", "error_code", "error_message", "website_error"];
+  const flowFields = [
+    "flow_step",
+    "flow_type",
+    "flow_expires_at",
+    "discovered_fields",
+    "mfa_options",
+    "pending_sso_buttons",
+    "sign_in_options",
+    "choices",
+    "fields",
+    "interaction_id",
+    "hosted_url",
+    "live_view_url",
+    "browser_session_id",
+    "external_action_message",
+    "error_code",
+    "error_message",
+    "website_error",
+  ];
   const eligibleRule = schemas.ManagedAuth.allOf.find((rule) => rule.if?.properties?.can_reauth?.const === true);
   const eligible = new Set(eligibleRule.then.properties.can_reauth_reason.enum);
   return z
@@ -152,7 +170,12 @@ function zodManagedAuth() {
       allowed_domains: z.array(z.string().regex(/^(?!www\.|\*\.)/)).optional(),
       auto_reauth: z.boolean().optional(),
       browser: z
-        .strictObject({ proxy: proxy.optional(), region: z.enum(values("Region")).optional(), stealth: z.boolean().optional(), telemetry: telemetry.nullable().optional() })
+        .strictObject({
+          proxy: proxy.optional(),
+          region: z.enum(values("Region")).optional(),
+          stealth: z.boolean().optional(),
+          telemetry: telemetry.nullable().optional(),
+        })
         .optional(),
       browser_session_id: nullableString.optional(),
       browser_telemetry: telemetry.nullable().optional(),
@@ -191,8 +214,10 @@ function zodManagedAuth() {
       if (c.flow_status == null) for (const f of flowFields) if (c[f] != null) problem(f, "must be null with no flow");
       if (c.flow_status === "FAILED") for (const f of ["error_code", "error_message"]) if (typeof c[f] !== "string") problem(f, "required when FAILED");
       if (c.flow_step === "AWAITING_EXTERNAL_ACTION" && typeof c.external_action_message !== "string") problem("external_action_message", "required");
-      if (c.flow_status === "IN_PROGRESS") for (const f of ["hosted_url", "live_view_url"]) if (typeof c[f] !== "string") problem(f, "required while in progress");
-      if (c.can_reauth !== undefined && c.can_reauth_reason !== undefined && eligible.has(c.can_reauth_reason) !== c.can_reauth) problem("can_reauth_reason", "does not match can_reauth");
+      if (c.flow_status === "IN_PROGRESS")
+        for (const f of ["hosted_url", "live_view_url"]) if (typeof c[f] !== "string") problem(f, "required while in progress");
+      if (c.can_reauth !== undefined && c.can_reauth_reason !== undefined && eligible.has(c.can_reauth_reason) !== c.can_reauth)
+        problem("can_reauth_reason", "does not match can_reauth");
       if (c.health_checks === false && c.health_check_unavailable_reason !== undefined) problem("health_check_unavailable_reason", "only with health checks");
     });
 }

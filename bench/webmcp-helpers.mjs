@@ -172,10 +172,13 @@ function printTable(rows) {
 
 console.log(`bench/webmcp-helpers: best of ${rounds} rounds of ${roundMs} ms per case, node ${process.version}\n`);
 console.log("Selection over a 1,000-tool snapshot (125 tabs, 4 windows, 25 cross-origin frames):\n");
-printTable([["case", "ops/s", "µs per call"], ...selections.map(([name, run]) => {
-  const ops = best(run);
-  return [name, formatOps(ops), (1e6 / ops).toFixed(1)];
-})]);
+printTable([
+  ["case", "ops/s", "µs per call"],
+  ...selections.map(([name, run]) => {
+    const ops = best(run);
+    return [name, formatOps(ops), (1e6 / ops).toFixed(1)];
+  }),
+]);
 
 console.log("\nInput validation against page schemas:\n");
 const rows = validations.map(([name, schema, input], index) => {

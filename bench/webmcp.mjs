@@ -46,7 +46,11 @@ const tools = (where) => numberedTools(where, TOOLS_PER_DOCUMENT);
 // The tests' page server (tools/test-pages): a tab on 127.0.0.1 with a same-origin frame and
 // a cross-origin (localhost) frame.
 const pageServer = await PageServer.start();
-pageServer.serve("/tab", (port) => `<!doctype html><title>Bench tab</title>${tools("top")}<iframe src="/frame?same"></iframe><iframe src="http://localhost:${port}/frame?cross" allow="tools"></iframe>`);
+pageServer.serve(
+  "/tab",
+  (port) =>
+    `<!doctype html><title>Bench tab</title>${tools("top")}<iframe src="/frame?same"></iframe><iframe src="http://localhost:${port}/frame?cross" allow="tools"></iframe>`,
+);
 pageServer.serve("/frame", `<!doctype html><title>Bench frame</title>${tools("frame")}`);
 const pageUrl = pageServer.url("/tab");
 
@@ -115,7 +119,9 @@ async function api(method, path, body) {
 
 /** A GET of the tool snapshot: a 200 with its body read and parsed, or, with `etag`, the 304 to that If-None-Match. */
 async function listTools(browserId, etag) {
-  const response = await fetch(`${base}/browsers/${browserId}/webmcp/tools`, { headers: etag === undefined ? { authorization } : { authorization, "if-none-match": etag } });
+  const response = await fetch(`${base}/browsers/${browserId}/webmcp/tools`, {
+    headers: etag === undefined ? { authorization } : { authorization, "if-none-match": etag },
+  });
   const text = await response.text();
   const expected = etag === undefined ? 200 : 304;
   if (response.status !== expected) fail(`GET tools: HTTP ${response.status}, expected ${expected}`);
@@ -170,7 +176,15 @@ try {
       const before = server.webmcpSnapshotBuilds();
       const [fullSamples, notModifiedSamples] = await timedTogether(REQUESTS, full, notModified);
       const unbuilt = server.webmcpSnapshotBuilds().remembered - before.remembered;
-      discovery.push({ tabs, tools: expected, full: summary(fullSamples), notModified: summary(notModifiedSamples), unbuilt, fullSnapshotMs, memory: groupMemoryMiB(launched.pid) });
+      discovery.push({
+        tabs,
+        tools: expected,
+        full: summary(fullSamples),
+        notModified: summary(notModifiedSamples),
+        unbuilt,
+        fullSnapshotMs,
+        memory: groupMemoryMiB(launched.pid),
+      });
 
       if (tabs === 1) {
         const [page] = pages;
@@ -217,10 +231,16 @@ try {
 if (process.exitCode === 1) process.exit();
 
 const f = (n, digits = 2) => n.toFixed(digits);
-console.log(`\nWebMCP on Chromium (${process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"}): ${REQUESTS} sequential requests per row, keep-alive, after ${WARMUP} warm-up requests`);
+console.log(
+  `\nWebMCP on Chromium (${process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"}): ${REQUESTS} sequential requests per row, keep-alive, after ${WARMUP} warm-up requests`,
+);
 console.log(`Each tab: ${FRAMES_PER_TAB} frames (page, same-origin iframe, cross-origin iframe), ${TOOLS_PER_DOCUMENT} tools per document\n`);
-console.log("| tabs | tools | GET tools 200 p50 ms | 200 p99 ms | 304 p50 ms | 304 p99 ms | 304 / 200 p50 | 304s without a build | all listed after last load, ms | Chromium processes | RSS MiB | PSS MiB |");
-console.log("| ---: | ----: | -------------------: | ---------: | ---------: | ---------: | ------------: | -------------------: | -----------------------------: | -----------------: | ------: | ------: |");
+console.log(
+  "| tabs | tools | GET tools 200 p50 ms | 200 p99 ms | 304 p50 ms | 304 p99 ms | 304 / 200 p50 | 304s without a build | all listed after last load, ms | Chromium processes | RSS MiB | PSS MiB |",
+);
+console.log(
+  "| ---: | ----: | -------------------: | ---------: | ---------: | ---------: | ------------: | -------------------: | -----------------------------: | -----------------: | ------: | ------: |",
+);
 for (const row of discovery) {
   const { full, notModified } = row;
   console.log(

@@ -51,7 +51,9 @@ const largeText =
     : `${head}","padding":[${"{},".repeat(Math.floor((largeBytes - head.length - 17) / 3))}{}]}}`;
 const largePayload = Buffer.from(largeText);
 const largeFrame = maskedTextFrame(largePayload);
-const smallPayloads = Array.from({ length: smallPerLarge }, (_, i) => Buffer.from(`{"id":${i + 2},"method":"Target.sendMessageToTarget","params":{"message":"{}"}}`));
+const smallPayloads = Array.from({ length: smallPerLarge }, (_, i) =>
+  Buffer.from(`{"id":${i + 2},"method":"Target.sendMessageToTarget","params":{"message":"{}"}}`),
+);
 const smallFrames = Buffer.concat(smallPayloads.map(maskedTextFrame));
 // What the budgets charge: a message's payload, not its frame.
 const smallBytes = smallPayloads.reduce((sum, payload) => sum + payload.length, 0) / smallPerLarge;
@@ -127,7 +129,17 @@ class FloodClient {
     for (;;) {
       for (const frame of [largeFrame, smallFrames]) {
         if (this.socket.destroyed) return;
-        if (!this.socket.write(frame) && !(await Promise.race([once(this.socket, "drain").then(() => true, () => false), closed]))) return;
+        if (
+          !this.socket.write(frame) &&
+          !(await Promise.race([
+            once(this.socket, "drain").then(
+              () => true,
+              () => false,
+            ),
+            closed,
+          ]))
+        )
+          return;
       }
     }
   }

@@ -18,17 +18,18 @@
 //
 // `configs.all` turns every rule on as an error, so a config can say
 // `extends: [house/all]` (redocly.yaml does, and so do the test fixtures).
-import OperationErrorResponses from "./rules/operation-error-responses.js";
-import ErrorResponseSchema from "./rules/error-response-schema.js";
+
+import ComponentsUsed from "./rules/components-used.js";
 import ErrorResponseCodes from "./rules/error-response-codes.js";
 import ErrorResponseExamples from "./rules/error-response-examples.js";
+import ErrorResponseSchema from "./rules/error-response-schema.js";
 import ObjectAdditionalProperties from "./rules/object-additional-properties.js";
+import OperationErrorResponses from "./rules/operation-error-responses.js";
 import OperationIdCamelCase from "./rules/operation-id-camel-case.js";
-import SchemaPropertyDescription from "./rules/schema-property-description.js";
-import ProjectHeader from "./rules/project-header.js";
 import OperationXClient from "./rules/operation-x-client.js";
 import OperationXClientUnique from "./rules/operation-x-client-unique.js";
-import ComponentsUsed from "./rules/components-used.js";
+import ProjectHeader from "./rules/project-header.js";
+import SchemaPropertyDescription from "./rules/schema-property-description.js";
 
 /** The plugin id: Redocly names each rule `house/<name>`. */
 export const PLUGIN_ID = "house";

@@ -53,7 +53,12 @@ describe("house lint rules", () => {
   });
 
   it("keeps each rule in its own file, rules/<name>.js, which the plugin loads", () => {
-    expect(ruleFiles.filter((name) => name.endsWith(".js")).map((name) => name.replace(/\.js$/, "")).sort()).toEqual([...ruleNames].sort());
+    expect(
+      ruleFiles
+        .filter((name) => name.endsWith(".js"))
+        .map((name) => name.replace(/\.js$/, ""))
+        .sort(),
+    ).toEqual([...ruleNames].sort());
   });
 
   it("turns every rule on in the plugin's `all` config", () => {
@@ -91,6 +96,9 @@ describe("house lint rules", () => {
   it("fails the real config on a bad fixture (the plugin is loaded there too)", () => {
     const { status, problems, output } = lint(join(ruleDir, "operation-id-camel-case.bad.yaml"), realConfig);
     expect(status, output).not.toBe(0);
-    expect(problems.map((p) => p.ruleId), output).toContain(`${PLUGIN_ID}/operation-id-camel-case`);
+    expect(
+      problems.map((p) => p.ruleId),
+      output,
+    ).toContain(`${PLUGIN_ID}/operation-id-camel-case`);
   });
 });

@@ -71,7 +71,9 @@ const root = resolve(specDir, options.root);
 const outDir = resolve(specDir, options.out);
 if (!existsSync(root)) fail(`the root document ${root} does not exist.`);
 
-console.log(`spec build: ${relative(process.cwd(), root) || root}${options["lint-only"] ? " (lint only)" : ` -> ${relative(process.cwd(), outDir) || outDir}`}`);
+console.log(
+  `spec build: ${relative(process.cwd(), root) || root}${options["lint-only"] ? " (lint only)" : ` -> ${relative(process.cwd(), outDir) || outDir}`}`,
+);
 run("lint", () => lint(root));
 if (!options["lint-only"]) {
   // Start from an empty output folder, so nothing stale is published or cached.

@@ -22,8 +22,16 @@ export function createDocumentAjv(document: Record<string, unknown>): Ajv2020 {
   // the document's top-level fields (the root is added as one schema) are declared here,
   // and so are the spec's own annotations (CONVENTIONS.md), which only the server enforces.
   const extensions = [
-    "x-max-bytes", "x-max-depth", "x-property-name-pattern", "x-max-items-per-document", "x-max-items-per-tab", "x-max-definition-bytes",
-    "x-max-entries", "x-max-entry-name-bytes", "x-max-unpacked-bytes", "x-max-compression-ratio",
+    "x-max-bytes",
+    "x-max-depth",
+    "x-property-name-pattern",
+    "x-max-items-per-document",
+    "x-max-items-per-tab",
+    "x-max-definition-bytes",
+    "x-max-entries",
+    "x-max-entry-name-bytes",
+    "x-max-unpacked-bytes",
+    "x-max-compression-ratio",
   ];
   const openApiKeywords = ["example", "discriminator", "xml", "externalDocs", ...extensions];
   const documentFields = ["openapi", "info", "jsonSchemaDialect", "servers", "paths", "webhooks", "components", "security", "tags"];

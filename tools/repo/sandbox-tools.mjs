@@ -33,14 +33,19 @@ export function decideSandboxTools({ missing, system, task }) {
     return {
       action: "install",
       message: `The server runs every browser in a sandbox and needs ${what}: installing (apt-get update && apt-get install -y ${packages.join(" ")}).`,
-      commands: [["apt-get", ["update"]], ["apt-get", ["install", "-y", ...packages]]],
+      commands: [
+        ["apt-get", ["update"]],
+        ["apt-get", ["install", "-y", ...packages]],
+      ],
     };
   }
   const sudo = system.isRoot ? "" : "sudo ";
   const how =
-    system.distro === "debian" || system.distro === "ubuntu" ? `${sudo}apt-get install -y ${packages.join(" ")}`
-    : system.distro === "fedora" ? `${sudo}dnf install -y ${packages.join(" ")}`
-    : `install ${packages.join(" and ")} with the package manager of ${system.distroName}`;
+    system.distro === "debian" || system.distro === "ubuntu"
+      ? `${sudo}apt-get install -y ${packages.join(" ")}`
+      : system.distro === "fedora"
+        ? `${sudo}dnf install -y ${packages.join(" ")}`
+        : `install ${packages.join(" and ")} with the package manager of ${system.distroName}`;
   return {
     action: "stop",
     message: [
@@ -52,6 +57,13 @@ export function decideSandboxTools({ missing, system, task }) {
 }
 
 /** Makes sure the sandbox's tools are there; returns a line to print, or throws an Error saying what to run. */
-export function ensureSandboxTools({ task, env = process.env, system = readSystem(env), missing = missingSandboxTools, run = runCommand, log = console.log } = {}) {
+export function ensureSandboxTools({
+  task,
+  env = process.env,
+  system = readSystem(env),
+  missing = missingSandboxTools,
+  run = runCommand,
+  log = console.log,
+} = {}) {
   return actOnDecision(() => decideSandboxTools({ missing: missing(env), system, task }), { task, what: "the sandbox's packages", run, log });
 }

@@ -68,9 +68,7 @@ export class APIError extends BrowserServiceError {
   static from(status: number, text: string, headers: Headers): APIError {
     const body = readErrorBody(status, text);
     const Class =
-      status === 504 && body.code === "outcome_unknown"
-        ? OutcomeUnknownError
-        : (statusClasses[status] ?? (status >= 500 ? InternalServerError : APIError));
+      status === 504 && body.code === "outcome_unknown" ? OutcomeUnknownError : (statusClasses[status] ?? (status >= 500 ? InternalServerError : APIError));
     return new Class(status, body, headers);
   }
 }

@@ -1,8 +1,8 @@
 import type { Resources } from "./generated/facade.js";
 import type { OperationRow } from "./operation-row.js";
 import type { RequestOptions } from "./options.js";
-import type { Call } from "./request.js";
 import { type Page, paginate } from "./paginate.js";
+import type { Call } from "./request.js";
 import { toFormData } from "./upload.js";
 
 /** The request of one facade call, in openapi-fetch's terms, with the per-call options. */

@@ -6,6 +6,8 @@
  * @packageDocumentation
  */
 export { type BrowserServiceClient, createClient } from "./client.js";
+export type { ConditionalResponse } from "./conditional.js";
+export type { ErrorBody } from "./errors.js";
 export {
   APIConnectionError,
   APIError,
@@ -28,8 +30,6 @@ export {
   UnsupportedMediaTypeError,
   UploadInputError,
 } from "./errors.js";
-export type { ErrorBody } from "./errors.js";
-export type { ConditionalResponse } from "./conditional.js";
 export type { RawMethods, Resources } from "./generated/facade.js";
 export type { CallOptions, ClientOptions, RequestOptions } from "./options.js";
 export type { HttpMethod, Operation, RawInit, RawMethod, RawResult } from "./raw.js";

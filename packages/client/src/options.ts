@@ -76,10 +76,7 @@ export interface Settings extends RetryDelays {
 export function resolveOptions(options: ClientOptions, documentBaseUrl: string): Settings {
   const apiKey = options.apiKey ?? readEnv("BROWSER_SERVICE_API_KEY");
   if (!apiKey) {
-    throw new ClientOptionsError(
-      "missing_api_key",
-      "No API key: pass createClient({ apiKey }) or set BROWSER_SERVICE_API_KEY.",
-    );
+    throw new ClientOptionsError("missing_api_key", "No API key: pass createClient({ apiKey }) or set BROWSER_SERVICE_API_KEY.");
   }
   const baseUrl = options.baseUrl ?? readEnv("BROWSER_SERVICE_BASE_URL") ?? documentBaseUrl;
   const projectId = options.projectId === undefined ? readEnv("BROWSER_SERVICE_PROJECT_ID") : options.projectId;

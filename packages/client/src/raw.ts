@@ -45,5 +45,6 @@ export type RawResult<R> = Extract<R, { data: unknown }>;
  */
 export type RawMethod<M extends HttpMethod> = <P extends ClientPathsWithMethod<Client<paths>, M>, I extends RawInit<Operation<P, M>>>(
   url: P,
+  // biome-ignore lint/complexity/noBannedTypes: `{} extends T` holds exactly when every property of T is optional, i.e. when `init` may be left out.
   ...init: {} extends RawInit<Operation<P, M>> ? [init?: I] : [init: I]
 ) => Promise<RawResult<FetchResponse<Operation<P, M>, I, `${string}/${string}`>>>;

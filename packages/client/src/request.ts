@@ -96,7 +96,8 @@ export function createCall(settings: Settings, transport: Transport, operations:
       baseUrl: baseUrl === settings.baseUrl ? defaultBaseUrl : removeTrailingSlash(baseUrl),
       params: params as { query?: Record<string, unknown> },
       pathSerializer,
-      querySerializer: typeof querySerializer === "function" ? querySerializer : querySerializer ? createQuerySerializer(querySerializer) : defaultQuerySerializer,
+      querySerializer:
+        typeof querySerializer === "function" ? querySerializer : querySerializer ? createQuerySerializer(querySerializer) : defaultQuerySerializer,
     });
     // A call without headers of its own and without a body (most reads) sends the client's
     // headers as they are: one Headers, built once and never changed, instead of one per call.
@@ -125,8 +126,11 @@ export function createCall(settings: Settings, transport: Transport, operations:
     const response = await send(url, { ...rest, method, headers: finalHeaders, body: payload ?? null }, policy, transport);
     const data = await readBody(response, method, parseAs);
     // Node's transport builds the Response only when the caller looks at it (a facade call never does).
-    return { data, get response() {
-      return (response as { toResponse?: () => Response }).toResponse?.() ?? response;
-    } };
+    return {
+      data,
+      get response() {
+        return (response as { toResponse?: () => Response }).toResponse?.() ?? response;
+      },
+    };
   };
 }

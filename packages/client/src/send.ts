@@ -1,6 +1,6 @@
 import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError } from "./errors.js";
 import { type RetryDelays, retryableStatuses, retryDelayMs } from "./retry.js";
-import { timedOut, type Transport, type TransportInit } from "./transport.js";
+import { type Transport, type TransportInit, timedOut } from "./transport.js";
 
 /** The transport rules of one call, settled before it is sent. */
 export interface SendPolicy extends RetryDelays {

@@ -16,7 +16,7 @@ const shop = `<!doctype html><title>Shop</title><script>
     execute: () => new Promise(() => {}),
   });
 </script>`;
-const pages = createServer((request, response) => {
+const pages = createServer((_request, response) => {
   response.writeHead(200, { "content-type": "text/html" });
   response.end(shop);
 }).listen(0, "127.0.0.1");

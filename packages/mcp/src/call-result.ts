@@ -41,7 +41,10 @@ export function callResult(result: InvocationResult): CallResult {
     case "canceled":
       return text(result.forModel, true);
     case "awaiting_submission":
-      return text(`${result.forModel} Nothing was submitted: the form waits in the browser for the user (or for a program driving the browser) to submit it.`, false);
+      return text(
+        `${result.forModel} Nothing was submitted: the form waits in the browser for the user (or for a program driving the browser) to submit it.`,
+        false,
+      );
     case "outcome_unknown": {
       const id = result.invocationId === undefined ? "no invocation id was reported" : `invocation id ${result.invocationId}`;
       return text(

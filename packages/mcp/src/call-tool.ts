@@ -29,7 +29,13 @@ const nothingRan = (error: unknown) =>
  * saw, and the result says the page changed. A second such answer ends the call. Any
  * other failure of the request itself leaves the outcome open, and the result says so.
  */
-export async function callTool(context: CallContext, mcpName: string, tool: WebMcpTool, input: Record<string, unknown>, signal?: AbortSignal): Promise<CallResult> {
+export async function callTool(
+  context: CallContext,
+  mcpName: string,
+  tool: WebMcpTool,
+  input: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<CallResult> {
   const options = {
     input,
     timeoutSec: context.timeoutSec,
@@ -51,14 +57,20 @@ export async function callTool(context: CallContext, mcpName: string, tool: WebM
       if (nothingRan(error)) return pageChangedResult(mcpName);
       // Answers below 500 are refusals before any invocation began; anything else (a 5xx,
       // a dropped connection, a timeout) may have come after the tool started.
-      if (error instanceof APIError && error.status < 500) return refusedResult(`The service refused the call of ${fencedName(mcpName)} (${error.status} ${error.code}).`, error.message);
+      if (error instanceof APIError && error.status < 500)
+        return refusedResult(`The service refused the call of ${fencedName(mcpName)} (${error.status} ${error.code}).`, error.message);
       return unknownFailureResult(mcpName, error instanceof Error ? error.message : String(error));
     }
   }
 }
 
 /** The registration that is `tool` again (a reload), or the result to return when there is none (nothing ran either way). */
-async function findAgain(context: CallContext, mcpName: string, tool: WebMcpTool, options: { projectId?: string | null; signal?: AbortSignal }): Promise<{ tool: WebMcpTool } | { result: CallResult }> {
+async function findAgain(
+  context: CallContext,
+  mcpName: string,
+  tool: WebMcpTool,
+  options: { projectId?: string | null; signal?: AbortSignal },
+): Promise<{ tool: WebMcpTool } | { result: CallResult }> {
   let tools: WebMcpTool[];
   try {
     tools = await listTools(context.client, context.browser, {
@@ -71,6 +83,8 @@ async function findAgain(context: CallContext, mcpName: string, tool: WebMcpTool
   }
   const key = registrationKey(tool);
   const { window_id, tab_id } = tool.source;
-  const same = tools.filter((each) => each.name === tool.name && each.source.window_id === window_id && each.source.tab_id === tab_id && registrationKey(each) === key);
+  const same = tools.filter(
+    (each) => each.name === tool.name && each.source.window_id === window_id && each.source.tab_id === tab_id && registrationKey(each) === key,
+  );
   return same.length === 1 ? { tool: same[0] as WebMcpTool } : { result: pageChangedResult(mcpName) };
 }

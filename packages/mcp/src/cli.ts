@@ -72,7 +72,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     return 1;
   }
   const { browser } = bridge;
-  log(`serving the WebMCP tools of browser ${browser.id}${browser.name === null ? "" : ` (${browser.name})`}${browser.created ? (config.keep ? ", created, kept on exit" : ", created, deleted on exit") : ""}`);
+  log(
+    `serving the WebMCP tools of browser ${browser.id}${browser.name === null ? "" : ` (${browser.name})`}${browser.created ? (config.keep ? ", created, kept on exit" : ", created, deleted on exit") : ""}`,
+  );
   const stdio = config.httpPort === undefined;
   const stopped = untilStopped(stdio);
   let closeTransport: () => Promise<void>;
@@ -82,7 +84,14 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     closeTransport = () => server.close();
   } else {
     const token = config.token ?? randomBytes(32).toString("base64url");
-    const endpoint = await serveHttp({ host: config.host, port: config.httpPort as number, token, createServer: bridge.createServer, allowedHosts: config.allowedHosts, log });
+    const endpoint = await serveHttp({
+      host: config.host,
+      port: config.httpPort as number,
+      token,
+      createServer: bridge.createServer,
+      allowedHosts: config.allowedHosts,
+      log,
+    });
     log(`Streamable HTTP on ${endpoint.url}`);
     if (config.token === undefined) log(`bearer token (generated; set BROWSER_SERVICE_MCP_TOKEN to choose one): ${token}`);
     closeTransport = endpoint.close;

@@ -147,7 +147,8 @@ export function readConfig(argv: readonly string[], env: Readonly<Record<string,
   if (browser !== undefined && (startUrl !== undefined || name !== undefined)) {
     throw new ConfigError("conflicting_options", "--browser serves an existing browser; --start-url and --name create one. Give one or the other.");
   }
-  if (browser !== undefined && values.keep) throw new ConfigError("conflicting_options", "--keep is for a browser the bridge creates; an existing browser (--browser) is never deleted.");
+  if (browser !== undefined && values.keep)
+    throw new ConfigError("conflicting_options", "--keep is for a browser the bridge creates; an existing browser (--browser) is never deleted.");
   if (startUrl !== undefined && !URL.canParse(startUrl)) throw new ConfigError("invalid_option", `--start-url is not a URL: ${JSON.stringify(startUrl)}.`);
   const baseUrl = nonEmpty(values["base-url"] ?? env.BROWSER_SERVICE_BASE_URL);
   if (baseUrl !== undefined && !URL.canParse(baseUrl)) throw new ConfigError("invalid_option", `--base-url is not a URL: ${JSON.stringify(baseUrl)}.`);
@@ -155,10 +156,18 @@ export function readConfig(argv: readonly string[], env: Readonly<Record<string,
   if (token !== undefined && (token.length < minTokenLength || /\s/.test(token))) {
     throw new ConfigError("invalid_option", `BROWSER_SERVICE_MCP_TOKEN must be at least ${minTokenLength} characters without spaces.`);
   }
-  const allowedHosts = values["allowed-host"] ?? (env.BROWSER_SERVICE_MCP_ALLOWED_HOSTS ?? "").split(",").map((each) => each.trim()).filter((each) => each !== "");
+  const allowedHosts =
+    values["allowed-host"] ??
+    (env.BROWSER_SERVICE_MCP_ALLOWED_HOSTS ?? "")
+      .split(",")
+      .map((each) => each.trim())
+      .filter((each) => each !== "");
   for (const allowed of allowedHosts) {
     if (!hostValue.test(allowed) || !URL.canParse(`http://${allowed}`)) {
-      throw new ConfigError("invalid_option", `--allowed-host takes a host name or address, optionally with :port (IPv6 in brackets); got ${JSON.stringify(allowed)}.`);
+      throw new ConfigError(
+        "invalid_option",
+        `--allowed-host takes a host name or address, optionally with :port (IPv6 in brackets); got ${JSON.stringify(allowed)}.`,
+      );
     }
   }
   return {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import { createServer, type Server as HttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type AddressInfo, isIPv4, isIPv6 } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -199,7 +199,8 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
     const { pathname } = new URL(request.url ?? "/", "http://localhost");
     if (pathname !== mcpPath) return refuse(response, 404, `Not found: the MCP endpoint is ${mcpPath}.`);
     if (!sameSite(request)) return refuse(response, 403, "Forbidden: the Host or Origin header names another site.");
-    if (!authorized(request)) return refuse(response, 401, "Unauthorized: send Authorization: Bearer <token>.", { "www-authenticate": 'Bearer realm="browser-service-mcp"' });
+    if (!authorized(request))
+      return refuse(response, 401, "Unauthorized: send Authorization: Bearer <token>.", { "www-authenticate": 'Bearer realm="browser-service-mcp"' });
     const sessionId = request.headers["mcp-session-id"];
     if (typeof sessionId === "string") {
       const session = sessions.get(sessionId);
@@ -236,7 +237,9 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
   await once(http, "listening");
   const { port, address } = http.address() as AddressInfo;
   const served = servedAddresses(options.host, address).map((each) => `${urlHost(each)}:${port}`);
-  const extra = (options.allowedHosts ?? []).flatMap((each) => (/:\d+$/.test(each) && !/^\[[^\]]*\]$/.test(each) ? [each] : [each, `${urlHost(each)}:${port}`]));
+  const extra = (options.allowedHosts ?? []).flatMap((each) =>
+    /:\d+$/.test(each) && !/^\[[^\]]*\]$/.test(each) ? [each] : [each, `${urlHost(each)}:${port}`],
+  );
   allowedHosts = new Set([...served, ...extra].map(canonicalHost).filter((each): each is string => each !== undefined));
   const loopback = isLoopbackAddress(address);
   if (!loopback) {

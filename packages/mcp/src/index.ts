@@ -10,12 +10,12 @@
  */
 export { type Bridge, type BridgeOptions, bridgeIdentity, createBridge } from "./bridge.js";
 export type { BrowserChoice, BrowserTarget } from "./browser-target.js";
-export { type CallContext, callTool } from "./call-tool.js";
 export { type CallResult, pageOutputKey } from "./call-result.js";
+export { type CallContext, callTool } from "./call-tool.js";
 export { type BridgeConfig, helpText, minTokenLength, readConfig } from "./config.js";
 export { ConfigError, McpBridgeError } from "./errors.js";
 export { type HttpEndpoint, type HttpOptions, mcpPath, serveHttp } from "./http-server.js";
-export { mcpInputSchema, type McpInputSchema, schemaCaps } from "./input-schema.js";
+export { type McpInputSchema, mcpInputSchema, schemaCaps } from "./input-schema.js";
 export { listingFrame } from "./listing-frame.js";
 export { type McpTool, toMcpTool } from "./mcp-tool.js";
 export { createSessionServer, type ServerIdentity, serverInstructions } from "./session-server.js";

@@ -25,12 +25,41 @@ const permissive = (): McpInputSchema["schema"] => ({ type: "object", additional
 
 /** The format names of JSON Schema 2020-12: a page's `format` is shown only when it is one of these words. */
 const formats = new Set([
-  "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6",
-  "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+  "date-time",
+  "date",
+  "time",
+  "duration",
+  "email",
+  "idn-email",
+  "hostname",
+  "idn-hostname",
+  "ipv4",
+  "ipv6",
+  "uri",
+  "uri-reference",
+  "iri",
+  "iri-reference",
+  "uuid",
+  "uri-template",
+  "json-pointer",
+  "relative-json-pointer",
+  "regex",
 ]);
 
 /** Keywords whose value the helpers' validator has already checked to be a number, a count or a list of type names. */
-const checkedValueKeywords = ["type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minProperties", "maxProperties", "minItems", "maxItems"] as const;
+const checkedValueKeywords = [
+  "type",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "minLength",
+  "maxLength",
+  "minProperties",
+  "maxProperties",
+  "minItems",
+  "maxItems",
+] as const;
 const schemaKeywords = ["additionalProperties", "not", "if", "then", "else"] as const;
 const schemaListKeywords = ["allOf", "anyOf", "oneOf"] as const;
 

@@ -1,6 +1,6 @@
 import type { WebMcpTool } from "@browser-service/types";
-import { describeTool } from "./tool-description.js";
 import { mcpInputSchema } from "./input-schema.js";
+import { describeTool } from "./tool-description.js";
 
 /** One tool as `tools/list` shows it (the MCP `Tool` shape). */
 export interface McpTool {

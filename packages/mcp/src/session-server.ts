@@ -41,7 +41,10 @@ export function createSessionServer(catalog: ToolCatalog, context: CallContext, 
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     if (seenCallIds.has(extra.requestId)) {
-      throw new McpError(ErrorCode.InvalidRequest, `Request id ${JSON.stringify(extra.requestId)} was already used in this session; the tool is not run again.`);
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Request id ${JSON.stringify(extra.requestId)} was already used in this session; the tool is not run again.`,
+      );
     }
     seenCallIds.add(extra.requestId);
     if (seenCallIds.size > rememberedCallIds) seenCallIds.delete(seenCallIds.values().next().value as string | number);

@@ -139,7 +139,9 @@ export class ToolCatalog {
     });
     if (unnamed > 0 && !this.#namesRanOut) {
       this.#namesRanOut = true;
-      this.#options.log?.(`the bridge has given ${this.#names.maxNames} tool names, its most; ${unnamed} new registration(s) and any later ones are not listed (restart the bridge to start afresh)`);
+      this.#options.log?.(
+        `the bridge has given ${this.#names.maxNames} tool names, its most; ${unnamed} new registration(s) and any later ones are not listed (restart the bridge to start afresh)`,
+      );
     }
     const text = JSON.stringify(shown);
     const changed = text !== this.#shown;

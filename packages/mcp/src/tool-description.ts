@@ -41,7 +41,9 @@ export function describeTool(tool: WebMcpTool, withheld: string | undefined): st
   if (annotations.untrusted_content === true) lines.push("The page says its output may hold third-party or user-generated content.");
   if (annotations.autosubmit === false) lines.push("A call fills in a form and leaves it for the user to submit.");
   if (withheld !== undefined) {
-    lines.push(`The page's input schema is not shown as the input schema (${withheld}); input is checked against it when the tool is called. The page's schema, as JSON:`);
+    lines.push(
+      `The page's input schema is not shown as the input schema (${withheld}); input is checked against it when the tool is called. The page's schema, as JSON:`,
+    );
     lines.push(fenceUntrusted(schemaText(tool.input_schema), { maxLength: descriptionCaps.schema, multiline: true }));
   }
   return lines.join("\n");

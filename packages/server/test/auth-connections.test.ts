@@ -29,13 +29,21 @@ const externalAction = managedAuth("mac_external", {
   external_action_message: "Approve the sign-in on your phone.",
 });
 const succeeded = managedAuth("mac_done", { flow_status: "SUCCESS", flow_step: "COMPLETED", flow_type: "LOGIN", flow_expires_at: EXPIRES_AT });
-const noExpiry = managedAuth("mac_open", { flow_status: "IN_PROGRESS", flow_step: "DISCOVERING", flow_type: "LOGIN", hosted_url: "https://login.example.org/h", live_view_url: "https://live.example.org/v" });
+const noExpiry = managedAuth("mac_open", {
+  flow_status: "IN_PROGRESS",
+  flow_step: "DISCOVERING",
+  flow_type: "LOGIN",
+  hosted_url: "https://login.example.org/h",
+  live_view_url: "https://live.example.org/v",
+});
 const noFlow = managedAuth("mac_idle");
 
 // Every answer, expired ones included, is a valid ManagedAuth (rule 4 needs the URLs only while IN_PROGRESS).
 const t = useTestServer(() => {
   const dataDir = tempDataDir();
-  const fixtures = writeFixtures(dataDir, { auth_connections: [waiting, externalAction, succeeded, noExpiry, noFlow].map((record) => ({ project: "Default", ...record })) });
+  const fixtures = writeFixtures(dataDir, {
+    auth_connections: [waiting, externalAction, succeeded, noExpiry, noFlow].map((record) => ({ project: "Default", ...record })),
+  });
   return { dataDir, fixtures };
 });
 
@@ -61,7 +69,12 @@ describe("GET /auth/connections/{id}: a login flow and time", () => {
       clockAt(at);
       expect(await t.client().authConnections.get("mac_waiting")).toEqual({ ...waiting, flow_status: "EXPIRED", hosted_url: null, live_view_url: null });
       // external_action_message stays with its step, as the schema's rule 3 wants.
-      expect(await t.client().authConnections.get("mac_external")).toEqual({ ...externalAction, flow_status: "EXPIRED", hosted_url: null, live_view_url: null });
+      expect(await t.client().authConnections.get("mac_external")).toEqual({
+        ...externalAction,
+        flow_status: "EXPIRED",
+        hosted_url: null,
+        live_view_url: null,
+      });
     }
   });
 

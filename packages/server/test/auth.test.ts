@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { goodExtensionZip } from "./support/zip-writer.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
 import { multipartBody } from "./support/multipart.js";
 import { tempDataDir, useTestServer } from "./support/test-server.js";
+import { goodExtensionZip } from "./support/zip-writer.js";
 
 type CredentialKind = "org-wide" | "project-scoped" | "missing" | "invalid";
 type HeaderCase = "none" | "own" | "other" | "unknown" | "archived";
@@ -72,8 +72,10 @@ async function send(kind: CredentialKind, header: HeaderCase, family: Family, ad
     return t.server.app.inject({ method: "POST", url: "/extensions", headers: { ...headers, ...form.headers }, payload: form.payload });
   }
   const json = { ...headers, "content-type": "application/json" };
-  if (adminOp === 0) return t.server.app.inject({ method: "PATCH", url: `/org/projects/${ids.b}/limits`, headers: json, payload: { max_concurrent_sessions: 3 } });
-  if (adminOp === 1) return t.server.app.inject({ method: "PATCH", url: "/org/limits", headers: json, payload: { default_project_max_concurrent_sessions: 4 } });
+  if (adminOp === 0)
+    return t.server.app.inject({ method: "PATCH", url: `/org/projects/${ids.b}/limits`, headers: json, payload: { max_concurrent_sessions: 3 } });
+  if (adminOp === 1)
+    return t.server.app.inject({ method: "PATCH", url: "/org/limits", headers: json, payload: { default_project_max_concurrent_sessions: 4 } });
   return t.server.app.inject({ method: "POST", url: "/org/projects", headers: json, payload: { name: `made-${++counter}` } });
 }
 
@@ -108,8 +110,13 @@ describe("project scoping", () => {
   it("naming the default project in the header equals omitting it (writes land in the same project)", async () => {
     const client = t.client();
     await client.extensions.upload({ file: goodExtensionZip(), name: "same-place" });
-    await expect(client.extensions.upload({ file: goodExtensionZip(), name: "same-place" }, { projectId: ids.default })).rejects.toMatchObject({ status: 409, code: "name_conflict" });
-    await expect(client.extensions.upload({ file: goodExtensionZip(), name: "same-place" }, { projectId: ids.b })).resolves.toMatchObject({ name: "same-place" });
+    await expect(client.extensions.upload({ file: goodExtensionZip(), name: "same-place" }, { projectId: ids.default })).rejects.toMatchObject({
+      status: 409,
+      code: "name_conflict",
+    });
+    await expect(client.extensions.upload({ file: goodExtensionZip(), name: "same-place" }, { projectId: ids.b })).resolves.toMatchObject({
+      name: "same-place",
+    });
   });
 
   it("a project-scoped key writes into its own project without a header", async () => {
@@ -119,7 +126,11 @@ describe("project scoping", () => {
   });
 
   it("a project-scoped key of an archived project gets 404 project_not_found", async () => {
-    const response = await t.server.app.inject({ method: "GET", url: "/auth/connections/conn-old", headers: { authorization: `Bearer ${keys.scopedArchived}` } });
+    const response = await t.server.app.inject({
+      method: "GET",
+      url: "/auth/connections/conn-old",
+      headers: { authorization: `Bearer ${keys.scopedArchived}` },
+    });
     expect(response.statusCode).toBe(404);
     expect(response.json().code).toBe("project_not_found");
   });
@@ -147,7 +158,11 @@ describe("project scoping", () => {
       const body = response.json() as { code: string; message: string };
       return { status: response.statusCode, code: body.code, message: body.message.replace(path.split("/")[3] as string, "<asked>") };
     };
-    for (const [taken, missing] of [["beta", "gamma"], [ids.b, "proj_doesnotexistdoesnotexist"], ["beta/limits", "gamma/limits"]] as const) {
+    for (const [taken, missing] of [
+      ["beta", "gamma"],
+      [ids.b, "proj_doesnotexistdoesnotexist"],
+      ["beta/limits", "gamma/limits"],
+    ] as const) {
       const [seenTaken, seenMissing] = [await answer(`/org/projects/${taken}`), await answer(`/org/projects/${missing}`)];
       expect(seenTaken).toEqual(seenMissing);
       expect(seenTaken.status).toBe(404);
@@ -157,7 +172,12 @@ describe("project scoping", () => {
 
   it("a project-scoped key renaming its project to a taken name gets 409 name_conflict, naming neither that project nor its id", async () => {
     // Names are unique in an organization, so the conflict itself says the name is taken; it must say no more.
-    const response = await t.server.app.inject({ method: "PATCH", url: `/org/projects/${ids.a}`, headers: { authorization: `Bearer ${keys.scopedA}`, "content-type": "application/json" }, payload: { name: "beta" } });
+    const response = await t.server.app.inject({
+      method: "PATCH",
+      url: `/org/projects/${ids.a}`,
+      headers: { authorization: `Bearer ${keys.scopedA}`, "content-type": "application/json" },
+      payload: { name: "beta" },
+    });
     expect(response.statusCode).toBe(409);
     expect(response.json()).toMatchObject({ code: "name_conflict" });
     expect(response.body).not.toContain(ids.b);
@@ -166,7 +186,11 @@ describe("project scoping", () => {
   it("a key of an archived project may read it (and learn it is archived) but not change it; an org-wide key may", async () => {
     const archived = t.client({ apiKey: keys.scopedArchived });
     expect((await archived.projects.get(ids.archived)).status).toBe("archived");
-    await expect(archived.projects.update(ids.archived, { name: "renamed-while-archived" })).rejects.toMatchObject({ status: 403, code: "forbidden", message: expect.stringContaining("archived") });
+    await expect(archived.projects.update(ids.archived, { name: "renamed-while-archived" })).rejects.toMatchObject({
+      status: 403,
+      code: "forbidden",
+      message: expect.stringContaining("archived"),
+    });
     expect((await t.client().projects.get(ids.archived)).name).toBe("old");
     expect((await t.client().projects.update(ids.archived, { name: "old-renamed" })).name).toBe("old-renamed");
     expect((await t.client().projects.update(ids.archived, { name: "old" })).name).toBe("old");

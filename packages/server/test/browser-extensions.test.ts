@@ -1,13 +1,13 @@
-import { NotFoundError, UnprocessableEntityError, type BrowserServiceClient } from "@browser-service/client";
-import type { Browser } from "@browser-service/types";
-import { PageServer } from "@browser-service/test-pages";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { blockingExtension, extensionZip, markingExtension, staticRulesExtension, toolExtension } from "./support/extension-zips.js";
 import { rmSync } from "node:fs";
-import { SqliteDatabase } from "../src/storage/database.js";
+import { type BrowserServiceClient, NotFoundError, UnprocessableEntityError } from "@browser-service/client";
+import { PageServer } from "@browser-service/test-pages";
+import type { Browser } from "@browser-service/types";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dataDirLayout } from "../src/storage/data-dir.js";
+import { SqliteDatabase } from "../src/storage/database.js";
+import { blockingExtension, extensionZip, markingExtension, staticRulesExtension, toolExtension } from "./support/extension-zips.js";
 import { startTestServer, useTestServer } from "./support/test-server.js";
-import { drive, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
+import { type DrivenBrowser, drive, waitForTools } from "./support/webmcp-driver.js";
 
 // Uploaded extensions run in the browsers created with them: their content scripts in the
 // pages, their network rules on the pages' requests. Real extensions, built as zips here,
@@ -90,7 +90,15 @@ describe.each([
     const driver = await drive(browser.cdp_ws_url);
     driven.push(driver);
     const page = await driver.open(pages.url("/page"));
-    const fetched = (path: string) => page.evaluate((url) => fetch(url).then((response) => response.text(), (error: Error) => `failed: ${error.message}`), pages.url(path));
+    const fetched = (path: string) =>
+      page.evaluate(
+        (url) =>
+          fetch(url).then(
+            (response) => response.text(),
+            (error: Error) => `failed: ${error.message}`,
+          ),
+        pages.url(path),
+      );
     // The worker starts as the extension loads and adds its rule a moment later.
     await expect.poll(() => fetched("/blocked"), { timeout: 10_000 }).toMatch(/^failed: /);
     expect(await fetched("/allowed")).toBe("allowed");
@@ -131,7 +139,11 @@ describe.each([
   it("answers 404 extension_not_found for a reference to nothing, and 400 for the same extension twice, starting nothing", async () => {
     const once = await client.extensions.upload({ file: markingExtension("once"), name: `once-${warmBrowsers}` });
     await expect(client.browsers.create({ extensions: [{ id: once.id }, { name: "nothing-here" }] })).rejects.toSatisfy(
-      (error: unknown) => error instanceof NotFoundError && error.code === "extension_not_found" && error.message.includes('extensions[1]') && error.message.includes('"nothing-here"'),
+      (error: unknown) =>
+        error instanceof NotFoundError &&
+        error.code === "extension_not_found" &&
+        error.message.includes("extensions[1]") &&
+        error.message.includes('"nothing-here"'),
     );
     await expect(client.browsers.create({ extensions: [{ id: once.id }, { name: `once-${warmBrowsers}` }] })).rejects.toMatchObject({
       status: 400,

@@ -1,9 +1,9 @@
-import { createServer as createHttpServer, type Server } from "node:http";
 import { once } from "node:events";
+import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, useTestServer } from "./support/test-server.js";
-import { chromium } from "playwright-core";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
 let launcher: TrackingLauncher;
@@ -40,10 +40,17 @@ describe("browsers", () => {
     const browser = await client.browsers.create({ name: "first", start_url: pageUrl });
     expect(browser).toMatchObject({ name: "first", status: "running" });
     expect(browser.id).toMatch(/^brw_[a-z2-7]{24}$/);
-    expect(browser.cdp_ws_url).toBe(`${t.url.replace("http:", "ws:")}/browsers/${browser.id}/cdp?token=${new URL(browser.cdp_ws_url).searchParams.get("token")}`);
+    expect(browser.cdp_ws_url).toBe(
+      `${t.url.replace("http:", "ws:")}/browsers/${browser.id}/cdp?token=${new URL(browser.cdp_ws_url).searchParams.get("token")}`,
+    );
     const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
     try {
-      expect(playwright.contexts()[0]?.pages().map((each) => each.url())).toEqual([pageUrl]);
+      expect(
+        playwright
+          .contexts()[0]
+          ?.pages()
+          .map((each) => each.url()),
+      ).toEqual([pageUrl]);
     } finally {
       await playwright.close();
     }
@@ -119,7 +126,10 @@ describe("browsers", () => {
   });
 
   it("validates the body: a non-http start_url and a bad name are 400 with one detail each", async () => {
-    const error = await t.client().browsers.create({ name: "bad name", start_url: "file:///etc/passwd" }).catch((caught: unknown) => caught);
+    const error = await t
+      .client()
+      .browsers.create({ name: "bad name", start_url: "file:///etc/passwd" })
+      .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ status: 400, code: "bad_request" });
     expect((error as { details: { code: string }[] }).details.map((detail) => detail.code).sort()).toEqual(["pattern", "pattern"]);
   });

@@ -1,7 +1,7 @@
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CdpEndpointLimits } from "../src/index.js";
-import { CdpRawClient, type CdpMessage } from "./support/cdp-raw-client.js";
+import { type CdpMessage, CdpRawClient } from "./support/cdp-raw-client.js";
 import { startTestServer, type TestServer } from "./support/test-server.js";
 
 // The budgets of DevTools clients, from the side of a client that sends too much. The
@@ -108,11 +108,20 @@ describe("commands awaiting an answer", () => {
     const other = await CdpRawClient.open(browser.cdp_ws_url);
     const session = await waiter.attachToPage();
     // The tab may still be loading its start_url, whose new document would answer the commands below.
-    await expect.poll(async () => ((await waiter.send("Runtime.evaluate", { expression: "document.readyState === 'complete' && document.title", returnByValue: true }, session)).result as { result: { value: unknown } }).result.value).toBe("Plain");
+    await expect
+      .poll(
+        async () =>
+          (
+            (await waiter.send("Runtime.evaluate", { expression: "document.readyState === 'complete' && document.title", returnByValue: true }, session))
+              .result as { result: { value: unknown } }
+          ).result.value,
+      )
+      .toBe("Plain");
     const never = { expression: "new Promise(() => {})", awaitPromise: true };
     const ids = Array.from({ length: 8 }, () => waiter.post("Runtime.evaluate", never, session));
     const refused: CdpMessage[] = await Promise.all(ids.slice(5).map((id) => waiter.answer(id)));
-    for (const answer of refused) expect(answer.error).toMatchObject({ code: -32000, message: expect.stringContaining("already has 5 commands awaiting the browser's answer") });
+    for (const answer of refused)
+      expect(answer.error).toMatchObject({ code: -32000, message: expect.stringContaining("already has 5 commands awaiting the browser's answer") });
     expect((await waiter.send("Browser.getVersion")).error).toMatchObject({ message: expect.stringContaining("already has 5 commands") });
     expect((await other.send("Browser.getVersion")).result).toBeDefined();
     // A navigation ends the page's JavaScript context: the browser answers the five waiting commands (with errors).

@@ -1,19 +1,19 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
+import { PageServer } from "@browser-service/test-pages";
 import type { Browser } from "@browser-service/types";
 import { validateError } from "@browser-service/validators";
-import { PageServer } from "@browser-service/test-pages";
 import { chromium } from "playwright-core";
 import puppeteer from "puppeteer-core";
-import WebSocket from "ws";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { LaunchedBrowser, LaunchOptions } from "../src/index.js";
 import { commandLine, listeningSocketsOfGroup, processGroup } from "./support/chromium-processes.js";
+import { insideSandbox } from "./support/sandbox-probe.js";
 import { startTestServer, useTestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 import { waitForTools } from "./support/webmcp-driver.js";
-import { insideSandbox } from "./support/sandbox-probe.js";
-import type { LaunchedBrowser, LaunchOptions } from "../src/index.js";
 
 const TOOL_PAGE = `<!doctype html><title>Tool page</title><p>tool</p>
 <script>
@@ -184,7 +184,11 @@ describe("no DevTools port", () => {
   it("starts Chromium on a pipe: no process of any browser's group listens on TCP but its egress relay", async () => {
     const client = t.client();
     const other = await client.projects.create({ name: `cdp-ports-${Date.now()}` });
-    const browsers = [await client.browsers.create({ start_url: pages.url("/tool") }), await client.browsers.create(), await client.browsers.create({}, { projectId: other.id })];
+    const browsers = [
+      await client.browsers.create({ start_url: pages.url("/tool") }),
+      await client.browsers.create(),
+      await client.browsers.create({}, { projectId: other.id }),
+    ];
     expect(launcher.launched.length).toBeGreaterThanOrEqual(3);
     for (const launched of launcher.launched.slice(-3)) {
       const pid = launched.pid as number;
@@ -221,7 +225,9 @@ describe("cdp_ws_url", () => {
 
   it("names the host the request reached; a Host that is not a plain host:port falls back to the listening address", async () => {
     const browser = await t.client().browsers.create();
-    expect((await getWithHost(`/browsers/${browser.id}`, "browsers.test:4321")).cdp_ws_url).toMatch(new RegExp(`^ws://browsers\\.test:4321/browsers/${browser.id}/cdp\\?token=`));
+    expect((await getWithHost(`/browsers/${browser.id}`, "browsers.test:4321")).cdp_ws_url).toMatch(
+      new RegExp(`^ws://browsers\\.test:4321/browsers/${browser.id}/cdp\\?token=`),
+    );
     expect((await getWithHost(`/browsers/${browser.id}`, "[::1]:9")).cdp_ws_url).toMatch(/^ws:\/\/\[::1\]:9\/browsers\//);
     // A Host that is not even a host and port ("evil.test/x?") is 400 invalid_host before any operation (http-conformance.test.ts).
     for (const host of ["evil!test$", "%65vil.test", ""]) {
@@ -280,7 +286,12 @@ describe("credentials, checked before the upgrade", () => {
     const client = t.client();
     const [one, two] = [await client.browsers.create(), await client.browsers.create()] as [Browser, Browser];
     const otherToken = new URL(two.cdp_ws_url).searchParams.get("token");
-    for (const url of [withToken(one.cdp_ws_url, null), withToken(one.cdp_ws_url, "A".repeat(43)), withToken(one.cdp_ws_url, otherToken), withToken(one.cdp_ws_url, "")]) {
+    for (const url of [
+      withToken(one.cdp_ws_url, null),
+      withToken(one.cdp_ws_url, "A".repeat(43)),
+      withToken(one.cdp_ws_url, otherToken),
+      withToken(one.cdp_ws_url, ""),
+    ]) {
       const refused = await refusal(url);
       expect(refused.status, url).toBe(401);
       expect(refused.body).toMatchObject({ code: "unauthorized", message: expect.stringContaining("token") });
@@ -336,7 +347,10 @@ describe("credentials, checked before the upgrade", () => {
 
   it("counts failed authentications per address with the API's: past the burst, 429 rate_limited with Retry-After", async () => {
     let now = 0;
-    const limited = await startTestServer({ launcher, rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 1, burst: 2 }, clock: () => now } });
+    const limited = await startTestServer({
+      launcher,
+      rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 1, burst: 2 }, clock: () => now },
+    });
     try {
       const browser = await limited.client().browsers.create();
       const wrong = withToken(browser.cdp_ws_url, "B".repeat(43));
@@ -408,7 +422,14 @@ describe("drivers", () => {
     const png = Buffer.from(await page.screenshot());
     expect(png.subarray(1, 4).toString()).toBe("PNG");
     await connected.close();
-    await expect.poll(async () => client.browsers.get(browser.id).then(() => "present", (error: { status: number }) => error.status)).toBe(404);
+    await expect
+      .poll(async () =>
+        client.browsers.get(browser.id).then(
+          () => "present",
+          (error: { status: number }) => error.status,
+        ),
+      )
+      .toBe(404);
     expect((await client.limits.get()).concurrent_sessions_used).toBe(before);
     await expect.poll(() => processExists(pid)).toBe(false);
   });
@@ -422,7 +443,10 @@ describe("many clients, one pipe", () => {
     const connected = await puppeteer.connect({ browserWSEndpoint: browser.cdp_ws_url, defaultViewport: null });
     try {
       const [toolTab, otherTab] = await Promise.all([
-        playwright.contexts()[0]!.newPage().then(async (page) => (await page.goto(pages.url("/tool")), page)),
+        playwright
+          .contexts()[0]!
+          .newPage()
+          .then(async (page) => (await page.goto(pages.url("/tool")), page)),
         connected.newPage().then(async (page) => (await page.goto(pages.url("/plain")), page)),
       ]);
       const [tool] = await waitForTools(client, browser.id, (tools) => tools.length === 1);
@@ -439,7 +463,10 @@ describe("many clients, one pipe", () => {
       expect(await otherTab.evaluate(() => 1 + 1)).toBe(2);
       const again = await client.webmcp.listTools(browser.id);
       expect(again.tools.map((each) => each.name)).toEqual(["double"]);
-      expect(await client.webmcp.invoke(browser.id, { tool_ref: again.tools[0]!.tool_ref, input: { n: 2 } })).toMatchObject({ status: "completed", output: { twice: 4 } });
+      expect(await client.webmcp.invoke(browser.id, { tool_ref: again.tools[0]!.tool_ref, input: { n: 2 } })).toMatchObject({
+        status: "completed",
+        output: { twice: 4 },
+      });
     } finally {
       if (playwright.isConnected()) await playwright.close();
       await connected.disconnect();
@@ -451,7 +478,9 @@ describe("many clients, one pipe", () => {
     const a = await RawClient.open(browser.cdp_ws_url);
     const b = await RawClient.open(browser.cdp_ws_url);
     try {
-      expect((await a.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: "page" }] })).result).toEqual({});
+      expect(
+        (await a.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: "page" }] })).result,
+      ).toEqual({});
       await expect.poll(() => a.received.filter((message) => message.method === "Target.attachedToTarget").length).toBeGreaterThan(0);
       const attached = a.received.find((message) => message.method === "Target.attachedToTarget") as { params: { sessionId: string } };
       const aSession = attached.params.sessionId;
@@ -486,13 +515,36 @@ describe("many clients, one pipe", () => {
       const page = targetInfos.find((info) => info.type === "page") as { targetId: string };
       const { sessionId } = (await raw.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })).result as { sessionId: string };
       // start_url may still be loading.
-      await expect.poll(async () => ((await raw.send("Runtime.evaluate", { expression: "document.getElementById('get') !== null", returnByValue: true }, sessionId)).result as { result: { value: boolean } }).result.value).toBe(true);
-      const clicked = await raw.send("Runtime.evaluate", { expression: "document.getElementById('get').click(), document.title", userGesture: true, returnByValue: true }, sessionId);
+      await expect
+        .poll(
+          async () =>
+            (
+              (await raw.send("Runtime.evaluate", { expression: "document.getElementById('get') !== null", returnByValue: true }, sessionId)).result as {
+                result: { value: boolean };
+              }
+            ).result.value,
+        )
+        .toBe(true);
+      const clicked = await raw.send(
+        "Runtime.evaluate",
+        { expression: "document.getElementById('get').click(), document.title", userGesture: true, returnByValue: true },
+        sessionId,
+      );
       expect(clicked.result).toMatchObject({ result: { value: "Download" } });
       const downloads = join(userDataDir as string, "downloads");
-      await expect.poll(() => raw.received.filter((m) => String(m.method).startsWith("Browser.download")).map((m) => JSON.stringify(m)).join(), { timeout: 10_000 }).toContain("completed");
+      await expect
+        .poll(
+          () =>
+            raw.received
+              .filter((m) => String(m.method).startsWith("Browser.download"))
+              .map((m) => JSON.stringify(m))
+              .join(),
+          { timeout: 10_000 },
+        )
+        .toContain("completed");
       // The folder is a tmpfs inside the browser's sandbox; root sees it through the browser's process.
-      if (process.getuid?.() === 0) await expect.poll(() => readdirSync(insideSandbox(launcher.latest(), downloads)), { timeout: 10_000 }).toContain("note.txt");
+      if (process.getuid?.() === 0)
+        await expect.poll(() => readdirSync(insideSandbox(launcher.latest(), downloads)), { timeout: 10_000 }).toContain("note.txt");
       expect(existsSync(wanted)).toBe(false);
     } finally {
       await raw.close();
@@ -507,7 +559,14 @@ describe("bounds", () => {
     const refused = await refusal(browser.cdp_ws_url);
     expect(refused).toMatchObject({ status: 429, body: { code: "cdp_client_limit_exceeded" } });
     await clients[0]!.close();
-    await expect.poll(async () => RawClient.open(browser.cdp_ws_url).then((client) => (clients.push(client), "open"), () => "refused")).toBe("open");
+    await expect
+      .poll(async () =>
+        RawClient.open(browser.cdp_ws_url).then(
+          (client) => (clients.push(client), "open"),
+          () => "refused",
+        ),
+      )
+      .toBe("open");
     for (const client of clients) await client.close();
   });
 
@@ -534,7 +593,9 @@ describe("bounds", () => {
       const outcomes = await Promise.all(burst);
       opened.push(...outcomes.filter((outcome): outcome is RawClient => outcome instanceof RawClient));
       expect(opened).toHaveLength(2);
-      expect(outcomes.filter((outcome) => !(outcome instanceof RawClient))).toEqual(Array.from({ length: 8 }, () => expect.objectContaining({ status: 429, body: expect.objectContaining({ code: "cdp_client_limit_exceeded" }) })));
+      expect(outcomes.filter((outcome) => !(outcome instanceof RawClient))).toEqual(
+        Array.from({ length: 8 }, () => expect.objectContaining({ status: 429, body: expect.objectContaining({ code: "cdp_client_limit_exceeded" }) })),
+      );
       for (const client of opened) expect((await client.send("Browser.getVersion")).result).toBeDefined();
       // The server frees a slot when it sees the close: until then an upgrade is still refused.
       const fill = async () => {
@@ -588,7 +649,9 @@ describe("bounds", () => {
     const { targetInfos } = (await slow.send("Target.getTargets")).result as { targetInfos: { targetId: string; type: string }[] };
     const page = targetInfos.find((info) => info.type === "page") as { targetId: string };
     const { sessionId } = (await slow.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })).result as { sessionId: string };
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => slow.ws.once("close", (code: number, reason: Buffer) => resolve({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      slow.ws.once("close", (code: number, reason: Buffer) => resolve({ code, reason: reason.toString() })),
+    );
     // Stop reading: the kernel's buffers fill, then the server's queue for this client.
     (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     for (let i = 0; i < 40; i++) {

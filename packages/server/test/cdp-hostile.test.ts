@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createClient, type BrowserServiceClient } from "@browser-service/client";
-import type { Browser } from "@browser-service/types";
+import { type BrowserServiceClient, createClient } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
+import type { Browser } from "@browser-service/types";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MAX_COMMAND_DEPTH } from "../src/cdp/command-text.js";
-import { CdpRawClient, type CdpClose, type CdpMessage } from "./support/cdp-raw-client.js";
+import { type CdpClose, type CdpMessage, CdpRawClient } from "./support/cdp-raw-client.js";
 import { spawnServer } from "./support/child-server.js";
 import { insideSandbox } from "./support/sandbox-probe.js";
 import { tempDataDir, useTestServer } from "./support/test-server.js";
@@ -71,7 +71,10 @@ const HOSTILE_CASES: HostileCase[] = [
   },
   {
     label: "15 MB of tiny keys in params (2 s of JSON.parse, were it parsed)",
-    send: (c) => c.sendRaw(`{"id":12,"method":"Runtime.evaluate","params":{${Array.from({ length: 1_300_000 }, (_, i) => `"${(i % 1000).toString(36)}${Math.floor(i / 1000).toString(36)}":0`).join(",")}}}`),
+    send: (c) =>
+      c.sendRaw(
+        `{"id":12,"method":"Runtime.evaluate","params":{${Array.from({ length: 1_300_000 }, (_, i) => `"${(i % 1000).toString(36)}${Math.floor(i / 1000).toString(36)}":0`).join(",")}}}`,
+      ),
     outcome: (c) => c.answer(12),
     expected: refusedAs(12, -32600, /more than 1048576 characters of JSON structure/),
   },
@@ -94,7 +97,7 @@ const HOSTILE_CASES: HostileCase[] = [
     expected: refusedAs(0, -32600, /non-negative integer id/),
   },
   {
-    label: "ids -1, 1.5 and \"5\"",
+    label: 'ids -1, 1.5 and "5"',
     send: (c) => {
       for (const id of ["-1", "1.5", '"5"']) c.sendRaw(`{"id":${id},"method":"Browser.getVersion"}`);
     },
@@ -107,13 +110,19 @@ const HOSTILE_CASES: HostileCase[] = [
   },
   {
     label: "invalid UTF-8 in a binary frame (read as U+FFFD)",
-    send: (c) => c.sendRaw(Buffer.concat([Buffer.from('{"id":5,"method":"Browser.getVersion","params":{"s":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}}')]), { binary: true }),
+    send: (c) =>
+      c.sendRaw(Buffer.concat([Buffer.from('{"id":5,"method":"Browser.getVersion","params":{"s":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}}')]), {
+        binary: true,
+      }),
     outcome: (c) => c.answer(5),
     expected: { id: 5, result: expect.objectContaining({ product: expect.stringMatching(/Chrome/) }) },
   },
   {
     label: "invalid UTF-8 in a text frame, sent raw",
-    send: (c) => c.sendRaw(Buffer.concat([Buffer.from('{"id":6,"method":"Browser.getVersion","params":{"s":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]), { binary: false }),
+    send: (c) =>
+      c.sendRaw(Buffer.concat([Buffer.from('{"id":6,"method":"Browser.getVersion","params":{"s":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]), {
+        binary: false,
+      }),
     outcome: (c) => c.closed,
     // RFC 6455 8.1: a text frame that is not UTF-8 fails the connection with 1007.
     expected: expect.objectContaining({ code: 1007 }),
@@ -238,7 +247,10 @@ describe("in-process server", () => {
       const client = await CdpRawClient.open(browser.cdp_ws_url);
       const browserTarget = await browserTargetId(client);
       for (const params of [{ targetId: browserTarget, flatten: false }, { targetId: browserTarget }]) {
-        expect((await client.send("Target.attachToTarget", params)).error, JSON.stringify(params)).toMatchObject({ code: -32000, message: expect.stringContaining("Target.attachToTarget needs flatten: true") });
+        expect((await client.send("Target.attachToTarget", params)).error, JSON.stringify(params)).toMatchObject({
+          code: -32000,
+          message: expect.stringContaining("Target.attachToTarget needs flatten: true"),
+        });
       }
       // The duplicate key a parser might read either way: what the server checked is what Chromium receives.
       client.sendRaw(`{"id":100,"method":"Target.attachToTarget","params":{"targetId":${JSON.stringify(browserTarget)},"flatten":true,"flatten":false}}`);
@@ -246,21 +258,35 @@ describe("in-process server", () => {
       client.sendRaw(`{"id":101,"method":"Target.attachToTarget","params":{"targetId":${JSON.stringify(browserTarget)},"flatten":false,"flatten":true}}`);
       const flat = (((await client.answer(101)).result ?? {}) as { sessionId?: string }).sessionId as string;
       expect((await client.send("Browser.getVersion", {}, flat)).result).toMatchObject({ product: expect.stringMatching(/Chrome/) });
-      for (const params of [{ autoAttach: true, waitForDebuggerOnStart: false }, { autoAttach: true, waitForDebuggerOnStart: false, flatten: false }]) {
-        expect((await client.send("Target.setAutoAttach", params)).error).toMatchObject({ message: expect.stringContaining("Target.setAutoAttach needs flatten: true on this service: pass flatten: true") });
+      for (const params of [
+        { autoAttach: true, waitForDebuggerOnStart: false },
+        { autoAttach: true, waitForDebuggerOnStart: false, flatten: false },
+      ]) {
+        expect((await client.send("Target.setAutoAttach", params)).error).toMatchObject({
+          message: expect.stringContaining("Target.setAutoAttach needs flatten: true on this service: pass flatten: true"),
+        });
       }
       const closeMessage = JSON.stringify({ id: 1, method: "Browser.close" });
-      expect((await client.send("Target.sendMessageToTarget", { targetId: browserTarget, message: closeMessage })).error).toMatchObject({ message: expect.stringContaining("Target.sendMessageToTarget is refused") });
-      expect((await client.send("Target.sendMessageToTarget", { sessionId: flat, message: closeMessage })).error).toMatchObject({ message: expect.stringContaining("Target.sendMessageToTarget is refused") });
+      expect((await client.send("Target.sendMessageToTarget", { targetId: browserTarget, message: closeMessage })).error).toMatchObject({
+        message: expect.stringContaining("Target.sendMessageToTarget is refused"),
+      });
+      expect((await client.send("Target.sendMessageToTarget", { sessionId: flat, message: closeMessage })).error).toMatchObject({
+        message: expect.stringContaining("Target.sendMessageToTarget is refused"),
+      });
       const page = (await client.send("Target.getTargets")).result as { targetInfos: { targetId: string; type: string }[] };
       const pageId = page.targetInfos.find((info) => info.type === "page")?.targetId;
-      expect((await client.send("Target.exposeDevToolsProtocol", { targetId: pageId })).error).toMatchObject({ message: expect.stringContaining("Target.exposeDevToolsProtocol is refused") });
+      expect((await client.send("Target.exposeDevToolsProtocol", { targetId: pageId })).error).toMatchObject({
+        message: expect.stringContaining("Target.exposeDevToolsProtocol is refused"),
+      });
       // Target.autoAttachRelated has no flatten parameter: Chromium attaches it flat, so it is let through.
       expect((await client.send("Target.autoAttachRelated", { targetId: pageId, waitForDebuggerOnStart: false })).result).toEqual({});
-      const relatedAttach = (message: CdpMessage) => message.method === "Target.attachedToTarget" && (message.params as { targetInfo: { targetId: string } }).targetInfo.targetId === pageId;
+      const relatedAttach = (message: CdpMessage) =>
+        message.method === "Target.attachedToTarget" && (message.params as { targetInfo: { targetId: string } }).targetInfo.targetId === pageId;
       await expect.poll(() => client.received.some(relatedAttach)).toBe(true);
       const related = client.received.find(relatedAttach) as { params: { sessionId: string } };
-      expect((await client.send("Runtime.evaluate", { expression: "6 * 7", returnByValue: true }, related.params.sessionId)).result).toMatchObject({ result: { value: 42 } });
+      expect((await client.send("Runtime.evaluate", { expression: "6 * 7", returnByValue: true }, related.params.sessionId)).result).toMatchObject({
+        result: { value: 42 },
+      });
       await client.close();
       await stillRunning(browser);
     });
@@ -269,7 +295,10 @@ describe("in-process server", () => {
       const browser = await t.client().browsers.create();
       const client = await CdpRawClient.open(browser.cdp_ws_url);
       for (const params of [{ proxyServer: "direct://" }, { proxyServer: "socks5://127.0.0.1:1080" }, { proxyBypassList: "*" }]) {
-        expect((await client.send("Target.createBrowserContext", params)).error, JSON.stringify(params)).toMatchObject({ code: -32000, message: expect.stringContaining("every browser's traffic leaves through the service's egress proxy") });
+        expect((await client.send("Target.createBrowserContext", params)).error, JSON.stringify(params)).toMatchObject({
+          code: -32000,
+          message: expect.stringContaining("every browser's traffic leaves through the service's egress proxy"),
+        });
       }
       expect((await client.send("Target.createBrowserContext", { disposeOnDetach: true })).result).toMatchObject({ browserContextId: expect.any(String) });
       await client.close();
@@ -279,7 +308,13 @@ describe("in-process server", () => {
     it("refuses Browser.crash, Browser.crashGpuProcess, the extension commands that take server paths and Target.openDevTools", async () => {
       const browser = await t.client().browsers.create();
       const client = await CdpRawClient.open(browser.cdp_ws_url);
-      for (const [method, params] of [["Browser.crash", {}], ["Browser.crashGpuProcess", {}], ["Extensions.loadUnpacked", { path: "/etc" }], ["Extensions.uninstall", { id: "a".repeat(32) }], ["Target.openDevTools", { targetId: "any" }]] as const) {
+      for (const [method, params] of [
+        ["Browser.crash", {}],
+        ["Browser.crashGpuProcess", {}],
+        ["Extensions.loadUnpacked", { path: "/etc" }],
+        ["Extensions.uninstall", { id: "a".repeat(32) }],
+        ["Target.openDevTools", { targetId: "any" }],
+      ] as const) {
         expect((await client.send(method, params)).error, method).toMatchObject({ code: -32000, message: expect.stringContaining(`${method} is refused`) });
       }
       await client.close();
@@ -291,7 +326,17 @@ describe("in-process server", () => {
       const client = await CdpRawClient.open(browser.cdp_ws_url);
       const sessionId = await client.attachToPage();
       expect((await client.send("Browser.close", {}, sessionId)).result).toEqual({});
-      await expect.poll(async () => t.client().browsers.get(browser.id).then((row) => row.status, (error: { status: number }) => error.status)).toBe(404);
+      await expect
+        .poll(async () =>
+          t
+            .client()
+            .browsers.get(browser.id)
+            .then(
+              (row) => row.status,
+              (error: { status: number }) => error.status,
+            ),
+        )
+        .toBe(404);
       await client.closed;
     });
   });
@@ -327,12 +372,25 @@ describe("in-process server", () => {
           ["PWA.install", { manifestId: "https://example.test/", installUrlOrBundleUrl: url }, undefined],
         ];
         for (const [method, params, session] of commands) {
-          expect((await client.send(method, params, session)).error, `${method} ${url}`).toMatchObject({ code: -32000, message: expect.stringContaining("this service opens only http, https, data, blob, chrome-extension URLs and about:blank or about:srcdoc") });
+          expect((await client.send(method, params, session)).error, `${method} ${url}`).toMatchObject({
+            code: -32000,
+            message: expect.stringContaining("this service opens only http, https, data, blob, chrome-extension URLs and about:blank or about:srcdoc"),
+          });
         }
       }
       expect((await client.send("Page.navigate", { url: pages.url("/plain") }, sessionId)).result).toMatchObject({ frameId });
-      await expect.poll(async () => ((await client.send("Runtime.evaluate", { expression: "document.title", returnByValue: true }, sessionId)).result as { result: { value: unknown } }).result.value).toBe("Plain");
-      const loaded = await client.send("Network.loadNetworkResource", { url: pages.url("/plain"), frameId, options: { disableCache: true, includeCredentials: false } }, sessionId);
+      await expect
+        .poll(
+          async () =>
+            ((await client.send("Runtime.evaluate", { expression: "document.title", returnByValue: true }, sessionId)).result as { result: { value: unknown } })
+              .result.value,
+        )
+        .toBe("Plain");
+      const loaded = await client.send(
+        "Network.loadNetworkResource",
+        { url: pages.url("/plain"), frameId, options: { disableCache: true, includeCredentials: false } },
+        sessionId,
+      );
       expect(loaded.result).toMatchObject({ resource: { success: true, httpStatusCode: 200 } });
       for (const url of [pages.url("/plain"), "about:blank", "data:text/html,<title>d</title>", ""]) {
         expect((await client.send("Target.createTarget", { url })).result, url).toMatchObject({ targetId: expect.any(String) });
@@ -350,24 +408,58 @@ describe("in-process server", () => {
       const inside = join(profile, "downloads", "upload.txt");
       const client = await CdpRawClient.open(browser.cdp_ws_url);
       const sessionId = await client.attachToPage();
-      await expect.poll(async () => ((await client.send("Runtime.evaluate", { expression: "document.getElementById('f') !== null", returnByValue: true }, sessionId)).result as { result: { value: unknown } }).result.value).toBe(true);
+      await expect
+        .poll(
+          async () =>
+            (
+              (await client.send("Runtime.evaluate", { expression: "document.getElementById('f') !== null", returnByValue: true }, sessionId)).result as {
+                result: { value: unknown };
+              }
+            ).result.value,
+        )
+        .toBe(true);
       // The profile is a tmpfs inside the browser's sandbox: a file gets there as a download.
-      await client.send("Runtime.evaluate", { expression: "Object.assign(document.createElement('a'), { href: 'data:text/plain,inside%20the%20profile', download: 'upload.txt' }).click()", userGesture: true }, sessionId);
+      await client.send(
+        "Runtime.evaluate",
+        {
+          expression: "Object.assign(document.createElement('a'), { href: 'data:text/plain,inside%20the%20profile', download: 'upload.txt' }).click()",
+          userGesture: true,
+        },
+        sessionId,
+      );
       await expect.poll(() => existsSync(insideSandbox(launcher.latest(), inside)), { timeout: 10_000 }).toBe(true);
       const { root } = (await client.send("DOM.getDocument", {}, sessionId)).result as { root: { nodeId: number } };
       const { nodeId } = (await client.send("DOM.querySelector", { nodeId: root.nodeId, selector: "#f" }, sessionId)).result as { nodeId: number };
       const outside = ["/etc/passwd", "upload.txt", `${profile}/../../etc/passwd`, `${profile}x/upload.txt`, profile, `${inside}\u0000.png`];
       for (const file of outside) {
-        expect((await client.send("DOM.setFileInputFiles", { nodeId, files: [file] }, sessionId)).error, file).toMatchObject({ code: -32000, message: expect.stringContaining("only files inside the browser's own profile directory") });
+        expect((await client.send("DOM.setFileInputFiles", { nodeId, files: [file] }, sessionId)).error, file).toMatchObject({
+          code: -32000,
+          message: expect.stringContaining("only files inside the browser's own profile directory"),
+        });
         const drag = { type: "drop", x: 100, y: 100, data: { items: [], files: [inside, file], dragOperationsMask: 1 } };
-        expect((await client.send("Input.dispatchDragEvent", drag, sessionId)).error, file).toMatchObject({ message: expect.stringContaining("only files inside the browser's own profile directory") });
+        expect((await client.send("Input.dispatchDragEvent", drag, sessionId)).error, file).toMatchObject({
+          message: expect.stringContaining("only files inside the browser's own profile directory"),
+        });
       }
-      const files = async () => ((await client.send("Runtime.evaluate", { expression: "[...document.getElementById('f').files].map((file) => file.name)", returnByValue: true }, sessionId)).result as { result: { value: unknown } }).result.value;
+      const files = async () =>
+        (
+          (
+            await client.send(
+              "Runtime.evaluate",
+              { expression: "[...document.getElementById('f').files].map((file) => file.name)", returnByValue: true },
+              sessionId,
+            )
+          ).result as { result: { value: unknown } }
+        ).result.value;
       expect(await files()).toEqual([]);
       // A file inside the profile (where the browser's downloads are) is handed over, its path resolved first.
       expect((await client.send("DOM.setFileInputFiles", { nodeId, files: [`${profile}/./downloads/../downloads/upload.txt`] }, sessionId)).result).toEqual({});
       expect(await files()).toEqual(["upload.txt"]);
-      const text = await client.send("Runtime.evaluate", { expression: "document.getElementById('f').files[0].text()", awaitPromise: true, returnByValue: true }, sessionId);
+      const text = await client.send(
+        "Runtime.evaluate",
+        { expression: "document.getElementById('f').files[0].text()", awaitPromise: true, returnByValue: true },
+        sessionId,
+      );
       expect(text.result).toMatchObject({ result: { value: "inside the profile" } });
       await client.close();
     });

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import { PassThrough } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
+import type WebSocket from "ws";
+import { WebSocketServer } from "ws";
 import { CdpPipe } from "../src/cdp/cdp-pipe.js";
 import { CdpRouter } from "../src/cdp/cdp-router.js";
 import { bridge } from "../src/cdp/client-bridge.js";
@@ -50,7 +51,16 @@ class BrowserEnd {
   }
 }
 
-const LIMITS: CdpEndpointLimits = { maxClients: 8, maxMessageBytes: 16 * 1024 * 1024, maxBufferedBytes: 64 * 1024 * 1024, messageRate: 0, byteRate: 0, projectMessageRate: 0, projectByteRate: 0, maxPending: 100 };
+const LIMITS: CdpEndpointLimits = {
+  maxClients: 8,
+  maxMessageBytes: 16 * 1024 * 1024,
+  maxBufferedBytes: 64 * 1024 * 1024,
+  messageRate: 0,
+  byteRate: 0,
+  projectMessageRate: 0,
+  projectByteRate: 0,
+  maxPending: 100,
+};
 
 const servers: WebSocketServer[] = [];
 afterEach(async () => {
@@ -63,7 +73,9 @@ afterEach(async () => {
 /** A WebSocket server that bridges each client to a new channel of `router`; what it logged as errors. */
 async function endpoint(router: CdpRouter): Promise<{ url: string; errors: string[] }> {
   const errors: string[] = [];
-  const log = { error: (object: { err?: Error }, message: string) => void errors.push(`${message}: ${object.err?.message ?? ""}`) } as unknown as FastifyBaseLogger;
+  const log = {
+    error: (object: { err?: Error }, message: string) => void errors.push(`${message}: ${object.err?.message ?? ""}`),
+  } as unknown as FastifyBaseLogger;
   const server = new WebSocketServer({ port: 0, host: "127.0.0.1" });
   servers.push(server);
   server.on("connection", (ws: WebSocket) => {
@@ -86,7 +98,9 @@ describe("what the browser receives", () => {
     const raw = '{ "expression" : "\\u00e9t\\u00e9",\n "returnByValue":true }';
     client.sendRaw(`{"id":1,"method":"Runtime.evaluate","params":${raw}}`);
     await client.answer(1);
-    expect(browser.written.at(-1)).toBe(`{"id":${JSON.parse(browser.written.at(-1) as string).id},"method":"Runtime.evaluate","sessionId":"session-1","params":${raw}}`);
+    expect(browser.written.at(-1)).toBe(
+      `{"id":${JSON.parse(browser.written.at(-1) as string).id},"method":"Runtime.evaluate","sessionId":"session-1","params":${raw}}`,
+    );
     client.sendRaw('{"id":2,"method":"Browser.setDownloadBehavior","params":{ "behavior":"allow", "downloadPath":"/etc", "downloadPath":"/root" }}');
     await client.answer(2);
     expect(JSON.parse(browser.written.at(-1) as string)).toMatchObject({ params: { behavior: "allow", downloadPath: "/profile/downloads" } });
@@ -120,7 +134,9 @@ describe("what the browser sends", () => {
     const client = await CdpRawClient.open(url);
     await client.send("Browser.getVersion");
     const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
-    const received = new Promise<string>((resolve) => client.ws.on("message", (data: Buffer) => data.toString().startsWith('{"method":"Deep.event"') && resolve(data.toString())));
+    const received = new Promise<string>((resolve) =>
+      client.ws.on("message", (data: Buffer) => data.toString().startsWith('{"method":"Deep.event"') && resolve(data.toString())),
+    );
     browser.send(`{"method":"Deep.event","params":{"x":${deep}},"sessionId":"session-1"}`);
     // Its own browser session's id left out, as for every message of that session.
     expect(await received).toBe(`{"method":"Deep.event","params":{"x":${deep}}}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CdpPipe, OversizedMessage } from "../src/cdp/cdp-pipe.js";
-import { CdpRouter, CdpRouterError, type CdpChannel, type ChannelCloseReason, type ChannelMessage, type DroppedEvent } from "../src/cdp/cdp-router.js";
+import { type CdpChannel, CdpRouter, CdpRouterError, type ChannelCloseReason, type ChannelMessage, type DroppedEvent } from "../src/cdp/cdp-router.js";
 import { parseClientCommand } from "../src/cdp/client-command.js";
 
 // The router alone, against a pipe the test plays the browser on: every message the router
@@ -92,7 +92,12 @@ interface Client {
 function setUp(options: { maxPending?: number } = {}): { pipe: FakePipe; router: CdpRouter; connect(sessionId: string): Promise<Client> } {
   const pipe = new FakePipe();
   // The router needs only these members of the pipe; the class's private fields make the cast necessary.
-  const router = new CdpRouter(pipe as unknown as CdpPipe, { downloadPath: "/profile/downloads", onError: (error) => { throw error; } });
+  const router = new CdpRouter(pipe as unknown as CdpPipe, {
+    downloadPath: "/profile/downloads",
+    onError: (error) => {
+      throw error;
+    },
+  });
   const connect = async (sessionId: string): Promise<Client> => {
     const opening = router.openChannel(options);
     const attach = pipe.takeOne();
@@ -218,7 +223,9 @@ describe("what each client sees", () => {
     const { pipe, connect } = setUp();
     const a = await connect("S-A");
     const url = `data:text/html,${"x".repeat(1100 * 1024)}`;
-    pipe.emit(`{"method":"Target.attachedToTarget","params":{"sessionId":"BIG","targetInfo":{"targetId":"T9","type":"page","url":"${url}"},"waitingForDebugger":true},"sessionId":"S-A"}`);
+    pipe.emit(
+      `{"method":"Target.attachedToTarget","params":{"sessionId":"BIG","targetInfo":{"targetId":"T9","type":"page","url":"${url}"},"waitingForDebugger":true},"sessionId":"S-A"}`,
+    );
     expect(a.received()).toHaveLength(1);
     // The client can resume the waiting target on it.
     a.channel.send({ id: 1, method: "Runtime.runIfWaitingForDebugger", sessionId: "BIG" });
@@ -252,7 +259,10 @@ describe("a client's command, as the router checks it", () => {
       ok: true,
       command: { id: 0, method: "Page.enable", params: undefined, sessionId: undefined },
     });
-    expect(parseClientCommand({ id: Number.MAX_SAFE_INTEGER, method: "Page.enable", params: {} })).toMatchObject({ ok: true, command: { id: Number.MAX_SAFE_INTEGER, params: {} } });
+    expect(parseClientCommand({ id: Number.MAX_SAFE_INTEGER, method: "Page.enable", params: {} })).toMatchObject({
+      ok: true,
+      command: { id: Number.MAX_SAFE_INTEGER, params: {} },
+    });
   });
 
   const notObject = "A command must be a JSON object.";

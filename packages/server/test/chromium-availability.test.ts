@@ -49,7 +49,10 @@ describe("checkChromium", () => {
     const failing = join(scratch, "failing-chromium");
     writeFileSync(failing, "#!/bin/sh\necho 'libnss3.so: cannot open shared object file' >&2\nexit 127\n");
     chmodSync(failing, 0o755);
-    expect(await checkChromium(failing)).toMatchObject({ usable: false, problem: "failed on --version (exit code 127: libnss3.so: cannot open shared object file)" });
+    expect(await checkChromium(failing)).toMatchObject({
+      usable: false,
+      problem: "failed on --version (exit code 127: libnss3.so: cannot open shared object file)",
+    });
     // No execute bit at all: not runnable, even by root.
     const plain = join(scratch, "plain-file");
     writeFileSync(plain, "", { mode: 0o644 });
@@ -93,7 +96,9 @@ describe("the server's start", () => {
     try {
       expect(server.stdout()).toMatch(/^Browsers can start: Chromium \S+.* at \S+\.$/m);
       // The tests' servers pass --allow-private-network (their pages are on 127.0.0.1), and it is said.
-      expect(server.stdout()).toMatch(/^Browsers run sandboxed, each in namespaces and an account of its own \(bubblewrap [\d.]+\); they may reach loopback, private and link-local addresses and this host \(--allow-private-network\)\.$/m);
+      expect(server.stdout()).toMatch(
+        /^Browsers run sandboxed, each in namespaces and an account of its own \(bubblewrap [\d.]+\); they may reach loopback, private and link-local addresses and this host \(--allow-private-network\)\.$/m,
+      );
     } finally {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -53,16 +53,20 @@ describe("scanCommandText", () => {
   });
 
   it("never calls malformed what JSON.parse accepts, nor accepts a depth past the limit that JSON.parse would build", () => {
-    const structural = fc.constantFrom("{", "}", "[", "]", '"', "\\", ",", ":", "1", " ", "a", "\u0000", "\"a\":");
+    const structural = fc.constantFrom("{", "}", "[", "]", '"', "\\", ",", ":", "1", " ", "a", "\u0000", '"a":');
     let refused = 0;
     fc.assert(
-      fc.property(fc.array(structural, { maxLength: 40 }).map((parts) => parts.join("")), fc.integer({ min: 1, max: 6 }), (text, maxDepth) => {
-        const scan = scanCommandText(text, maxDepth);
-        if (!scan.ok) refused++;
-        if (!parses(text)) return;
-        const depth = depthOf(JSON.parse(text));
-        expect(scan.ok ? "ok" : scan.problem).toBe(depth > maxDepth ? "too_deep" : "ok");
-      }),
+      fc.property(
+        fc.array(structural, { maxLength: 40 }).map((parts) => parts.join("")),
+        fc.integer({ min: 1, max: 6 }),
+        (text, maxDepth) => {
+          const scan = scanCommandText(text, maxDepth);
+          if (!scan.ok) refused++;
+          if (!parses(text)) return;
+          const depth = depthOf(JSON.parse(text));
+          expect(scan.ok ? "ok" : scan.problem).toBe(depth > maxDepth ? "too_deep" : "ok");
+        },
+      ),
       { seed: SEED, numRuns: RUNS * 5 },
     );
     expect(refused).toBeGreaterThan(0);
@@ -90,6 +94,7 @@ describe("scanCommandText", () => {
   });
 
   it("calls unclosed strings and brackets that do not match malformed", () => {
-    for (const text of ['{"a":"b', "{]", '{"a":[}]', "}", "[[]", '{"id":1', '"']) expect(scanCommandText(text), text).toMatchObject({ ok: false, problem: "malformed" });
+    for (const text of ['{"a":"b', "{]", '{"a":[}]', "}", "[[]", '{"id":1', '"'])
+      expect(scanCommandText(text), text).toMatchObject({ ok: false, problem: "malformed" });
   });
 });

@@ -100,7 +100,10 @@ describe("CommitSync", () => {
     const eio = Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
     held.fail(eio);
     for (const waiting of waiters) {
-      const error = await waiting.then(() => undefined, (reason: unknown) => reason);
+      const error = await waiting.then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
       expect(error).toBeInstanceOf(StorageError);
       expect(error).toMatchObject({ code: "storage_sync_failed", cause: eio });
       expect((error as StorageError).message).toContain("EIO");

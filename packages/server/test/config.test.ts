@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { createClient } from "@browser-service/client";
 import { describe, expect, it } from "vitest";
 import { ConfigError, createServer, DEFAULT_CONFIG, FixturesError, HELP_TEXT, parseCommand, parseFixtures, runCli } from "../src/index.js";
-import { managedAuth, writeFixtures } from "./support/fixtures.js";
 import { spawnServer } from "./support/child-server.js";
+import { managedAuth, writeFixtures } from "./support/fixtures.js";
 import { startTestServer, tempDataDir } from "./support/test-server.js";
 
 function capture() {
@@ -29,13 +29,24 @@ describe("configuration", () => {
       BROWSER_SERVICE_FIXTURES: "/srv/fixtures.json",
       BROWSER_SERVICE_PROJECTS_DISABLED: "true",
     };
-    expect(parseCommand([], env)).toMatchObject({ kind: "serve", config: { port: 9000, host: "0.0.0.0", dataDir: "/srv/data", planLimit: 25, fixtures: "/srv/fixtures.json", projectsDisabled: true } });
-    expect(parseCommand(["--port", "1234", "--plan-limit", "3", "--data-dir", "d", "--host", "::1"], env)).toMatchObject({ config: { port: 1234, planLimit: 3, dataDir: "d", host: "::1" } });
+    expect(parseCommand([], env)).toMatchObject({
+      kind: "serve",
+      config: { port: 9000, host: "0.0.0.0", dataDir: "/srv/data", planLimit: 25, fixtures: "/srv/fixtures.json", projectsDisabled: true },
+    });
+    expect(parseCommand(["--port", "1234", "--plan-limit", "3", "--data-dir", "d", "--host", "::1"], env)).toMatchObject({
+      config: { port: 1234, planLimit: 3, dataDir: "d", host: "::1" },
+    });
     expect(parseCommand(["--projects-disabled"], {})).toMatchObject({ config: { projectsDisabled: true } });
   });
 
   it("reads the DevTools endpoint and body-timeout settings: defaults, environment, flags", () => {
-    const settings = (config: { publicUrl?: unknown; cdpMaxClients?: unknown; cdpMaxMessageBytes?: unknown; cdpMaxBufferedBytes?: unknown; bodyIdleTimeoutSec?: unknown }) => ({
+    const settings = (config: {
+      publicUrl?: unknown;
+      cdpMaxClients?: unknown;
+      cdpMaxMessageBytes?: unknown;
+      cdpMaxBufferedBytes?: unknown;
+      bodyIdleTimeoutSec?: unknown;
+    }) => ({
       publicUrl: config.publicUrl,
       cdpMaxClients: config.cdpMaxClients,
       cdpMaxMessageBytes: config.cdpMaxMessageBytes,
@@ -43,7 +54,13 @@ describe("configuration", () => {
       bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
     });
     const MIB = 1024 * 1024;
-    expect(settings(DEFAULT_CONFIG)).toEqual({ publicUrl: undefined, cdpMaxClients: 8, cdpMaxMessageBytes: 16 * MIB, cdpMaxBufferedBytes: 64 * MIB, bodyIdleTimeoutSec: 10 });
+    expect(settings(DEFAULT_CONFIG)).toEqual({
+      publicUrl: undefined,
+      cdpMaxClients: 8,
+      cdpMaxMessageBytes: 16 * MIB,
+      cdpMaxBufferedBytes: 64 * MIB,
+      bodyIdleTimeoutSec: 10,
+    });
     const env = {
       BROWSER_SERVICE_PUBLIC_URL: "https://browsers.example.org",
       BROWSER_SERVICE_CDP_MAX_CLIENTS: "3",
@@ -52,9 +69,24 @@ describe("configuration", () => {
       BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC: "0",
     };
     const fromEnv = parseCommand([], env);
-    expect(fromEnv.kind === "serve" && settings(fromEnv.config)).toEqual({ publicUrl: "https://browsers.example.org", cdpMaxClients: 3, cdpMaxMessageBytes: 2 * MIB, cdpMaxBufferedBytes: 5 * MIB, bodyIdleTimeoutSec: 0 });
-    const fromFlags = parseCommand(["--public-url", "http://h:1", "--cdp-max-clients", "1", "--cdp-max-message-mib", "1", "--cdp-max-buffer-mib", "1", "--body-idle-timeout-sec", "30"], env);
-    expect(fromFlags.kind === "serve" && settings(fromFlags.config)).toEqual({ publicUrl: "http://h:1", cdpMaxClients: 1, cdpMaxMessageBytes: MIB, cdpMaxBufferedBytes: MIB, bodyIdleTimeoutSec: 30 });
+    expect(fromEnv.kind === "serve" && settings(fromEnv.config)).toEqual({
+      publicUrl: "https://browsers.example.org",
+      cdpMaxClients: 3,
+      cdpMaxMessageBytes: 2 * MIB,
+      cdpMaxBufferedBytes: 5 * MIB,
+      bodyIdleTimeoutSec: 0,
+    });
+    const fromFlags = parseCommand(
+      ["--public-url", "http://h:1", "--cdp-max-clients", "1", "--cdp-max-message-mib", "1", "--cdp-max-buffer-mib", "1", "--body-idle-timeout-sec", "30"],
+      env,
+    );
+    expect(fromFlags.kind === "serve" && settings(fromFlags.config)).toEqual({
+      publicUrl: "http://h:1",
+      cdpMaxClients: 1,
+      cdpMaxMessageBytes: MIB,
+      cdpMaxBufferedBytes: MIB,
+      bodyIdleTimeoutSec: 30,
+    });
     expect(() => parseCommand(["--cdp-max-clients", "0"], {})).toThrow(/--cdp-max-clients must be an integer from 1 to 1000/);
     expect(() => parseCommand([], { BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB: "1.5" })).toThrow(/BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB/);
     expect(() => parseCommand(["--body-idle-timeout-sec", "-1"], {})).toThrow(/--body-idle-timeout-sec/);
@@ -62,12 +94,49 @@ describe("configuration", () => {
 
   it("reads the sandbox settings: sandboxed and public-only by default; --allow-private-network, --download-mib, --profile-mib, --sandbox-uid-base, --unsafe-no-sandbox", () => {
     const sandbox = (command: ReturnType<typeof parseCommand>) =>
-      command.kind === "serve" ? { unsafeNoSandbox: command.config.unsafeNoSandbox, allowPrivateNetwork: command.config.allowPrivateNetwork, downloadBytes: command.config.downloadBytes, profileBytes: command.config.profileBytes, shmBytes: command.config.shmBytes, sandboxUidBase: command.config.sandboxUidBase } : undefined;
+      command.kind === "serve"
+        ? {
+            unsafeNoSandbox: command.config.unsafeNoSandbox,
+            allowPrivateNetwork: command.config.allowPrivateNetwork,
+            downloadBytes: command.config.downloadBytes,
+            profileBytes: command.config.profileBytes,
+            shmBytes: command.config.shmBytes,
+            sandboxUidBase: command.config.sandboxUidBase,
+          }
+        : undefined;
     const MIB = 1024 * 1024;
-    expect(sandbox(parseCommand([], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: false, downloadBytes: 256 * MIB, profileBytes: 512 * MIB, shmBytes: 256 * MIB, sandboxUidBase: 2_000_000_000 });
-    const env = { BROWSER_SERVICE_UNSAFE_NO_SANDBOX: "1", BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "true", BROWSER_SERVICE_DOWNLOAD_MIB: "8", BROWSER_SERVICE_PROFILE_MIB: "64", BROWSER_SERVICE_SHM_MIB: "128", BROWSER_SERVICE_SANDBOX_UID_BASE: "300000" };
-    expect(sandbox(parseCommand([], env))).toEqual({ unsafeNoSandbox: true, allowPrivateNetwork: true, downloadBytes: 8 * MIB, profileBytes: 64 * MIB, shmBytes: 128 * MIB, sandboxUidBase: 300_000 });
-    expect(sandbox(parseCommand(["--allow-private-network", "--download-mib", "2", "--profile-mib", "40", "--sandbox-uid-base", "5000"], {}))).toEqual({ unsafeNoSandbox: false, allowPrivateNetwork: true, downloadBytes: 2 * MIB, profileBytes: 40 * MIB, shmBytes: 256 * MIB, sandboxUidBase: 5000 });
+    expect(sandbox(parseCommand([], {}))).toEqual({
+      unsafeNoSandbox: false,
+      allowPrivateNetwork: false,
+      downloadBytes: 256 * MIB,
+      profileBytes: 512 * MIB,
+      shmBytes: 256 * MIB,
+      sandboxUidBase: 2_000_000_000,
+    });
+    const env = {
+      BROWSER_SERVICE_UNSAFE_NO_SANDBOX: "1",
+      BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "true",
+      BROWSER_SERVICE_DOWNLOAD_MIB: "8",
+      BROWSER_SERVICE_PROFILE_MIB: "64",
+      BROWSER_SERVICE_SHM_MIB: "128",
+      BROWSER_SERVICE_SANDBOX_UID_BASE: "300000",
+    };
+    expect(sandbox(parseCommand([], env))).toEqual({
+      unsafeNoSandbox: true,
+      allowPrivateNetwork: true,
+      downloadBytes: 8 * MIB,
+      profileBytes: 64 * MIB,
+      shmBytes: 128 * MIB,
+      sandboxUidBase: 300_000,
+    });
+    expect(sandbox(parseCommand(["--allow-private-network", "--download-mib", "2", "--profile-mib", "40", "--sandbox-uid-base", "5000"], {}))).toEqual({
+      unsafeNoSandbox: false,
+      allowPrivateNetwork: true,
+      downloadBytes: 2 * MIB,
+      profileBytes: 40 * MIB,
+      shmBytes: 256 * MIB,
+      sandboxUidBase: 5000,
+    });
     expect(() => parseCommand(["--profile-mib", "16"], {})).toThrow(/--profile-mib must be an integer from 32/);
     expect(() => parseCommand([], { BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK: "maybe" })).toThrow(/BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK must be true or false/);
     // Below 1000 lie the system's own accounts; a base there could hand a browser one of them.
@@ -103,9 +172,21 @@ describe("configuration", () => {
     const MIB = 1024 * 1024;
     const budgets = (command: ReturnType<typeof parseCommand>) =>
       command.kind === "serve"
-        ? { messageRate: command.config.cdpMessageRate, byteRate: command.config.cdpByteRate, projectMessageRate: command.config.cdpProjectMessageRate, projectByteRate: command.config.cdpProjectByteRate, maxPending: command.config.cdpMaxPending }
+        ? {
+            messageRate: command.config.cdpMessageRate,
+            byteRate: command.config.cdpByteRate,
+            projectMessageRate: command.config.cdpProjectMessageRate,
+            projectByteRate: command.config.cdpProjectByteRate,
+            maxPending: command.config.cdpMaxPending,
+          }
         : undefined;
-    expect(budgets(parseCommand([], {}))).toEqual({ messageRate: 2000, byteRate: 16 * MIB, projectMessageRate: 4000, projectByteRate: 32 * MIB, maxPending: 10_000 });
+    expect(budgets(parseCommand([], {}))).toEqual({
+      messageRate: 2000,
+      byteRate: 16 * MIB,
+      projectMessageRate: 4000,
+      projectByteRate: 32 * MIB,
+      maxPending: 10_000,
+    });
     const env = {
       BROWSER_SERVICE_CDP_MESSAGE_RATE: "0",
       BROWSER_SERVICE_CDP_BYTE_RATE_MIB: "0",
@@ -114,11 +195,30 @@ describe("configuration", () => {
       BROWSER_SERVICE_CDP_MAX_PENDING: "9",
     };
     expect(budgets(parseCommand([], env))).toEqual({ messageRate: 0, byteRate: 0, projectMessageRate: 7, projectByteRate: 3 * MIB, maxPending: 9 });
-    const flags = ["--cdp-message-rate", "10", "--cdp-byte-rate-mib", "2", "--cdp-project-message-rate", "20", "--cdp-project-byte-rate-mib", "4", "--cdp-max-pending", "1"];
+    const flags = [
+      "--cdp-message-rate",
+      "10",
+      "--cdp-byte-rate-mib",
+      "2",
+      "--cdp-project-message-rate",
+      "20",
+      "--cdp-project-byte-rate-mib",
+      "4",
+      "--cdp-max-pending",
+      "1",
+    ];
     expect(budgets(parseCommand(flags, env))).toEqual({ messageRate: 10, byteRate: 2 * MIB, projectMessageRate: 20, projectByteRate: 4 * MIB, maxPending: 1 });
     expect(() => parseCommand(["--cdp-max-pending", "0"], {})).toThrow(/--cdp-max-pending must be an integer from 1 to 1000000/);
     expect(() => parseCommand([], { BROWSER_SERVICE_CDP_BYTE_RATE_MIB: "0.5" })).toThrow(/BROWSER_SERVICE_CDP_BYTE_RATE_MIB/);
-    for (const word of ["--cdp-message-rate", "--cdp-byte-rate-mib", "--cdp-project-message-rate", "--cdp-project-byte-rate-mib", "--cdp-max-pending", "BROWSER_SERVICE_CDP_MAX_PENDING"]) expect(HELP_TEXT).toContain(word);
+    for (const word of [
+      "--cdp-message-rate",
+      "--cdp-byte-rate-mib",
+      "--cdp-project-message-rate",
+      "--cdp-project-byte-rate-mib",
+      "--cdp-max-pending",
+      "BROWSER_SERVICE_CDP_MAX_PENDING",
+    ])
+      expect(HELP_TEXT).toContain(word);
   });
 
   it("reads the warm pool's size: 2 by default, 0 turns it off, the flag beats the environment", () => {
@@ -150,7 +250,18 @@ describe("configuration", () => {
     const { io, out } = capture();
     expect(await runCli(["--help"], io)).toBe(0);
     expect(out.join("")).toBe(`${HELP_TEXT}\n`);
-    for (const word of ["--port", "--host", "--data-dir", "--plan-limit", "--fixtures", "--projects-disabled", "BROWSER_SERVICE_PORT", "keys create", "CHROMIUM_PATH"]) expect(HELP_TEXT).toContain(word);
+    for (const word of [
+      "--port",
+      "--host",
+      "--data-dir",
+      "--plan-limit",
+      "--fixtures",
+      "--projects-disabled",
+      "BROWSER_SERVICE_PORT",
+      "keys create",
+      "CHROMIUM_PATH",
+    ])
+      expect(HELP_TEXT).toContain(word);
   });
 
   it("exits 2 on a bad flag, naming it", async () => {
@@ -259,7 +370,12 @@ describe("fixtures", () => {
 
   it("names every problem of a bad fixtures file by JSON pointer", () => {
     const text = JSON.stringify({
-      auth_connections: [{ project: "p", ...managedAuth("a", { status: "MAYBE" }) }, { ...managedAuth("b") }, { project: "p", ...managedAuth("a") }, { project: "p", ...managedAuth("a") }],
+      auth_connections: [
+        { project: "p", ...managedAuth("a", { status: "MAYBE" }) },
+        { ...managedAuth("b") },
+        { project: "p", ...managedAuth("a") },
+        { project: "p", ...managedAuth("a") },
+      ],
       pool_reservations: [{ project: "p", name: "x", size: -1, color: "red" }],
       browsers: [],
     });
@@ -271,7 +387,14 @@ describe("fixtures", () => {
     }
     expect(error).toBeInstanceOf(FixturesError);
     const message = (error as Error).message;
-    for (const part of ["/browsers is not a fixtures section", "/auth_connections/0: /status", "/auth_connections/1/project", "/auth_connections/3/id \"a\" is used", "/pool_reservations/0/size", "/pool_reservations/0/color"]) {
+    for (const part of [
+      "/browsers is not a fixtures section",
+      "/auth_connections/0: /status",
+      "/auth_connections/1/project",
+      '/auth_connections/3/id "a" is used',
+      "/pool_reservations/0/size",
+      "/pool_reservations/0/color",
+    ]) {
       expect(message).toContain(part);
     }
     expect(() => parseFixtures("{", "broken.json")).toThrow(/broken.json is not JSON/);

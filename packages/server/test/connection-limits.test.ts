@@ -84,7 +84,18 @@ describe("connection limits", () => {
       held[0]!.destroy();
       await held[0]!.ended;
       // A slot is free again: an API call with a key goes through.
-      await expect.poll(async () => (await t.client().limits.get().then(() => "ok", (error: Error) => error.message))).toBe("ok");
+      await expect
+        .poll(
+          async () =>
+            await t
+              .client()
+              .limits.get()
+              .then(
+                () => "ok",
+                (error: Error) => error.message,
+              ),
+        )
+        .toBe("ok");
       for (const socket of held) socket.destroy();
       expect(t.mismatches).toEqual([]);
     } finally {

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer, DataDirNotOwnedError, runCli } from "../src/index.js";
 import { newId } from "../src/storage/ids.js";
-import { goodExtensionZip } from "./support/zip-writer.js";
 import { startTestServer, tempDataDir } from "./support/test-server.js";
+import { goodExtensionZip } from "./support/zip-writer.js";
 
 // The data directory is the server's: private modes, a mark, and deletions limited to
 // files the server names itself, in its own folders.
@@ -24,7 +24,15 @@ const MARKER = "browser-service-data-dir.txt";
 const unusedLauncher = { launch: () => Promise.reject(new Error("no browsers in this test")) };
 
 /** Files a user (or another program) put into the data directory and its folders. */
-const UNRELATED = ["notes.txt", "uploads/notes.txt", "uploads/keep.zip", "uploads/nested/deep.zip", "extensions/readme.txt", "extensions/ext_not-an-id.zip", "extensions/copy.zip"];
+const UNRELATED = [
+  "notes.txt",
+  "uploads/notes.txt",
+  "uploads/keep.zip",
+  "uploads/nested/deep.zip",
+  "extensions/readme.txt",
+  "extensions/ext_not-an-id.zip",
+  "extensions/copy.zip",
+];
 
 function writeUnrelated(dataDir: string): void {
   for (const file of UNRELATED) {

@@ -1,15 +1,15 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import sqlite3 from "node-sqlite3-wasm";
 import { createClient } from "@browser-service/client";
+import sqlite3 from "node-sqlite3-wasm";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../src/index.js";
 import { claimDataDir, dataDirLayout } from "../src/storage/data-dir.js";
 import { SqliteDatabase } from "../src/storage/database.js";
-import { runCli } from "../src/index.js";
 import { spawnServer } from "./support/child-server.js";
-import { tempDataDir } from "./support/test-server.js";
 import { chromiumBrowserPids } from "./support/chromium-processes.js";
+import { tempDataDir } from "./support/test-server.js";
 import { processExists } from "./support/tracking-launcher.js";
 import { goodExtensionZip } from "./support/zip-writer.js";
 

@@ -114,7 +114,10 @@ describe("commits synced off the event loop", () => {
     const waiting = db.durable()!;
     await turn();
     held.fail(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }));
-    const error = await waiting.then(() => undefined, (reason: unknown) => reason);
+    const error = await waiting.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
     expect(error).toBeInstanceOf(StorageError);
     expect((error as StorageError).code).toBe("storage_sync_failed");
     expect((error as StorageError).message).toContain("EIO");

@@ -3,9 +3,9 @@ import { createConnection, createServer, type Server, type Socket } from "node:n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EgressPolicy } from "../src/index.js";
 import { EgressConnections } from "../src/egress/egress-connections.js";
 import { EgressProxy, type HostLookup } from "../src/egress/socks-proxy.js";
+import { EgressPolicy } from "../src/index.js";
 
 // The egress policy and proxy on their own, with real sockets: what a browser (Chromium's
 // SOCKS5 client, or anything a hostile page or DevTools client gets it to send) can reach.
@@ -15,11 +15,41 @@ describe("EgressPolicy", () => {
 
   it("refuses loopback, private, shared, link-local, unique-local, multicast and special-purpose addresses", () => {
     for (const address of [
-      "127.0.0.1", "127.255.255.254", "0.0.0.0", "10.1.2.3", "100.64.0.1", "100.127.255.255", "169.254.169.254", "172.16.0.1", "172.31.255.255", "192.168.1.1",
-      "192.0.0.8", "192.0.2.1", "198.18.0.1", "198.51.100.1", "203.0.113.1", "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255",
-      "::", "::1", "fc00::1", "fd12:3456::1", "fe80::1", "fe80::1%eth0", "ff02::1", "fec0::1",
+      "127.0.0.1",
+      "127.255.255.254",
+      "0.0.0.0",
+      "10.1.2.3",
+      "100.64.0.1",
+      "100.127.255.255",
+      "169.254.169.254",
+      "172.16.0.1",
+      "172.31.255.255",
+      "192.168.1.1",
+      "192.0.0.8",
+      "192.0.2.1",
+      "198.18.0.1",
+      "198.51.100.1",
+      "203.0.113.1",
+      "224.0.0.1",
+      "239.255.255.250",
+      "240.0.0.1",
+      "255.255.255.255",
+      "::",
+      "::1",
+      "fc00::1",
+      "fd12:3456::1",
+      "fe80::1",
+      "fe80::1%eth0",
+      "ff02::1",
+      "fec0::1",
       // IPv4 carried inside IPv6: mapped, compatible, NAT64, 6to4, Teredo.
-      "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:169.254.169.254", "::127.0.0.1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "2001:0:4136:e378::1",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "::ffff:169.254.169.254",
+      "::127.0.0.1",
+      "64:ff9b::a9fe:a9fe",
+      "2002:7f00:1::1",
+      "2001:0:4136:e378::1",
     ]) {
       expect({ address, allowed: policy.check(address).allowed }).toEqual({ address, allowed: false });
     }
@@ -68,7 +98,11 @@ afterAll(async () => {
 });
 
 /** Speaks SOCKS5 to the proxy: greeting, one request; resolves with the reply code and what followed. */
-async function socks(proxy: { path?: string; port?: number }, request: Buffer, greeting = Buffer.from([5, 1, 0])): Promise<{ method: number; reply?: number; data: string }> {
+async function socks(
+  proxy: { path?: string; port?: number },
+  request: Buffer,
+  greeting = Buffer.from([5, 1, 0]),
+): Promise<{ method: number; reply?: number; data: string }> {
   const socket: Socket = proxy.path !== undefined ? createConnection(proxy.path) : createConnection(proxy.port as number, "127.0.0.1");
   const received: Buffer[] = [];
   socket.on("data", (chunk) => received.push(chunk));
@@ -83,16 +117,31 @@ async function socks(proxy: { path?: string; port?: number }, request: Buffer, g
   return { method: all[1] as number, ...(all.length >= 4 ? { reply: all[3] } : {}), data: all.subarray(12).toString() };
 }
 
-const byName = (name: string, port: number) => Buffer.concat([Buffer.from([5, 1, 0, 3, name.length]), Buffer.from(name, "latin1"), Buffer.from([port >> 8, port & 0xff])]);
+const byName = (name: string, port: number) =>
+  Buffer.concat([Buffer.from([5, 1, 0, 3, name.length]), Buffer.from(name, "latin1"), Buffer.from([port >> 8, port & 0xff])]);
 const byIpv4 = (address: string, port: number) => Buffer.from([5, 1, 0, 1, ...address.split(".").map(Number), port >> 8, port & 0xff]);
 
 describe("EgressProxy", () => {
-  const names: Record<string, string[]> = { "public.test": ["192.0.2.10"], "rebound.test": ["127.0.0.1"], "mixed.test": ["10.0.0.1", "127.0.0.1"], "nowhere.test": [] };
+  const names: Record<string, string[]> = {
+    "public.test": ["192.0.2.10"],
+    "rebound.test": ["127.0.0.1"],
+    "mixed.test": ["10.0.0.1", "127.0.0.1"],
+    "nowhere.test": [],
+  };
   const lookup: HostLookup = async (hostname) => (names[hostname] ?? []).map((address) => ({ address, family: 4 }));
 
   it("refuses by default a name that resolves to loopback, and an IP literal of it; the target sees no connection", async () => {
     const refusals: string[] = [];
-    const proxy = await EgressProxy.listen({ path: join(dir, "closed.sock") }, { policy: new EgressPolicy({ allowPrivateNetwork: false }), connections: new EgressConnections(), label: "browser:1", lookup, onRefused: (destination, reason) => refusals.push(`${destination}: ${reason}`) });
+    const proxy = await EgressProxy.listen(
+      { path: join(dir, "closed.sock") },
+      {
+        policy: new EgressPolicy({ allowPrivateNetwork: false }),
+        connections: new EgressConnections(),
+        label: "browser:1",
+        lookup,
+        onRefused: (destination, reason) => refusals.push(`${destination}: ${reason}`),
+      },
+    );
     try {
       const before = accepted;
       expect(await socks({ path: join(dir, "closed.sock") }, byName("rebound.test", targetPort))).toMatchObject({ method: 0, reply: 2 });
@@ -113,7 +162,10 @@ describe("EgressProxy", () => {
 
   it("with the private network allowed, connects to the very address it resolved and relays both ways", async () => {
     const connections = new EgressConnections();
-    const proxy = await EgressProxy.listen({ path: join(dir, "open.sock") }, { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections, label: "browser:2", lookup });
+    const proxy = await EgressProxy.listen(
+      { path: join(dir, "open.sock") },
+      { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections, label: "browser:2", lookup },
+    );
     try {
       expect(await socks({ path: join(dir, "open.sock") }, byName("rebound.test", targetPort))).toEqual({ method: 0, reply: 0, data: "hello" });
       expect(await socks({ path: join(dir, "open.sock") }, byIpv4("127.0.0.1", targetPort))).toMatchObject({ reply: 0, data: "hello" });
@@ -134,9 +186,15 @@ describe("EgressProxy", () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const proxy = await EgressProxy.listen({ path: join(dir, "label.sock") }, { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections, label: "browser:7", lookup });
+    const proxy = await EgressProxy.listen(
+      { path: join(dir, "label.sock") },
+      { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections, label: "browser:7", lookup },
+    );
     try {
-      await socks({ path: join(dir, "label.sock") }, Buffer.concat([byIpv4("127.0.0.1", (server.address() as { port: number }).port), Buffer.from("GET / HTTP/1.1\r\n\r\n")]));
+      await socks(
+        { path: join(dir, "label.sock") },
+        Buffer.concat([byIpv4("127.0.0.1", (server.address() as { port: number }).port), Buffer.from("GET / HTTP/1.1\r\n\r\n")]),
+      );
       expect(seen).toEqual(["browser:7"]);
       // A connection that is not the proxy's is nobody's.
       const direct = createConnection((server.address() as { port: number }).port, "127.0.0.1");
@@ -151,7 +209,10 @@ describe("EgressProxy", () => {
   });
 
   it("refuses UDP ASSOCIATE and BIND, other versions, authentication-only greetings, port 0 and names no host has", async () => {
-    const proxy = await EgressProxy.listen({ port: 0 }, { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections: new EgressConnections(), label: "browser:3", lookup });
+    const proxy = await EgressProxy.listen(
+      { port: 0 },
+      { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections: new EgressConnections(), label: "browser:3", lookup },
+    );
     try {
       const at = { port: proxy.port };
       expect(await socks(at, Buffer.from([5, 3, 0, 1, 127, 0, 0, 1, 0, 53]))).toMatchObject({ reply: 7 });
@@ -169,7 +230,10 @@ describe("EgressProxy", () => {
   });
 
   it("a client that never finishes its handshake is dropped after the timeout, and close() ends every connection", async () => {
-    const proxy = await EgressProxy.listen({ port: 0 }, { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections: new EgressConnections(), label: "browser:4", lookup, timeoutMs: 200 });
+    const proxy = await EgressProxy.listen(
+      { port: 0 },
+      { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections: new EgressConnections(), label: "browser:4", lookup, timeoutMs: 200 },
+    );
     const idle = createConnection(proxy.port, "127.0.0.1");
     idle.write(Buffer.from([5]));
     await new Promise((resolve) => idle.once("close", resolve).resume());

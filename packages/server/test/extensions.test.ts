@@ -13,7 +13,10 @@ const manifest = { name: "manifest.json", data: '{"manifest_version":3,"name":"t
 
 /** The details of the 400 an upload of `zip` gets. */
 async function rejection(zip: Buffer): Promise<{ code: string; message: string }[]> {
-  const error = await t.client().extensions.upload({ file: zip }).catch((caught: unknown) => caught);
+  const error = await t
+    .client()
+    .extensions.upload({ file: zip })
+    .catch((caught: unknown) => caught);
   expect(error).toMatchObject({ status: 400, code: "bad_request" });
   return (error as { details: { code: string; message: string }[] }).details;
 }
@@ -52,7 +55,9 @@ describe("extension upload", () => {
 
   it("refuses a file that is not a zip: not_a_zip", async () => {
     const before = storedFiles();
-    expect(await rejection(Buffer.from("this is plain text, not an archive"))).toEqual([{ code: "not_a_zip", message: expect.stringContaining("not a readable zip") }]);
+    expect(await rejection(Buffer.from("this is plain text, not an archive"))).toEqual([
+      { code: "not_a_zip", message: expect.stringContaining("not a readable zip") },
+    ]);
     expect(storedFiles()).toEqual(before);
   });
 
@@ -62,7 +67,14 @@ describe("extension upload", () => {
 
   it("refuses entries escaping the root, one detail per entry: unsafe_entry_path", async () => {
     const details = await rejection(
-      buildZip([manifest, { name: "../evil.js", data: "x" }, { name: "/etc/cron.d/x", data: "x" }, { name: "a\\..\\..\\b.js", data: "x" }, { name: "C:/x.js", data: "x" }, { name: "ok/../../up.js", data: "x" }]),
+      buildZip([
+        manifest,
+        { name: "../evil.js", data: "x" },
+        { name: "/etc/cron.d/x", data: "x" },
+        { name: "a\\..\\..\\b.js", data: "x" },
+        { name: "C:/x.js", data: "x" },
+        { name: "ok/../../up.js", data: "x" },
+      ]),
     );
     expect(details.map((detail) => detail.code)).toEqual(Array(5).fill("unsafe_entry_path"));
     expect(details.map((detail) => detail.message).join(" ")).toContain("../evil.js");
@@ -104,22 +116,46 @@ describe("extension upload", () => {
     const extra = multipartBody({ name: "bad name", color: "blue" }, { file: goodExtensionZip() });
     const extraResponse = await t.server.app.inject({ method: "POST", url: "/extensions", headers: { ...headers, ...extra.headers }, payload: extra.payload });
     expect(extraResponse.statusCode).toBe(400);
-    expect(extraResponse.json().details.map((detail: { code: string }) => detail.code).sort()).toEqual(["additionalProperties", "pattern"]);
+    expect(
+      extraResponse
+        .json()
+        .details.map((detail: { code: string }) => detail.code)
+        .sort(),
+    ).toEqual(["additionalProperties", "pattern"]);
   });
 
   it("refuses a name given twice, which the schema's one string cannot hold, and keeps nothing", async () => {
     const boundary = "twice";
     const part = (name: string, value: string | Buffer, filename = "") =>
-      Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename && `; filename="${filename}"`}\r\n\r\n`), Buffer.from(value), Buffer.from("\r\n")]);
-    const payload = Buffer.concat([part("name", "first"), part("file", goodExtensionZip(), "a.zip"), part("name", "second"), Buffer.from(`--${boundary}--\r\n`)]);
-    const response = await t.server.app.inject({ method: "POST", url: "/extensions", headers: { authorization: `Bearer ${t.orgKey}`, "content-type": `multipart/form-data; boundary=${boundary}` }, payload });
+      Buffer.concat([
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename && `; filename="${filename}"`}\r\n\r\n`),
+        Buffer.from(value),
+        Buffer.from("\r\n"),
+      ]);
+    const payload = Buffer.concat([
+      part("name", "first"),
+      part("file", goodExtensionZip(), "a.zip"),
+      part("name", "second"),
+      Buffer.from(`--${boundary}--\r\n`),
+    ]);
+    const response = await t.server.app.inject({
+      method: "POST",
+      url: "/extensions",
+      headers: { authorization: `Bearer ${t.orgKey}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+      payload,
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().details).toEqual([{ code: "type", message: "/name must be given once; the form has it more than once." }]);
     expect(readdirSync(join(t.dataDir, "uploads"))).toEqual([]);
   });
 
   it("answers a JSON body with 415 unsupported_media_type", async () => {
-    const response = await t.server.app.inject({ method: "POST", url: "/extensions", headers: { authorization: `Bearer ${t.orgKey}` }, payload: { file: "x" } });
+    const response = await t.server.app.inject({
+      method: "POST",
+      url: "/extensions",
+      headers: { authorization: `Bearer ${t.orgKey}` },
+      payload: { file: "x" },
+    });
     expect(response.statusCode).toBe(415);
     expect(response.json().code).toBe("unsupported_media_type");
   });
@@ -137,7 +173,11 @@ describe("strict archives: every entry any unzip tool would extract is checked",
     // The issue's archive: the end record says 1 entry, while `unzip -l` and Python's zipfile list both.
     const lying = buildZip([manifest, { name: "../../evil.sh", data: "rm -rf ~\n" }], { endCount: 1 });
     const found = await problems(lying);
-    expect(found).toContainEqual(expect.stringMatching(/^inconsistent_structure: The end-of-central-directory record counts 1 entry, but the central directory holds 2 \(beyond the count: "\.\.\/\.\.\/evil\.sh"\)/));
+    expect(found).toContainEqual(
+      expect.stringMatching(
+        /^inconsistent_structure: The end-of-central-directory record counts 1 entry, but the central directory holds 2 \(beyond the count: "\.\.\/\.\.\/evil\.sh"\)/,
+      ),
+    );
     expect(found).toContainEqual(expect.stringMatching(/^unsafe_entry_path: Entry "\.\.\/\.\.\/evil\.sh" has a '\.\.' segment/));
   });
 
@@ -149,35 +189,53 @@ describe("strict archives: every entry any unzip tool would extract is checked",
   });
 
   it("refuses an end record that counts more entries than the central directory holds", async () => {
-    expect(await problems(buildZip([manifest, script], { endCount: 3 }))).toEqual([expect.stringMatching(/^inconsistent_structure: .*counts 3 entries, but the central directory holds 2;/)]);
+    expect(await problems(buildZip([manifest, script], { endCount: 3 }))).toEqual([
+      expect.stringMatching(/^inconsistent_structure: .*counts 3 entries, but the central directory holds 2;/),
+    ]);
   });
 
   it("refuses an entry that only a local header has (streaming readers would extract it)", async () => {
     const hidden = buildZip([manifest, { name: "hidden.js", data: "evil()", localOnly: true }, script]);
-    expect(await problems(hidden)).toEqual([expect.stringMatching(/^inconsistent_structure: \d+ bytes between entries "manifest\.json" and "bg\.js" belong to no entry/)]);
+    expect(await problems(hidden)).toEqual([
+      expect.stringMatching(/^inconsistent_structure: \d+ bytes between entries "manifest\.json" and "bg\.js" belong to no entry/),
+    ]);
     const hiddenLast = buildZip([manifest, { name: "../hidden.js", data: "evil()", localOnly: true }]);
-    expect(await problems(hiddenLast)).toEqual([expect.stringMatching(/^inconsistent_structure: \d+ bytes between the last entry "manifest\.json" and the central directory/)]);
+    expect(await problems(hiddenLast)).toEqual([
+      expect.stringMatching(/^inconsistent_structure: \d+ bytes between the last entry "manifest\.json" and the central directory/),
+    ]);
   });
 
   it("refuses data before the first entry and after the end record", async () => {
-    expect(await problems(buildZip([manifest], { prefix: Buffer.from("#!/bin/sh\nexit 0\n") }))).toEqual([expect.stringMatching(/^inconsistent_structure: 17 bytes precede the first entry "manifest\.json"/)]);
+    expect(await problems(buildZip([manifest], { prefix: Buffer.from("#!/bin/sh\nexit 0\n") }))).toEqual([
+      expect.stringMatching(/^inconsistent_structure: 17 bytes precede the first entry "manifest\.json"/),
+    ]);
     // A whole archive before another one, its offsets adjusted as `zip -A` does for self-extractors.
     const first = goodExtensionZip();
-    expect(await problems(buildZip([manifest], { prefix: first }))).toEqual([expect.stringMatching(new RegExp(`^inconsistent_structure: ${first.length} bytes precede the first entry`))]);
-    expect(await problems(buildZip([manifest], { suffix: Buffer.from("trailing") }))).toEqual([expect.stringMatching(/^inconsistent_structure: Bytes follow the end-of-central-directory record/)]);
+    expect(await problems(buildZip([manifest], { prefix: first }))).toEqual([
+      expect.stringMatching(new RegExp(`^inconsistent_structure: ${first.length} bytes precede the first entry`)),
+    ]);
+    expect(await problems(buildZip([manifest], { suffix: Buffer.from("trailing") }))).toEqual([
+      expect.stringMatching(/^inconsistent_structure: Bytes follow the end-of-central-directory record/),
+    ]);
   });
 
   it("refuses an archive comment that hides a second archive, and accepts a plain comment", async () => {
     const inner = buildZip([{ name: "../evil.sh", data: "x" }]);
-    expect(await problems(buildZip([manifest], { comment: inner }))).toEqual([expect.stringMatching(/^inconsistent_structure: The archive ends with two end-of-central-directory records/)]);
+    expect(await problems(buildZip([manifest], { comment: inner }))).toEqual([
+      expect.stringMatching(/^inconsistent_structure: The archive ends with two end-of-central-directory records/),
+    ]);
     const innerEntry = buildZip([{ name: "../evil.sh", data: "x" }], { endCount: 0 }).subarray(0, 40);
-    expect(await problems(buildZip([manifest], { comment: innerEntry }))).toEqual([expect.stringMatching(/^inconsistent_structure: The archive comment holds zip record signatures/)]);
+    expect(await problems(buildZip([manifest], { comment: innerEntry }))).toEqual([
+      expect.stringMatching(/^inconsistent_structure: The archive comment holds zip record signatures/),
+    ]);
     await accepted(buildZip([manifest], { comment: Buffer.from("built by the test suite") }));
   });
 
   it("refuses entries sharing bytes (overlapping local headers)", async () => {
     const overlapping = buildZip([manifest, script, { name: "copy.js", data: "", sharesLocalOf: 1 }]);
-    expect(await problems(overlapping)).toEqual([expect.stringMatching(/^inconsistent_structure: Entry "(bg|copy)\.js" starts inside the bytes of entry "(bg|copy)\.js": entries overlap/)]);
+    expect(await problems(overlapping)).toEqual([
+      expect.stringMatching(/^inconsistent_structure: Entry "(bg|copy)\.js" starts inside the bytes of entry "(bg|copy)\.js": entries overlap/),
+    ]);
   });
 
   it("refuses ZIP64 records, which nothing within the bounds needs", async () => {
@@ -188,24 +246,44 @@ describe("strict archives: every entry any unzip tool would extract is checked",
 
   it("refuses a local header that disagrees with the central directory", async () => {
     const renamed = buildZip([manifest, { ...script, localName: "../bg.js" }]);
-    expect(await problems(renamed)).toEqual([expect.stringMatching(/^inconsistent_structure: Entry "bg\.js": its local header disagrees with the central directory: name "\.\.\/bg\.js"/)]);
+    expect(await problems(renamed)).toEqual([
+      expect.stringMatching(/^inconsistent_structure: Entry "bg\.js": its local header disagrees with the central directory: name "\.\.\/bg\.js"/),
+    ]);
   });
 
   it("refuses duplicate names, names differing only by case or Unicode normalization, and a file used as a folder", async () => {
     const twice = await problems(buildZip([manifest, script, script]));
-    expect(twice).toEqual(["duplicate_entry: Entry \"bg.js\" appears more than once; tools keep different copies."]);
-    expect(await problems(buildZip([manifest, script, { ...script, name: "BG.js" }]))).toEqual([expect.stringMatching(/^duplicate_entry: Entry "BG\.js" collides with entry "bg\.js"/)]);
+    expect(twice).toEqual(['duplicate_entry: Entry "bg.js" appears more than once; tools keep different copies.']);
+    expect(await problems(buildZip([manifest, script, { ...script, name: "BG.js" }]))).toEqual([
+      expect.stringMatching(/^duplicate_entry: Entry "BG\.js" collides with entry "bg\.js"/),
+    ]);
     const nfc = "caf\u00e9.js";
     const nfd = "cafe\u0301.js";
-    expect(await problems(buildZip([manifest, { name: nfc, data: "1" }, { name: nfd, data: "2" }]))).toEqual([expect.stringMatching(/^duplicate_entry: Entry ".*" collides with entry ".*": names must differ by more than letter case or Unicode normalization/)]);
-    expect(await problems(buildZip([manifest, { name: "lib", data: "x" }, { name: "lib/x.js", data: "y" }]))).toEqual(['duplicate_entry: Entry "lib" is a file, but entry "lib/x.js" uses it as a folder.']);
-    expect(await problems(buildZip([manifest, { name: "lib", data: "x" }, { name: "lib/", data: "" }]))).toEqual([expect.stringMatching(/^duplicate_entry: Entry "lib\/" collides with entry "lib"/)]);
+    expect(await problems(buildZip([manifest, { name: nfc, data: "1" }, { name: nfd, data: "2" }]))).toEqual([
+      expect.stringMatching(/^duplicate_entry: Entry ".*" collides with entry ".*": names must differ by more than letter case or Unicode normalization/),
+    ]);
+    expect(await problems(buildZip([manifest, { name: "lib", data: "x" }, { name: "lib/x.js", data: "y" }]))).toEqual([
+      'duplicate_entry: Entry "lib" is a file, but entry "lib/x.js" uses it as a folder.',
+    ]);
+    expect(await problems(buildZip([manifest, { name: "lib", data: "x" }, { name: "lib/", data: "" }]))).toEqual([
+      expect.stringMatching(/^duplicate_entry: Entry "lib\/" collides with entry "lib"/),
+    ]);
   });
 
   it("refuses names tools read differently: non-ASCII without the UTF-8 flag, invalid UTF-8, '.' and empty segments, control characters, colons", async () => {
     const latin1 = { name: "", nameBytes: Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x6a, 0x73]), data: "x", flags: 0 };
     const badUtf8 = { name: "", nameBytes: Buffer.from([0x61, 0xff, 0x2e, 0x6a, 0x73]), data: "x" };
-    const found = await problems(buildZip([manifest, latin1, badUtf8, { name: "./manifest.json", data: "{}" }, { name: "a//b.js", data: "x" }, { name: "a\tb.js", data: "x" }, { name: "x/evil.js:stream", data: "x" }]));
+    const found = await problems(
+      buildZip([
+        manifest,
+        latin1,
+        badUtf8,
+        { name: "./manifest.json", data: "{}" },
+        { name: "a//b.js", data: "x" },
+        { name: "a\tb.js", data: "x" },
+        { name: "x/evil.js:stream", data: "x" },
+      ]),
+    );
     expect(found).toEqual([
       expect.stringMatching(/^invalid_entry_name: Entry "café\.js" has non-ASCII bytes without the UTF-8 flag/),
       expect.stringMatching(/^invalid_entry_name: Entry "a.\.js" is not valid UTF-8/),
@@ -239,20 +317,38 @@ describe("strict archives: every entry any unzip tool would extract is checked",
       expect.stringMatching(/^unsupported_entry_type: Entry "passwd" is a symbolic link/),
       expect.stringMatching(/^unsupported_entry_type: Entry "pipe" is a FIFO/),
     ]);
-    await accepted(buildZip([{ ...manifest, unixMode: 0o100644 }, { name: "icons/", data: "", unixMode: 0o040755 }, { ...script, unixMode: 0o100755 }]));
+    await accepted(
+      buildZip([
+        { ...manifest, unixMode: 0o100644 },
+        { name: "icons/", data: "", unixMode: 0o040755 },
+        { ...script, unixMode: 0o100755 },
+      ]),
+    );
   });
 
   it("refuses encrypted entries and compression methods other than stored and deflate", async () => {
-    expect(await problems(buildZip([manifest, { ...script, flags: 0x0801 }]))).toEqual([expect.stringMatching(/^encrypted_entry: Entry "bg\.js" is encrypted/)]);
-    expect(await problems(buildZip([manifest, { ...script, method: 12 }]))).toEqual([expect.stringMatching(/^unsupported_compression: Entry "bg\.js" is compressed with bzip2/)]);
+    expect(await problems(buildZip([manifest, { ...script, flags: 0x0801 }]))).toEqual([
+      expect.stringMatching(/^encrypted_entry: Entry "bg\.js" is encrypted/),
+    ]);
+    expect(await problems(buildZip([manifest, { ...script, method: 12 }]))).toEqual([
+      expect.stringMatching(/^unsupported_compression: Entry "bg\.js" is compressed with bzip2/),
+    ]);
   });
 
   it("refuses sizes and CRCs that do not match the data, and accepts data descriptors that do", async () => {
     const stored: ZipEntryInput = { name: "bg.js", data: "console.log(1);\n", declaredSize: 4 };
-    expect(await problems(buildZip([manifest, stored]))).toEqual([expect.stringMatching(/^inconsistent_structure: Entry "bg\.js" is stored \(not compressed\) but declares 16 bytes stored and 4 uncompressed/)]);
-    expect(await problems(buildZip([manifest, { ...script, declaredSize: 100 }]))).toEqual([expect.stringMatching(/^corrupt_entry: Entry "bg\.js" cannot be inflated/)]);
-    expect(await problems(buildZip([manifest, { ...script, crc: 1234 }]))).toEqual([expect.stringMatching(/^corrupt_entry: Entry "bg\.js" inflates to data whose CRC-32 is not the declared one/)]);
-    expect(await problems(buildZip([manifest, { name: "icons/", data: "x" }]))).toEqual([expect.stringMatching(/^inconsistent_structure: Entry "icons\/" is a folder .* but holds 1 bytes/)]);
+    expect(await problems(buildZip([manifest, stored]))).toEqual([
+      expect.stringMatching(/^inconsistent_structure: Entry "bg\.js" is stored \(not compressed\) but declares 16 bytes stored and 4 uncompressed/),
+    ]);
+    expect(await problems(buildZip([manifest, { ...script, declaredSize: 100 }]))).toEqual([
+      expect.stringMatching(/^corrupt_entry: Entry "bg\.js" cannot be inflated/),
+    ]);
+    expect(await problems(buildZip([manifest, { ...script, crc: 1234 }]))).toEqual([
+      expect.stringMatching(/^corrupt_entry: Entry "bg\.js" inflates to data whose CRC-32 is not the declared one/),
+    ]);
+    expect(await problems(buildZip([manifest, { name: "icons/", data: "x" }]))).toEqual([
+      expect.stringMatching(/^inconsistent_structure: Entry "icons\/" is a folder .* but holds 1 bytes/),
+    ]);
     await accepted(buildZip([manifest, { ...script, dataDescriptor: true }]));
   });
 

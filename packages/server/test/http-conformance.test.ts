@@ -3,10 +3,10 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { validateError } from "@browser-service/validators";
 import { describe, expect, it } from "vitest";
+import { BrowserLaunchError } from "../src/browsers/browser-launcher.js";
 import { writeFixtures } from "./support/fixtures.js";
 import { multipartBody } from "./support/multipart.js";
 import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
-import { BrowserLaunchError } from "../src/browsers/browser-launcher.js";
 import { goodExtensionZip } from "./support/zip-writer.js";
 
 // What Node and Fastify refuse on their own, and the edges of HTTP itself, answered as
@@ -52,7 +52,12 @@ const request = (line: string, headers: string[] = [], body = ""): string => {
 };
 
 /** Asserts the answer is the spec's Error body with `status`, `code` and (if given) one detail code; returns the body. */
-function expectError(response: RawResponse, status: number, code: string, detail?: string): { code: string; message: string; details?: { code: string; message: string }[] } {
+function expectError(
+  response: RawResponse,
+  status: number,
+  code: string,
+  detail?: string,
+): { code: string; message: string; details?: { code: string; message: string }[] } {
   expect(response.status, response.body).toBe(status);
   expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
   expect(response.headers["x-request-id"]).toMatch(/^req_[0-9a-f]{20}$/);
@@ -79,7 +84,9 @@ describe("what Node refuses before a request exists", () => {
     ["Content-Length with chunked", ["Content-Length: 2", "Transfer-Encoding: chunked"], "2\r\n{}\r\n0\r\n\r\n"],
     ["a chunk size that is not hexadecimal", ["Transfer-Encoding: chunked"], "zz\r\n{}\r\n0\r\n\r\n"],
   ])("%s: 400 bad_request, detail invalid_framing", async (_case, framing, body) => {
-    const response = await raw(request("POST /org/projects HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, "Content-Type: application/json", ...framing], body));
+    const response = await raw(
+      request("POST /org/projects HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, "Content-Type: application/json", ...framing], body),
+    );
     const error = expectError(response, 400, "bad_request", "invalid_framing");
     expect(error.details?.[0]?.message).toMatch(/^The request's framing is invalid: /);
   });
@@ -122,7 +129,10 @@ describe("what the API ignores, as RFC 9110 lets it", () => {
   });
 
   it.each([
-    ["h2c, as curl --http2 asks on every plain-HTTP request", ["Connection: Upgrade, HTTP2-Settings", "Upgrade: h2c", "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA"]],
+    [
+      "h2c, as curl --http2 asks on every plain-HTTP request",
+      ["Connection: Upgrade, HTTP2-Settings", "Upgrade: h2c", "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA"],
+    ],
     ["websocket", ["Connection: Upgrade", "Upgrade: websocket", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]],
   ])("Upgrade: %s on an API path: answered as the plain request, then the connection closes", async (_case, upgrade) => {
     const response = await raw(request("GET /org/limits HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, ...upgrade]));
@@ -135,7 +145,13 @@ describe("what the API ignores, as RFC 9110 lets it", () => {
 
   it("Upgrade: h2c on a POST: its body is read as announced, and the operation runs", async () => {
     const body = '{"name":"created-through-h2c"}';
-    const response = await raw(request("POST /org/projects HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, "Content-Type: application/json", "Connection: Upgrade", "Upgrade: h2c", `Content-Length: ${body.length}`], body));
+    const response = await raw(
+      request(
+        "POST /org/projects HTTP/1.1",
+        [`Authorization: Bearer ${t.orgKey}`, "Content-Type: application/json", "Connection: Upgrade", "Upgrade: h2c", `Content-Length: ${body.length}`],
+        body,
+      ),
+    );
     expect(response.status, response.body).toBe(201);
     expect(JSON.parse(response.body)).toMatchObject({ name: "created-through-h2c" });
     // The body in a later packet than the head: read from the socket, up to Content-Length.
@@ -144,7 +160,15 @@ describe("what the API ignores, as RFC 9110 lets it", () => {
     const chunks: Buffer[] = [];
     socket.on("data", (chunk: Buffer) => chunks.push(chunk));
     const closed = new Promise((resolve) => socket.on("close", resolve));
-    socket.write(request("POST /org/projects HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, "Content-Type: application/json", "Connection: Upgrade", "Upgrade: h2c", `Content-Length: ${later.length}`]));
+    socket.write(
+      request("POST /org/projects HTTP/1.1", [
+        `Authorization: Bearer ${t.orgKey}`,
+        "Content-Type: application/json",
+        "Connection: Upgrade",
+        "Upgrade: h2c",
+        `Content-Length: ${later.length}`,
+      ]),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     socket.end(later);
     await closed;
@@ -218,7 +242,12 @@ describe("an empty body is no body", () => {
       ["application/octet-stream", Buffer.alloc(2 * 1024 * 1024)],
     ] as const) {
       const project = await t.client().projects.create({ name: `ignored-${type.replace("/", "-")}` });
-      const response = await t.server.app.inject({ method: "DELETE", url: `/org/projects/${project.id}`, headers: { ...auth(), "content-type": type }, payload });
+      const response = await t.server.app.inject({
+        method: "DELETE",
+        url: `/org/projects/${project.id}`,
+        headers: { ...auth(), "content-type": type },
+        payload,
+      });
       expect(response.statusCode, type).toBe(204);
     }
   });
@@ -243,7 +272,9 @@ describe("an empty body is no body", () => {
   it("an operation that requires a body answers an empty one as missing: 400 required", async () => {
     const response = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: json() });
     expect(response.statusCode).toBe(400);
-    expect(response.json().details).toEqual([{ code: "required", message: "The request body is required: send a JSON object with Content-Type application/json." }]);
+    expect(response.json().details).toEqual([
+      { code: "required", message: "The request body is required: send a JSON object with Content-Type application/json." },
+    ]);
   });
 });
 
@@ -259,7 +290,9 @@ describe("POST /extensions: a form that cannot be read is 400, never 500", () =>
   ])("%s: 400 invalid_multipart", async (_case, contentType) => {
     const response = await upload(contentType, "--x\r\n");
     expect(response.statusCode).toBe(400);
-    expect(response.json().details).toEqual([{ code: "invalid_multipart", message: "Content-Type multipart/form-data needs a boundary parameter of 1 to 70 characters." }]);
+    expect(response.json().details).toEqual([
+      { code: "invalid_multipart", message: "Content-Type multipart/form-data needs a boundary parameter of 1 to 70 characters." },
+    ]);
   });
 
   it.each([
@@ -283,7 +316,9 @@ describe("POST /extensions: a form that cannot be read is 400, never 500", () =>
     const body = '--XX\r\nContent-Disposition: form-data; name="file"\r\n\r\nPK\x03\x04\r\n--XX--\r\n';
     const response = await upload("multipart/form-data; boundary=XX", body);
     expect(response.statusCode).toBe(400);
-    expect(response.json().details).toEqual([{ code: "not_a_file", message: '/file must be a file part: give its Content-Disposition a filename (filename="extension.zip").' }]);
+    expect(response.json().details).toEqual([
+      { code: "not_a_file", message: '/file must be a file part: give its Content-Disposition a filename (filename="extension.zip").' },
+    ]);
   });
 
   it("an unparsable Content-Type names the type the operation takes", async () => {
@@ -308,7 +343,10 @@ describe("a client that half-closes its connection after the request", () => {
       },
     });
     try {
-      const response = await raw(request("POST /browsers HTTP/1.1", [`Authorization: Bearer ${slow.orgKey}`, "Content-Type: application/json", "Content-Length: 2"], "{}"), slow.url);
+      const response = await raw(
+        request("POST /browsers HTTP/1.1", [`Authorization: Bearer ${slow.orgKey}`, "Content-Type: application/json", "Content-Length: 2"], "{}"),
+        slow.url,
+      );
       expectError(response, 503, "browser_unavailable");
       expect(slow.mismatches).toEqual([]);
     } finally {

@@ -55,21 +55,38 @@ describe("request checks", () => {
   });
 
   it("refuses __proto__ or constructor.prototype anywhere in a body, saying so: 400 forbidden_property_name", async () => {
-    for (const payload of ['{"name":"x","__proto__":{"admin":true}}', '{"name":"x","\\u005f_proto__":{}}', '{"tool_ref":"t","input":{"a":{"constructor":{"prototype":{"admin":true}}}}}']) {
+    for (const payload of [
+      '{"name":"x","__proto__":{"admin":true}}',
+      '{"name":"x","\\u005f_proto__":{}}',
+      '{"tool_ref":"t","input":{"a":{"constructor":{"prototype":{"admin":true}}}}}',
+    ]) {
       const url = payload.includes("tool_ref") ? "/browsers/nothing/webmcp/invoke" : "/org/projects";
       const response = await t.server.app.inject({ method: "POST", url, headers: { ...auth(), "content-type": "application/json" }, payload });
       expect(response.statusCode, payload).toBe(400);
       expect(response.json().details, payload).toEqual([{ code: "forbidden_property_name", message: expect.stringContaining("__proto__") }]);
     }
     // A key that only contains the word is an ordinary key.
-    const fine = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: { ...auth(), "content-type": "application/json" }, payload: '{"name":"my __proto__ project"}' });
+    const fine = await t.server.app.inject({
+      method: "POST",
+      url: "/org/projects",
+      headers: { ...auth(), "content-type": "application/json" },
+      payload: '{"name":"my __proto__ project"}',
+    });
     expect(fine.statusCode).toBe(201);
   });
 
   it("invalid JSON is 400 bad_request", async () => {
-    const response = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: { ...auth(), "content-type": "application/json" }, payload: '{"name":' });
+    const response = await t.server.app.inject({
+      method: "POST",
+      url: "/org/projects",
+      headers: { ...auth(), "content-type": "application/json" },
+      payload: '{"name":',
+    });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ code: "bad_request", details: [{ code: "invalid_json", message: expect.stringMatching(/^The body is not valid JSON: .*JSON/) }] });
+    expect(response.json()).toMatchObject({
+      code: "bad_request",
+      details: [{ code: "invalid_json", message: expect.stringMatching(/^The body is not valid JSON: .*JSON/) }],
+    });
   });
 
   it("a wrong Content-Type is 415 unsupported_media_type", async () => {
@@ -93,7 +110,12 @@ describe("request checks", () => {
     expect(body.message).toBe("The request is invalid (3 problems).");
     expect(body.details.map((detail) => detail.code).sort()).toEqual(["additionalProperties", "minimum", "type"]);
     expect(body.details.map((detail) => detail.message).join(" ")).toMatch(/\/limit.*|\/offset/);
-    const wrongType = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: { ...auth(), "content-type": "application/json" }, payload: { name: 7, extra: true } });
+    const wrongType = await t.server.app.inject({
+      method: "POST",
+      url: "/org/projects",
+      headers: { ...auth(), "content-type": "application/json" },
+      payload: { name: 7, extra: true },
+    });
     expect(wrongType.json().details).toEqual(
       expect.arrayContaining([
         { code: "type", message: expect.stringContaining("/name") },
@@ -113,9 +135,15 @@ describe("the response check", () => {
     const mismatches: ResponseMismatch[] = [];
     const app = Fastify();
     installResponseCheck(app, { onMismatch: (mismatch) => mismatches.push(mismatch), errorCodes: { getOrgLimits: { "404": ["project_not_found"] } } });
-    app.get("/wrong-body", { config: { operationId: "getOrgLimits" } }, async (_request, reply) => reply.header("x-request-id", "req_1").send({ max_concurrent_sessions: -1 }));
-    app.get("/wrong-status", { config: { operationId: "getOrgLimits" } }, async (_request, reply) => reply.code(418).header("x-request-id", "req_2").send({ code: "teapot", message: "x" }));
-    app.get("/wrong-code", { config: { operationId: "getOrgLimits" } }, async (_request, reply) => reply.code(404).header("x-request-id", "req_3").send({ code: "not_found", message: "x" }));
+    app.get("/wrong-body", { config: { operationId: "getOrgLimits" } }, async (_request, reply) =>
+      reply.header("x-request-id", "req_1").send({ max_concurrent_sessions: -1 }),
+    );
+    app.get("/wrong-status", { config: { operationId: "getOrgLimits" } }, async (_request, reply) =>
+      reply.code(418).header("x-request-id", "req_2").send({ code: "teapot", message: "x" }),
+    );
+    app.get("/wrong-code", { config: { operationId: "getOrgLimits" } }, async (_request, reply) =>
+      reply.code(404).header("x-request-id", "req_3").send({ code: "not_found", message: "x" }),
+    );
     app.get("/no-id", { config: { operationId: "listProjects" } }, async () => []);
     for (const url of ["/wrong-body", "/wrong-status", "/wrong-code", "/no-id"]) await app.inject({ method: "GET", url });
     expect(mismatches.map((mismatch) => [mismatch.url, mismatch.problems.length > 0])).toEqual([

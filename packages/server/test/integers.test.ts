@@ -21,13 +21,18 @@ afterAll(async () => {
 
 const auth = (): Record<string, string> => ({ authorization: `Bearer ${t.orgKey}` });
 const get = (url: string) => t.server.app.inject({ method: "GET", url, headers: auth() });
-const patch = (url: string, body: string) => t.server.app.inject({ method: "PATCH", url, headers: { ...auth(), "content-type": "application/json" }, payload: body });
+const patch = (url: string, body: string) =>
+  t.server.app.inject({ method: "PATCH", url, headers: { ...auth(), "content-type": "application/json" }, payload: body });
 
 describe("offset: at most 1,000,000,000", () => {
   it.each(["/org/projects", "/browsers"])("GET %s with offset 2^63-1 is 400 maximum, not a database error", async (path) => {
     const response = await get(`${path}?offset=9223372036854775807`);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ code: "bad_request", message: "The request is invalid (1 problem).", details: [{ code: "maximum", message: "Query: /offset must be at most 1000000000." }] });
+    expect(response.json()).toEqual({
+      code: "bad_request",
+      message: "The request is invalid (1 problem).",
+      details: [{ code: "maximum", message: "Query: /offset must be at most 1000000000." }],
+    });
   });
 
   it.each(["/org/projects", "/browsers"])("GET %s at the largest offset is an empty last page", async (path) => {
@@ -69,7 +74,8 @@ describe("query integers are plain decimal", () => {
 
 describe("caps: at most 1,000,000, stored exactly", () => {
   it("the server's bound is the spec's maximum on every cap", () => {
-    const schemas = (loadSpec() as unknown as { components: { schemas: Record<string, { properties: Record<string, { maximum?: number }> }> } }).components.schemas;
+    const schemas = (loadSpec() as unknown as { components: { schemas: Record<string, { properties: Record<string, { maximum?: number }> }> } }).components
+      .schemas;
     expect(schemas.UpdateOrgLimitsRequest!.properties.default_project_max_concurrent_sessions!.maximum).toBe(MAX_CAP);
     expect(schemas.UpdateProjectLimitsRequest!.properties.max_concurrent_sessions!.maximum).toBe(MAX_CAP);
     expect(schemas.OrgLimits!.properties.default_project_max_concurrent_sessions!.maximum).toBe(MAX_CAP);

@@ -2,10 +2,10 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "@browser-service/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli } from "../src/index.js";
+import { KeyIssueError } from "../src/app/issue-key.js";
 import { answerKeyRequests, type KeyRequestLog } from "../src/app/key-requests.js";
 import type { IssuedKey } from "../src/auth/api-key-store.js";
-import { KeyIssueError } from "../src/app/issue-key.js";
+import { runCli } from "../src/index.js";
 import { dataDirLayout, ensureDataDir } from "../src/storage/data-dir.js";
 import { spawnServer } from "./support/child-server.js";
 import { tempDataDir } from "./support/test-server.js";
@@ -71,7 +71,10 @@ describe("key requests", () => {
         const out: string[] = [];
         const err: string[] = [];
         const started = Date.now();
-        expect(await runCli(["keys", "create", "--data-dir", dataDir], { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text) }), err.join("")).toBe(0);
+        expect(
+          await runCli(["keys", "create", "--data-dir", dataDir], { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text) }),
+          err.join(""),
+        ).toBe(0);
         // The CLI waits up to 10 s for an answer; a skipped file must not cost that.
         expect(Date.now() - started).toBeLessThan(5_000);
         const key = out.join("").trim();

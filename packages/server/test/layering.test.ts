@@ -41,7 +41,11 @@ function importGraph(): Graph {
   const graph: Graph = new Map();
   for (const file of sourceFiles(SRC)) {
     const text = readFileSync(join(SRC, file), "utf8");
-    const targets = [...text.matchAll(IMPORT)].map((match) => relative(SRC, resolve(SRC, dirname(file), match[1]!.replace(/\.js$/, ".ts"))).split(sep).join("/"));
+    const targets = [...text.matchAll(IMPORT)].map((match) =>
+      relative(SRC, resolve(SRC, dirname(file), match[1]!.replace(/\.js$/, ".ts")))
+        .split(sep)
+        .join("/"),
+    );
     graph.set(file, targets);
   }
   return graph;
@@ -128,7 +132,11 @@ describe("the server's layering", () => {
       ["app/stores.ts", []],
       ["misc/helper.ts", []],
     ]);
-    expect(wrongImports(bad)).toEqual(["storage/database.ts imports app/stores.ts", "projects/project-store.ts imports limits/usage-store.ts", "misc/helper.ts is in no floor of FLOORS"]);
+    expect(wrongImports(bad)).toEqual([
+      "storage/database.ts imports app/stores.ts",
+      "projects/project-store.ts imports limits/usage-store.ts",
+      "misc/helper.ts is in no floor of FLOORS",
+    ]);
   });
 
   it("would catch a cycle", () => {

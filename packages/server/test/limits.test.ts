@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { assertRoomForBrowser, effectiveProjectCap, available } from "../src/limits/concurrency.js";
+import { assertRoomForBrowser, available, effectiveProjectCap } from "../src/limits/concurrency.js";
 import { writeFixtures } from "./support/fixtures.js";
 import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
 
@@ -81,7 +81,11 @@ describe("limits over HTTP", () => {
     const client = t.client();
     // Default has 1 reserved slot; a default cap of 1 leaves no room.
     await client.limits.update({ default_project_max_concurrent_sessions: 1 });
-    await expect(client.browsers.create()).rejects.toMatchObject({ status: 429, code: "concurrency_limit_exceeded", message: expect.stringContaining("project's cap of 1") });
+    await expect(client.browsers.create()).rejects.toMatchObject({
+      status: 429,
+      code: "concurrency_limit_exceeded",
+      message: expect.stringContaining("project's cap of 1"),
+    });
     await client.projects.updateLimits("Default", { max_concurrent_sessions: 2 });
     const browser = await client.browsers.create();
     expect(browser.status).toBe("running");
@@ -113,7 +117,11 @@ describe("limits over HTTP", () => {
 describe("availability floored at zero", () => {
   it("reports 0 available when pool reservations exceed the plan limit", async () => {
     const dataDir = tempDataDir();
-    const t = await startTestServer({ dataDir, planLimit: 2, fixtures: writeFixtures(dataDir, { pool_reservations: [{ project: "Default", name: "big", size: 5 }] }) });
+    const t = await startTestServer({
+      dataDir,
+      planLimit: 2,
+      fixtures: writeFixtures(dataDir, { pool_reservations: [{ project: "Default", name: "big", size: 5 }] }),
+    });
     try {
       expect(await t.client().limits.get()).toMatchObject({ concurrent_sessions_used: 5, concurrent_sessions_available: 0 });
       expect(t.mismatches).toEqual([]);

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { FixturesError, parseFixtures } from "../src/index.js";
 import { newId } from "../src/storage/ids.js";
-import { loadSpec } from "./support/spec-error-codes.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
+import { loadSpec } from "./support/spec-error-codes.js";
 import { useTestServer } from "./support/test-server.js";
 
 // Project and browser names: the spec's rules (no id's form, no hidden characters) as
@@ -21,7 +21,11 @@ const t = useTestServer(() => {
 });
 
 /** A raw JSON request with the org-wide key, so that bodies the client would not send can be sent. */
-async function send(method: string, path: string, body?: string): Promise<{ status: number; body: { code?: string; details?: { code: string; message: string }[]; name?: string; id?: string } }> {
+async function send(
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; body: { code?: string; details?: { code: string; message: string }[]; name?: string; id?: string } }> {
   const response = await fetch(`${t.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${t.orgKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { goodExtensionZip } from "./support/zip-writer.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
 import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
+import { goodExtensionZip } from "./support/zip-writer.js";
 
 const t = useTestServer();
 
@@ -106,7 +106,12 @@ describe("projects", () => {
     const error = await client.projects.create({ name: " padded " }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ status: 400, code: "bad_request" });
     expect((error as { details: { code: string; message: string }[] }).details).toEqual([{ code: "pattern", message: expect.stringContaining("/name") }]);
-    const empty = await t.server.app.inject({ method: "PATCH", url: `/org/projects/${t.defaultProjectId}`, headers: { authorization: `Bearer ${t.orgKey}`, "content-type": "application/json" }, payload: {} });
+    const empty = await t.server.app.inject({
+      method: "PATCH",
+      url: `/org/projects/${t.defaultProjectId}`,
+      headers: { authorization: `Bearer ${t.orgKey}`, "content-type": "application/json" },
+      payload: {},
+    });
     expect(empty.statusCode).toBe(400);
     expect(empty.json().details[0].code).toBe("minProperties");
   });

@@ -3,8 +3,8 @@ import { readdirSync, rmSync } from "node:fs";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
 import type { Browser } from "@browser-service/types";
-import WebSocket from "ws";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { clientKey, TrustProxyError, trustedProxies } from "../src/http/client-key.js";
 import { createServer } from "../src/index.js";
 import { RATE_LIMIT_OFF, tempDataDir, useTestServer } from "./support/test-server.js";
@@ -75,7 +75,9 @@ function withToken(url: string, token: string | null): string {
 }
 
 describe("failed authentications, on a server with a browser (real HTTP and DevTools upgrades from 127.0.0.1)", () => {
-  const t = useTestServer({ rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock, browserOfConnection: fakeBrowserOfConnection } });
+  const t = useTestServer({
+    rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock, browserOfConnection: fakeBrowserOfConnection },
+  });
   let browser: Browser;
   let bare: string;
 

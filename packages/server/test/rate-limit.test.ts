@@ -102,14 +102,27 @@ describe("configuration of the rate limits", () => {
   });
 
   it("reads flags and environment variables, flags first; 0 turns a limit off, a burst must be at least 1", () => {
-    const env = { BROWSER_SERVICE_RATE_LIMIT: "7", BROWSER_SERVICE_RATE_LIMIT_BURST: "8", BROWSER_SERVICE_AUTH_FAILURE_LIMIT: "0", BROWSER_SERVICE_AUTH_FAILURE_BURST: "3" };
+    const env = {
+      BROWSER_SERVICE_RATE_LIMIT: "7",
+      BROWSER_SERVICE_RATE_LIMIT_BURST: "8",
+      BROWSER_SERVICE_AUTH_FAILURE_LIMIT: "0",
+      BROWSER_SERVICE_AUTH_FAILURE_BURST: "3",
+    };
     expect(parseCommand([], env)).toMatchObject({ config: { rateLimit: 7, rateLimitBurst: 8, authFailureLimit: 0, authFailureBurst: 3 } });
     expect(parseCommand(["--rate-limit", "0", "--rate-limit-burst", "1", "--auth-failure-limit", "2", "--auth-failure-burst", "4"], env)).toMatchObject({
       config: { rateLimit: 0, rateLimitBurst: 1, authFailureLimit: 2, authFailureBurst: 4 },
     });
     expect(() => parseCommand(["--rate-limit-burst", "0"], {})).toThrow(ConfigError);
     expect(() => parseCommand([], { BROWSER_SERVICE_AUTH_FAILURE_LIMIT: "1.5" })).toThrow(/BROWSER_SERVICE_AUTH_FAILURE_LIMIT must be an integer/);
-    for (const word of ["--rate-limit", "--rate-limit-burst", "--auth-failure-limit", "--auth-failure-burst", "BROWSER_SERVICE_RATE_LIMIT", "BROWSER_SERVICE_AUTH_FAILURE_LIMIT"]) expect(HELP_TEXT).toContain(word);
+    for (const word of [
+      "--rate-limit",
+      "--rate-limit-burst",
+      "--auth-failure-limit",
+      "--auth-failure-burst",
+      "BROWSER_SERVICE_RATE_LIMIT",
+      "BROWSER_SERVICE_AUTH_FAILURE_LIMIT",
+    ])
+      expect(HELP_TEXT).toContain(word);
   });
 });
 
@@ -128,7 +141,8 @@ describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
     clock.now += 60_000;
   });
 
-  const get = (headers: Record<string, string>, remoteAddress = "127.0.0.1") => t.server.app.inject({ method: "GET", url: "/org/limits", headers, remoteAddress });
+  const get = (headers: Record<string, string>, remoteAddress = "127.0.0.1") =>
+    t.server.app.inject({ method: "GET", url: "/org/limits", headers, remoteAddress });
 
   it("answers a key over its limit with 429 rate_limited, Retry-After and the Error body; another key is unaffected", async () => {
     for (let i = 0; i < 3; i++) expect((await get(bearer(t.orgKey))).statusCode).toBe(200);
@@ -168,7 +182,13 @@ describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
       expect(refused.headers["retry-after"]).toBe("1");
       expect(refused.json()).toEqual({ code: "rate_limited", message: expect.stringMatching(/failed authentications.*retry after 1 second\.$/) });
     }
-    const badBody = await t.server.app.inject({ method: "POST", url: "/org/projects", headers: { ...bearer(t.orgKey), "content-type": "application/json" }, payload: "{not json", remoteAddress: attacker });
+    const badBody = await t.server.app.inject({
+      method: "POST",
+      url: "/org/projects",
+      headers: { ...bearer(t.orgKey), "content-type": "application/json" },
+      payload: "{not json",
+      remoteAddress: attacker,
+    });
     expect([badBody.statusCode, badBody.json().code]).toEqual([429, "rate_limited"]);
     // Without a credential there is nothing to guess and nothing to look up: 401 as always.
     expect((await get({}, attacker)).statusCode).toBe(401);

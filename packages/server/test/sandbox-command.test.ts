@@ -1,9 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { readSystemLayout, sandboxCommand, type SandboxSpec } from "../src/sandbox/sandbox-command.js";
+import { readSystemLayout, type SandboxSpec, sandboxCommand } from "../src/sandbox/sandbox-command.js";
 import { SandboxUids, SandboxUidsExhaustedError } from "../src/sandbox/sandbox-uids.js";
 
 const spec: SandboxSpec = {
-  layout: { links: [["bin", "usr/bin"], ["lib", "usr/lib"]], directories: ["/lib64"], readOnly: ["/etc/fonts", "/var/cache/fontconfig"] },
+  layout: {
+    links: [
+      ["bin", "usr/bin"],
+      ["lib", "usr/lib"],
+    ],
+    directories: ["/lib64"],
+    readOnly: ["/etc/fonts", "/var/cache/fontconfig"],
+  },
   browserDir: "/tmp/browser-service-chromium-abc123",
   profileBytes: 4096,
   shmBytes: 8192,
@@ -30,7 +37,11 @@ describe("sandboxCommand", () => {
     for (const flag of ["--unshare-all", "--unshare-user", "--die-with-parent", "--clearenv"]) expect(options).toContain(flag);
     // --share-net would give the browser the host's network.
     expect(options).not.toContain("--share-net");
-    expect(after(options, "--setenv", 2).map(([name]) => name).sort()).toEqual(["HOME", "PATH", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"]);
+    expect(
+      after(options, "--setenv", 2)
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual(["HOME", "PATH", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"]);
     // Temporary files (trace streams among them) count against the profile's cap.
     expect(after(options, "--setenv", 2)).toContainEqual(["TMPDIR", `${spec.browserDir}/.tmp`]);
     expect(after(options, "--remount-ro")).toEqual([["/dev"], ["/"]]);
@@ -50,10 +61,18 @@ describe("sandboxCommand", () => {
     const profile = options.findIndex((arg, index) => arg === spec.browserDir && options[index - 1] === "--tmpfs");
     const extensions = options.findIndex((arg, index) => arg === spec.extensionsDir && options[index - 1] === "--ro-bind");
     expect(extensions).toBeGreaterThan(profile);
-    expect(after(options, "--symlink", 2)).toEqual([["usr/bin", "/bin"], ["usr/lib", "/lib"]]);
+    expect(after(options, "--symlink", 2)).toEqual([
+      ["usr/bin", "/bin"],
+      ["usr/lib", "/lib"],
+    ]);
     expect(after(options, "--tmpfs")).toEqual([["/dev/shm"], ["/tmp"], [spec.browserDir], [spec.downloadDir]]);
     // Each tmpfs has its cap, and what bwrap builds itself (its root, /dev) is read-only.
-    for (const [path, size] of [["/dev/shm", "8192"], ["/tmp", String(16 * 1024 * 1024)], [spec.browserDir, "4096"], [spec.downloadDir, "1024"]] as const) {
+    for (const [path, size] of [
+      ["/dev/shm", "8192"],
+      ["/tmp", String(16 * 1024 * 1024)],
+      [spec.browserDir, "4096"],
+      [spec.downloadDir, "1024"],
+    ] as const) {
       const at = options.findIndex((arg, index) => arg === path && options[index - 1] === "--tmpfs");
       expect(options.slice(at - 3, at)).toEqual(["--size", size, "--tmpfs"]);
     }

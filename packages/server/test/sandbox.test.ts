@@ -35,7 +35,11 @@ class HostPages {
         response.writeHead(200, { "content-type": "text/plain", "content-disposition": 'attachment; filename="small.txt"' });
         response.end(SMALL_DOWNLOAD);
       } else if (request.url === "/big.bin") {
-        response.writeHead(200, { "content-type": "application/octet-stream", "content-disposition": 'attachment; filename="big.bin"', "content-length": String(4 * CAP_BYTES) });
+        response.writeHead(200, {
+          "content-type": "application/octet-stream",
+          "content-disposition": 'attachment; filename="big.bin"',
+          "content-length": String(4 * CAP_BYTES),
+        });
         response.end(Buffer.alloc(4 * CAP_BYTES, 7));
       } else if (request.url === "/upload") {
         response.writeHead(200, { "content-type": "text/html" });
@@ -92,7 +96,12 @@ for (const pool of ["warm", "cold"] as const) {
     let otherProjectKey: string;
 
     const t = useTestServer(() => {
-      launcher = new TrackingLauncher({ allowPrivateNetwork: false, lookup, downloadBytes: CAP_BYTES, onEgressRefused: (destination, reason) => refused.push({ destination, reason }) });
+      launcher = new TrackingLauncher({
+        allowPrivateNetwork: false,
+        lookup,
+        downloadBytes: CAP_BYTES,
+        onEgressRefused: (destination, reason) => refused.push({ destination, reason }),
+      });
       return { launcher, warmBrowsers: pool === "warm" ? 1 : 0 };
     });
 
@@ -108,7 +117,10 @@ for (const pool of ["warm", "cold"] as const) {
       const taken = t.server.warmPoolStats().taken;
       const browser = await t.client(apiKey === undefined ? {} : { apiKey }).browsers.create();
       // A warm create hands over a browser launched earlier; a cold one launches now.
-      const launched = pool === "warm" ? launcher.launched.find((each) => each.pid !== undefined && !used.has(each) && launcher.launched.indexOf(each) < before) : launcher.launched.at(-1);
+      const launched =
+        pool === "warm"
+          ? launcher.launched.find((each) => each.pid !== undefined && !used.has(each) && launcher.launched.indexOf(each) < before)
+          : launcher.launched.at(-1);
       if (pool === "warm") expect(t.server.warmPoolStats().taken).toBe(taken + 1);
       if (!launched) throw new Error("No launched browser for the create.");
       used.add(launched);
@@ -124,7 +136,12 @@ for (const pool of ["warm", "cold"] as const) {
       for (const each of [a, b]) await each.probe.open("data:text/html,<p>page</p>");
       const accounts = [a, b].map(({ launched }) => {
         const processes = [launched.pid as number, ...descendants(launched.pid as number)];
-        const uids = new Set(processes.map((pid) => statusField(pid, "Uid")?.split(/\s+/)).filter((ids) => ids !== undefined).flat());
+        const uids = new Set(
+          processes
+            .map((pid) => statusField(pid, "Uid")?.split(/\s+/))
+            .filter((ids) => ids !== undefined)
+            .flat(),
+        );
         expect(uids.size).toBe(1);
         for (const pid of processes) {
           expect(commandLineOf(pid)).not.toContain("--no-sandbox");
@@ -155,7 +172,12 @@ for (const pool of ["warm", "cold"] as const) {
       const a = await create();
       const main = browserProcess(a.launched);
       const profile = a.launched.userDataDir as string;
-      const caps: Record<string, number> = { "/dev/shm": 256 * 1024 * 1024, "/tmp": 16 * 1024 * 1024, [profile]: 512 * 1024 * 1024, [`${profile}/downloads`]: CAP_BYTES };
+      const caps: Record<string, number> = {
+        "/dev/shm": 256 * 1024 * 1024,
+        "/tmp": 16 * 1024 * 1024,
+        [profile]: 512 * 1024 * 1024,
+        [`${profile}/downloads`]: CAP_BYTES,
+      };
       const writable = readFileSync(`/proc/${main}/mountinfo`, "utf8")
         .trim()
         .split("\n")
@@ -163,7 +185,12 @@ for (const pool of ["warm", "cold"] as const) {
           const [before, after] = line.split(" - ");
           const fields = (before as string).split(" ");
           const [type, , superOptions] = (after as string).split(" ");
-          return { point: fields[4] as string, options: (fields[5] as string).split(","), type: type as string, superOptions: (superOptions as string).split(",") };
+          return {
+            point: fields[4] as string,
+            options: (fields[5] as string).split(","),
+            type: type as string,
+            superOptions: (superOptions as string).split(","),
+          };
         })
         .filter((mount) => mount.options.includes("rw"));
       for (const mount of writable) {
@@ -187,7 +214,17 @@ for (const pool of ["warm", "cold"] as const) {
       const a = await create();
       const b = await create(otherProjectKey);
       const tab = await a.probe.open("about:blank");
-      for (const path of ["/etc/passwd", rootOnlyFile, "/root/", "/home/", `${t.dataDir}/`, join(t.dataDir, "browser-service.sqlite"), `${process.cwd()}/package.json`, `${b.launched.userDataDir}/`, `${secrets}/`]) {
+      for (const path of [
+        "/etc/passwd",
+        rootOnlyFile,
+        "/root/",
+        "/home/",
+        `${t.dataDir}/`,
+        join(t.dataDir, "browser-service.sqlite"),
+        `${process.cwd()}/package.json`,
+        `${b.launched.userDataDir}/`,
+        `${secrets}/`,
+      ]) {
         const error = await a.probe.navigate(tab, `file://${path}`);
         const text = await a.probe.text(tab);
         expect({ path, shown: text.includes(CANARY) || text.includes("root:x:0:0") }).toEqual({ path, shown: false });
@@ -212,7 +249,10 @@ for (const pool of ["warm", "cold"] as const) {
       const { root } = await a.launched.cdp.call("DOM.getDocument", {}, tab);
       const { nodeId } = await a.launched.cdp.call("DOM.querySelector", { nodeId: (root as { nodeId: number }).nodeId, selector: "#f" }, tab);
       await a.launched.cdp.call("DOM.setFileInputFiles", { nodeId, files: [rootOnlyFile] }, tab);
-      const read = await open.evaluate<string>(tab, "document.getElementById('f').files[0].text().then((text) => 'read:' + text, (error) => 'failed:' + error.name)");
+      const read = await open.evaluate<string>(
+        tab,
+        "document.getElementById('f').files[0].text().then((text) => 'read:' + text, (error) => 'failed:' + error.name)",
+      );
       expect(read).not.toContain(CANARY);
       expect(read).toMatch(/^failed:/);
       await t.client().browsers.delete(a.id);
@@ -224,8 +264,16 @@ for (const pool of ["warm", "cold"] as const) {
       const stun = await UdpListener.start();
       try {
         refused.length = 0;
-        const fetchFrom = (url: string) => a.probe.evaluate<string>(tab, `fetch(${JSON.stringify(url)}, { mode: "no-cors" }).then(() => "reached", (error) => "failed: " + error.message)`);
-        const urls = [pages.url("/"), pages.url("/", "localhost"), `http://rebound.test:${pages.port}/`, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::1]:8080/"];
+        const fetchFrom = (url: string) =>
+          a.probe.evaluate<string>(tab, `fetch(${JSON.stringify(url)}, { mode: "no-cors" }).then(() => "reached", (error) => "failed: " + error.message)`);
+        const urls = [
+          pages.url("/"),
+          pages.url("/", "localhost"),
+          `http://rebound.test:${pages.port}/`,
+          "http://169.254.169.254/latest/meta-data/",
+          "http://10.0.0.1/",
+          "http://[::1]:8080/",
+        ];
         for (const url of urls) expect({ url, outcome: await fetchFrom(url) }).toEqual({ url, outcome: "failed: Failed to fetch" });
         // Navigations too; the egress proxy is what says no (a SOCKS refusal), not a page-side rule of Chromium's.
         const other = await a.probe.open("about:blank");
@@ -250,18 +298,27 @@ for (const pool of ["warm", "cold"] as const) {
       const a = await create();
       const channel = await a.launched.cdp.openChannel();
       const events: Record<string, unknown>[] = [];
-      channel.onMessage((message) => events.push(typeof message === "string" ? (JSON.parse(message) as Record<string, unknown>) : (message as Record<string, unknown>)));
+      channel.onMessage((message) =>
+        events.push(typeof message === "string" ? (JSON.parse(message) as Record<string, unknown>) : (message as Record<string, unknown>)),
+      );
       // "default" would be the browser's default folder, outside the cap: it is pointed at the capped one too.
       channel.send({ id: 1, method: "Browser.setDownloadBehavior", params: { behavior: "default", eventsEnabled: true } });
       const tab = await a.probe.open("about:blank");
       const downloads = join(a.launched.userDataDir as string, "downloads");
       // The page comes from a data: URL; its links go to the host page server, which this server's browsers may not reach,
       // so the attachments are served by a second browser-side fetch below: here, through a page of the allowed kind.
-      await a.probe.evaluate(tab, `document.body.innerHTML = '<a id=big href="data:application/octet-stream;base64,${Buffer.alloc(4 * CAP_BYTES, 7).toString("base64")}" download="big.bin">big</a><a id=small href="data:text/plain,${encodeURIComponent(SMALL_DOWNLOAD)}" download="small.txt">small</a>'`);
+      await a.probe.evaluate(
+        tab,
+        `document.body.innerHTML = '<a id=big href="data:application/octet-stream;base64,${Buffer.alloc(4 * CAP_BYTES, 7).toString("base64")}" download="big.bin">big</a><a id=small href="data:text/plain,${encodeURIComponent(SMALL_DOWNLOAD)}" download="small.txt">small</a>'`,
+      );
       await a.probe.evaluate(tab, "document.getElementById('big').click(), document.getElementById('small').click(), true");
       const states = () => events.filter((event) => event.method === "Browser.downloadProgress").map((event) => (event.params as { state: string }).state);
       await expect.poll(() => states().filter((state) => state !== "inProgress").length, { timeout: 30_000 }).toBe(2);
-      expect(states().filter((state) => state !== "inProgress").sort()).toEqual(["canceled", "completed"]);
+      expect(
+        states()
+          .filter((state) => state !== "inProgress")
+          .sort(),
+      ).toEqual(["canceled", "completed"]);
       if (isRoot) {
         expect(readFileSync(join(insideSandbox(a.launched, downloads), "small.txt"), "utf8")).toBe(SMALL_DOWNLOAD);
         const big = join(insideSandbox(a.launched, downloads), "big.bin");
@@ -308,7 +365,9 @@ describe("--allow-private-network", () => {
     expect(await probe.text(tab)).toContain(CANARY);
     // Chromium itself keeps a page it fetched through a proxy from fetching "localhost" (Local Network Access), so that one is navigated to.
     for (const url of [pages.url("/"), `http://rebound.test:${pages.port}/`]) {
-      expect(await probe.evaluate<string>(tab, `fetch(${JSON.stringify(url)}).then((response) => response.text(), (error) => "failed: " + error.message)`)).toContain(CANARY);
+      expect(
+        await probe.evaluate<string>(tab, `fetch(${JSON.stringify(url)}).then((response) => response.text(), (error) => "failed: " + error.message)`),
+      ).toContain(CANARY);
     }
     const other = await probe.open(pages.url("/", "localhost"));
     expect(await probe.text(other)).toContain(CANARY);
@@ -347,7 +406,11 @@ describe("--allow-private-network", () => {
     expect(outcome).toMatch(/^stopped at \d+ MiB/);
     expect(Number(/\d+/.exec(outcome)?.[0])).toBeLessThan(64);
     // On the host, the browser's directory holds its proxy socket and nothing written by the page.
-    const hostBytes = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((sum, entry) => sum + (entry.isDirectory() ? hostBytes(join(dir, entry.name)) : entry.isFile() ? statSync(join(dir, entry.name)).size : 0), 0);
+    const hostBytes = (dir: string): number =>
+      readdirSync(dir, { withFileTypes: true }).reduce(
+        (sum, entry) => sum + (entry.isDirectory() ? hostBytes(join(dir, entry.name)) : entry.isFile() ? statSync(join(dir, entry.name)).size : 0),
+        0,
+      );
     expect(hostBytes(launched.userDataDir as string)).toBeLessThan(1024 * 1024);
     expect(await probe.evaluate(tab, "1 + 1")).toBe(2);
     await t.client().browsers.delete(browser.id);

@@ -74,7 +74,9 @@ describe("migrations", () => {
       expect(all[0]?.name).toBe("init");
       expect(applyMigrations(db)).toEqual(all.map((migration) => migration.version));
       expect(applyMigrations(db)).toEqual([]);
-      expect(db.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version").map((row) => row.version)).toEqual(all.map((migration) => migration.version));
+      expect(db.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version").map((row) => row.version)).toEqual(
+        all.map((migration) => migration.version),
+      );
     } finally {
       db.close();
     }

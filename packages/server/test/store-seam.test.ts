@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { initializeOrganization } from "../src/app/first-start.js";
 import { loadFixtures } from "../src/app/load-fixtures.js";
 import { openStores } from "../src/app/stores.js";
-import { connectionAt } from "../src/auth-connections/flow-expiry.js";
 import type { AuthConnectionStore, StoredAuthConnection } from "../src/auth-connections/auth-connection-store.js";
+import { connectionAt } from "../src/auth-connections/flow-expiry.js";
 import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
 import { BrowserService } from "../src/browsers/browser-service.js";
 import { CdpUrls } from "../src/cdp/public-url.js";
@@ -18,8 +18,8 @@ import { RateLimits } from "../src/http/rate-limiter.js";
 import type { ProjectStore } from "../src/projects/project-store.js";
 import type { Stores } from "../src/routes/api-deps.js";
 import { registerApi } from "../src/routes/register-api.js";
-import { SqliteDatabase } from "../src/storage/database.js";
 import { dataDirLayout } from "../src/storage/data-dir.js";
+import { SqliteDatabase } from "../src/storage/database.js";
 import { WebMcpService } from "../src/webmcp/webmcp-service.js";
 import { managedAuth } from "./support/fixtures.js";
 
@@ -139,7 +139,12 @@ describe("the store seam", () => {
     const diskFull = new Error("disk full");
     // The SQLite project store, except that inserting fails: after the organization's insert.
     const projects = new Proxy(sqlite.projects, {
-      get: (target, key) => (key === "insert" ? () => { throw diskFull; } : (Reflect.get(target, key) as (...args: unknown[]) => unknown).bind(target)),
+      get: (target, key) =>
+        key === "insert"
+          ? () => {
+              throw diskFull;
+            }
+          : (Reflect.get(target, key) as (...args: unknown[]) => unknown).bind(target),
     }) satisfies ProjectStore;
     const stores: Stores = { ...sqlite, projects };
     expect(() => initializeOrganization(stores)).toThrow(diskFull);

@@ -4,13 +4,13 @@ import { join } from "node:path";
 import { PageServer } from "@browser-service/test-pages";
 import { chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ChromiumLauncher, type LaunchedBrowser } from "../src/index.js";
 import { WarmBrowser } from "../src/browsers/warm-browser.js";
 import { WarmBrowserRecords } from "../src/browsers/warm-browser-records.js";
 import { WarmPool } from "../src/browsers/warm-pool.js";
+import { ChromiumLauncher, type LaunchedBrowser } from "../src/index.js";
 import { spawnServer } from "./support/child-server.js";
 import { chromiumBrowserPids, commandLine, processesNaming } from "./support/chromium-processes.js";
-import { startTestServer, tempDataDir, useTestServer, type TestServer } from "./support/test-server.js";
+import { startTestServer, type TestServer, tempDataDir, useTestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 import { named, waitForTools } from "./support/webmcp-driver.js";
 
@@ -114,6 +114,7 @@ describe("the warm pool", () => {
     if (!page) throw new Error("no tab");
     await until("start_url loaded", () => page.url() === pages.url("/start"));
     await page.evaluate(() => {
+      // biome-ignore lint/suspicious/noDocumentCookie: the test plants a cookie in the first browser on purpose, to show the next one does not see it.
       document.cookie = "secret=first; max-age=3600";
       localStorage.setItem("secret", "first");
       sessionStorage.setItem("secret", "first");
@@ -172,7 +173,9 @@ describe("the warm pool", () => {
       most = Math.max(most, ready + launching);
     }, 5);
     try {
-      const burst = await Promise.all(Array.from({ length: POOL + 2 }, (_, index) => t.client().browsers.create({ name: `burst-${index}`, start_url: pages.url("/start") })));
+      const burst = await Promise.all(
+        Array.from({ length: POOL + 2 }, (_, index) => t.client().browsers.create({ name: `burst-${index}`, start_url: pages.url("/start") })),
+      );
       expect(burst.map((browser) => browser.status)).toEqual(Array(POOL + 2).fill("running"));
       await poolFull(t);
     } finally {

@@ -1,9 +1,9 @@
 import type { BrowserServiceClient } from "@browser-service/client";
+import { PageServer } from "@browser-service/test-pages";
 import type { Browser, WebMcpTool } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { PageServer } from "@browser-service/test-pages";
-import { startTestServer, useTestServer, type TestServer } from "./support/test-server.js";
+import { startTestServer, type TestServer, useTestServer } from "./support/test-server.js";
 import { waitForTools } from "./support/webmcp-driver.js";
 
 // Chromium's `WebMCP.enable` replays the tools of the session's own (local root) frame
@@ -110,8 +110,14 @@ describe("a target is followed before it runs", () => {
       const next = `${pages.url("/host")}?round=${round}`;
       await invokeOn(current, "go", { url: next });
       const tools = await waitForTools(client, browser.id, (listed) => names(listed.filter(onPage(next))).join() === "child,go,self");
-      const frameUrls = tools.filter(onPage(next)).filter((tool) => tool.source.frame !== null).map((tool) => [tool.name, tool.source.frame?.url]);
-      expect(frameUrls.sort()).toEqual([["child", "about:blank"], ["self", `http://localhost:${new URL(next).port}/nested`]]);
+      const frameUrls = tools
+        .filter(onPage(next))
+        .filter((tool) => tool.source.frame !== null)
+        .map((tool) => [tool.name, tool.source.frame?.url]);
+      expect(frameUrls.sort()).toEqual([
+        ["child", "about:blank"],
+        ["self", `http://localhost:${new URL(next).port}/nested`],
+      ]);
       current = next;
     }
   }, 120_000);
@@ -121,7 +127,10 @@ describe("a target is followed before it runs", () => {
       const tab = `${pages.url("/tab")}?round=${round}`;
       await openTab(tab);
       const tools = await waitForTools(client, browser.id, (listed) => names(listed.filter(onPage(tab))).join() === "child,self");
-      expect(tools.filter(onPage(tab)).map((tool) => [tool.name, tool.source.frame === null])).toEqual([["self", true], ["child", false]]);
+      expect(tools.filter(onPage(tab)).map((tool) => [tool.name, tool.source.frame === null])).toEqual([
+        ["self", true],
+        ["child", false],
+      ]);
     }
   }, 120_000);
 });
@@ -133,7 +142,10 @@ describe("a new browser's start_url is followed from its first tool", () => {
     const created = await own.browsers.create({ start_url: start });
     try {
       const tools = await waitForTools(own, created.id, (listed) => names(listed.filter(onPage(start))).join() === "child,self");
-      expect(tools.filter(onPage(start)).map((tool) => [tool.name, tool.source.frame === null])).toEqual([["self", true], ["child", false]]);
+      expect(tools.filter(onPage(start)).map((tool) => [tool.name, tool.source.frame === null])).toEqual([
+        ["self", true],
+        ["child", false],
+      ]);
     } finally {
       await own.browsers.delete(created.id);
     }

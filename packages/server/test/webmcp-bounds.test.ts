@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { CdpPipe, CdpRouter, type ChannelMessage, type OversizedMessage } from "../src/index.js";
 import type { CdpConnection } from "../src/cdp/cdp-connection.js";
+import { CdpPipe, CdpRouter, type ChannelMessage, type OversizedMessage } from "../src/index.js";
 import { FormFillCheck } from "../src/webmcp/form-fill-check.js";
 import { InvocationEvents, UNCLAIMED_EVENT_LIMITS } from "../src/webmcp/invocation-events.js";
 
@@ -59,7 +59,8 @@ describe("the router, for large messages", () => {
       for (const text of chunk.toString().split("\0").filter(Boolean)) {
         const message = JSON.parse(text) as { id: number; method: string };
         sentToBrowser.push(message);
-        if (message.method === "Target.attachToBrowserTarget") fromBrowser.write(`${JSON.stringify({ id: message.id, result: { sessionId: `B${++sessions}` } })}\0`);
+        if (message.method === "Target.attachToBrowserTarget")
+          fromBrowser.write(`${JSON.stringify({ id: message.id, result: { sessionId: `B${++sessions}` } })}\0`);
       }
     });
     const channels = [];

@@ -1,10 +1,10 @@
 import type { BrowserServiceClient } from "@browser-service/client";
-import type { Browser, WebMcpTool } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
+import type { Browser, WebMcpTool } from "@browser-service/types";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { HoldingLauncher, type HeldDevTools } from "./support/held-devtools.js";
+import { type HeldDevTools, HoldingLauncher } from "./support/held-devtools.js";
 import { useTestServer } from "./support/test-server.js";
-import { drive, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
+import { type DrivenBrowser, drive, waitForTools } from "./support/webmcp-driver.js";
 
 // An invocation whose wait ends (timeout, caller gone) before Chromium acknowledged
 // `WebMCP.invokeTool` has no id yet to cancel. The server's own DevTools channel holds
@@ -81,7 +81,9 @@ async function invokeWithAckHeld(start: () => Promise<unknown>): Promise<{ answe
 
 describe("an invocation whose wait ends before the browser acknowledged it", () => {
   it("on a timeout answers 504 saying a cancel will follow, and sends it once the acknowledgement arrives", async () => {
-    const { answer, cancelsBefore } = await invokeWithAckHeld(() => client.webmcp.invoke(browser.id, { tool_ref: hang.tool_ref, input: {}, timeout_sec: 1 }).catch((caught: unknown) => caught));
+    const { answer, cancelsBefore } = await invokeWithAckHeld(() =>
+      client.webmcp.invoke(browser.id, { tool_ref: hang.tool_ref, input: {}, timeout_sec: 1 }).catch((caught: unknown) => caught),
+    );
     const error = await answer;
     expect(error).toMatchObject({ status: 504, code: "outcome_unknown", details: [{ code: "cancellation_pending" }] });
     expect((error as { invocationId?: string }).invocationId).toBeUndefined();

@@ -1,10 +1,10 @@
 import type { BrowserServiceClient } from "@browser-service/client";
-import { limits, type Browser, type WebMcpTool, type WebMcpToolList } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
+import { type Browser, limits, type WebMcpTool, type WebMcpToolList } from "@browser-service/types";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "./support/test-server.js";
-import { drive, type DrivenBrowser, omittedCount } from "./support/webmcp-driver.js";
+import { type DrivenBrowser, drive, omittedCount } from "./support/webmcp-driver.js";
 
 // The browser-wide caps of the spec's WebMcpToolList, each reached with real pages.
 const { maxBytes: RESPONSE_BYTES, tools: TOOL_CAPS } = limits.schemas.WebMcpToolList;
@@ -69,13 +69,21 @@ async function snapshotWhen(ready: (list: WebMcpToolList) => boolean): Promise<{
     await new Promise((resolve) => setTimeout(resolve, 100));
     last = await snapshot();
   }
-  if (!ready(last.list)) throw new Error(`The snapshot never reached the expected state: ${last.list.tools.length} tools, omitted ${JSON.stringify(last.list.omitted)}`);
+  if (!ready(last.list))
+    throw new Error(`The snapshot never reached the expected state: ${last.list.tools.length} tools, omitted ${JSON.stringify(last.list.omitted)}`);
   return last;
 }
 
 /** A registration's definition as the spec measures it: name, description, input_schema and annotations as one object, serialized. */
 const definitionBytes = (tool: Pick<WebMcpTool, "name" | "description" | "input_schema" | "annotations">) =>
-  Buffer.byteLength(JSON.stringify({ name: tool.name, description: tool.description, input_schema: tool.input_schema, ...(tool.annotations ? { annotations: tool.annotations } : {}) }));
+  Buffer.byteLength(
+    JSON.stringify({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.input_schema,
+      ...(tool.annotations ? { annotations: tool.annotations } : {}),
+    }),
+  );
 
 describe("the browser-wide caps of a tool snapshot", () => {
   it("keeps 5,000 registrations of one browser (maxItems) and counts the rest as browser_limit", async () => {

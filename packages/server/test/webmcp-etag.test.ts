@@ -1,9 +1,9 @@
 import type { BrowserServiceClient } from "@browser-service/client";
-import type { Browser } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
+import type { Browser } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "./support/test-server.js";
-import { drive, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
+import { type DrivenBrowser, drive, waitForTools } from "./support/webmcp-driver.js";
 
 // The snapshot's ETag: the version a poller sends back in If-None-Match (304 while nothing the body shows changed).
 const TOOL_PAGE = `<!doctype html><title>Versioned</title><script>

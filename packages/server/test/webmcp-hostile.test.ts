@@ -1,9 +1,9 @@
 import type { BrowserServiceClient } from "@browser-service/client";
-import type { Browser, WebMcpTool, WebMcpToolList } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
+import type { Browser, WebMcpTool, WebMcpToolList } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "./support/test-server.js";
-import { drive, waitForTools, type DrivenBrowser, omittedCount, waitForList } from "./support/webmcp-driver.js";
+import { type DrivenBrowser, drive, omittedCount, waitForList, waitForTools } from "./support/webmcp-driver.js";
 
 // 6,000 tools of 8 KB descriptions in one document, a 1 MB title and a 1 MB URL.
 const HOSTILE_PAGE = `<!doctype html><title>hostile</title><script>
@@ -81,7 +81,8 @@ describe("a hostile page cannot hurt discovery", () => {
       // registered before it, in one replay of about 50 MB, which is read tool by tool.
       // Either way the document's cap decides: 1,000 kept, 5,000 counted over it.
       const list = await snapshotWhen(
-        (each) => each.tools.some((tool) => tool.name === "normal") && (omittedCount(each, "document_limit") === 5000 || omittedCount(each, "message_too_large") > 0),
+        (each) =>
+          each.tools.some((tool) => tool.name === "normal") && (omittedCount(each, "document_limit") === 5000 || omittedCount(each, "message_too_large") > 0),
       );
       expect(list.omitted).toEqual([{ reason: "document_limit", count: 5000 }]);
       const fromHostile = list.tools.filter((tool) => tool.name.startsWith("h"));

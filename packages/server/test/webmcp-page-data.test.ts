@@ -4,7 +4,12 @@ import { ToolRefTable } from "../src/webmcp/tool-refs.js";
 
 describe("page data from WebMCP events", () => {
   it("maps the domain's annotations to the API's names and leaves debugging out", () => {
-    const checked = toToolDefinition({ name: "t", description: "d", frameId: "F", annotations: { readOnly: true, untrustedContent: false, consequential: true, debugging: true } });
+    const checked = toToolDefinition({
+      name: "t",
+      description: "d",
+      frameId: "F",
+      annotations: { readOnly: true, untrustedContent: false, consequential: true, debugging: true },
+    });
     expect(checked).toEqual({
       ok: true,
       tool: {
@@ -20,8 +25,14 @@ describe("page data from WebMCP events", () => {
   });
 
   it("marks a declarative tool without toolautosubmit as autosubmit false, and keeps autosubmit true", () => {
-    expect(toToolDefinition({ name: "f", description: "", frameId: "F", backendNodeId: 7 })).toMatchObject({ ok: true, tool: { annotations: { autosubmit: false }, backendNodeId: 7 } });
-    expect(toToolDefinition({ name: "f", description: "", frameId: "F", backendNodeId: 7, annotations: { autosubmit: true } })).toMatchObject({ ok: true, tool: { annotations: { autosubmit: true } } });
+    expect(toToolDefinition({ name: "f", description: "", frameId: "F", backendNodeId: 7 })).toMatchObject({
+      ok: true,
+      tool: { annotations: { autosubmit: false }, backendNodeId: 7 },
+    });
+    expect(toToolDefinition({ name: "f", description: "", frameId: "F", backendNodeId: 7, annotations: { autosubmit: true } })).toMatchObject({
+      ok: true,
+      tool: { annotations: { autosubmit: true } },
+    });
     expect(toToolDefinition({ name: "i", description: "", frameId: "F" })).toMatchObject({ ok: true, tool: { annotations: undefined } });
   });
 
@@ -29,7 +40,10 @@ describe("page data from WebMCP events", () => {
     // A schema is data: even a property named __proto__ stays an ordinary key.
     const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}},"x-anything":[1,2]}') as Record<string, unknown>;
     expect(toToolDefinition({ name: "s", description: "", inputSchema: schema, frameId: "F" })).toMatchObject({ ok: true, tool: { inputSchema: schema } });
-    expect(toToolDefinition({ name: "s", description: 5, inputSchema: [1], annotations: { readOnly: "yes" }, frameId: "F" })).toMatchObject({ ok: true, tool: { description: "", inputSchema: {}, annotations: undefined } });
+    expect(toToolDefinition({ name: "s", description: 5, inputSchema: [1], annotations: { readOnly: "yes" }, frameId: "F" })).toMatchObject({
+      ok: true,
+      tool: { description: "", inputSchema: {}, annotations: undefined },
+    });
   });
 
   it("does not list a tool without a name, with a name over the cap, or with a schema over the cap", () => {
@@ -45,9 +59,18 @@ describe("page data from WebMCP events", () => {
     expect(toInvocationOutcome({ invocationId: "i", status: "Completed", output: null })).toEqual({ status: "completed", output: null });
     expect(toInvocationOutcome({ invocationId: "i", status: "Completed" })).toEqual({ status: "completed" });
     expect(toInvocationOutcome({ invocationId: "i", status: "Canceled" })).toEqual({ status: "canceled" });
-    expect(toInvocationOutcome({ invocationId: "i", status: "Error", errorText: "No submit button" })).toEqual({ status: "error", error_text: "No submit button" });
-    expect(toInvocationOutcome({ invocationId: "i", status: "Error", errorText: "", exception: { description: "TypeError: kaboom" } })).toEqual({ status: "error", error_text: "TypeError: kaboom" });
-    expect(toInvocationOutcome({ invocationId: "i", status: "Error", errorText: "" })).toEqual({ status: "error", error_text: "The tool failed without an error message." });
+    expect(toInvocationOutcome({ invocationId: "i", status: "Error", errorText: "No submit button" })).toEqual({
+      status: "error",
+      error_text: "No submit button",
+    });
+    expect(toInvocationOutcome({ invocationId: "i", status: "Error", errorText: "", exception: { description: "TypeError: kaboom" } })).toEqual({
+      status: "error",
+      error_text: "TypeError: kaboom",
+    });
+    expect(toInvocationOutcome({ invocationId: "i", status: "Error", errorText: "" })).toEqual({
+      status: "error",
+      error_text: "The tool failed without an error message.",
+    });
   });
 
   it("drops an output over 4 MiB (saying so) and cuts long error texts", () => {

@@ -1,10 +1,10 @@
 import type { BrowserServiceClient } from "@browser-service/client";
-import type { Browser, WebMcpToolList } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
+import type { Browser, WebMcpToolList } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "./support/test-server.js";
 import { DroppingLauncher } from "./support/webmcp-connection-drop.js";
-import { drive, type DrivenBrowser, omittedCount, waitForList } from "./support/webmcp-driver.js";
+import { type DrivenBrowser, drive, omittedCount, waitForList } from "./support/webmcp-driver.js";
 
 // When the service follows a frame that already registered tools (here: after its
 // DevTools connection was lost and made again), Chromium reports them all in one
@@ -66,7 +66,10 @@ describe("the tools of a frame open before the service followed it", () => {
       for (const name of names) expect(name).toMatch(/^r([0-9]|[1-9][0-9]{1,2}|1[0-4][0-9]{2})$/);
       expect(list.omitted).toEqual([{ reason: "document_limit", count: 500 }]);
       const last = list.tools[999]!;
-      expect(await client.webmcp.invoke(browser.id, { tool_ref: last.tool_ref, input: {} })).toMatchObject({ status: "completed", output: { i: Number(last.name.slice(1)) } });
+      expect(await client.webmcp.invoke(browser.id, { tool_ref: last.tool_ref, input: {} })).toMatchObject({
+        status: "completed",
+        output: { i: Number(last.name.slice(1)) },
+      });
     } finally {
       await page.close();
     }

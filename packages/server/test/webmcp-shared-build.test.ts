@@ -1,10 +1,10 @@
-import type { Browser } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
+import type { Browser } from "@browser-service/types";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { HoldingLauncher, type HeldDevTools, type HeldMessage } from "./support/held-devtools.js";
+import { type HeldDevTools, type HeldMessage, HoldingLauncher } from "./support/held-devtools.js";
 import { useTestServer } from "./support/test-server.js";
-import { drive, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
+import { type DrivenBrowser, drive, waitForTools } from "./support/webmcp-driver.js";
 
 // Concurrent GETs of one browser's tool snapshot share one build of its body, but only
 // when that build gives each caller the body it would build itself. The server's own

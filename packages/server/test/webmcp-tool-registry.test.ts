@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { PageFrameTree, TargetInfo } from "../src/webmcp/cdp-protocol.js";
-import { definitionBytes, PAGE_DATA_LIMITS, toToolDefinition, type OmissionReason, type ToolDefinition } from "../src/webmcp/page-data.js";
+import { definitionBytes, type OmissionReason, PAGE_DATA_LIMITS, type ToolDefinition, toToolDefinition } from "../src/webmcp/page-data.js";
 import { SourceNumbers } from "../src/webmcp/source-numbers.js";
 import { ToolRefTable } from "../src/webmcp/tool-refs.js";
-import { ToolRegistry, type Registration } from "../src/webmcp/tool-registry.js";
+import { type Registration, ToolRegistry } from "../src/webmcp/tool-registry.js";
 
 // The browser-wide registry of WebMCP tools (ToolRegistry) fed the DevTools events it is
 // built from, with no browser: which registrations it lists, which refs stay live, what
@@ -114,7 +114,10 @@ describe("registrations", () => {
   it("ignores tools without a frame id and events of sessions it does not know", () => {
     const { registry } = setUp();
     openTab(registry, "S1", "T1");
-    registry.toolsAdded("S1", [{ name: "no-frame", description: "" }, { name: "bad-frame", frameId: 7 }]);
+    registry.toolsAdded("S1", [
+      { name: "no-frame", description: "" },
+      { name: "bad-frame", frameId: 7 },
+    ]);
     registry.toolsAdded("S-unknown", [tool("a", "T1")]);
     registry.toolsAdded("S1", { not: "a list" });
     expect(listed(registry)).toEqual([]);
@@ -198,7 +201,10 @@ describe("what ends a document's registrations", () => {
     expect(listed(registry)).toEqual([]);
     expect(omitted(registry)).toEqual({});
     expect(before.map((each) => stateOf(refs, each.ref))).toEqual(["stale", "stale"]);
-    expect(gone).toEqual([["S1", undefined], ["S1-oopif", undefined]]);
+    expect(gone).toEqual([
+      ["S1", undefined],
+      ["S1-oopif", undefined],
+    ]);
     registry.toolsAdded("S1-oopif", [tool("reloaded", "OOPIF")]);
     expect(listed(registry)).toEqual(["1 OOPIF reloaded"]);
   });
@@ -214,7 +220,10 @@ describe("what ends a document's registrations", () => {
     registry.removeSession("S1");
     expect(listed(registry)).toEqual([]);
     expect(stateOf(refs, remote.ref)).toBe("stale");
-    expect(gone).toEqual([["S1-oopif", undefined], ["S1", undefined]]);
+    expect(gone).toEqual([
+      ["S1-oopif", undefined],
+      ["S1", undefined],
+    ]);
     registry.toolsAdded("S1-oopif", [tool("late", "OOPIF")]);
     expect(registry.addFrameSession("S1", "S1-late", target("LATE", "https://late.test/", "iframe"))).toBeUndefined();
     expect(listed(registry)).toEqual([]);
@@ -306,7 +315,10 @@ describe("caps and omitted counts", () => {
     for (let start = 0, i = 0; start < total; start += perTab, i++) {
       registry.addPageSession(`S${i}`, target(`T${i}`), Promise.resolve(1));
       const count = Math.min(perTab, total - start);
-      registry.toolsAdded(`S${i}`, Array.from({ length: count }, (_, k) => tool(`t${String(start + k).padStart(3, "0")}`, `T${i}`, { inputSchema: schema })));
+      registry.toolsAdded(
+        `S${i}`,
+        Array.from({ length: count }, (_, k) => tool(`t${String(start + k).padStart(3, "0")}`, `T${i}`, { inputSchema: schema })),
+      );
     }
     const kept = registry.registrations();
     expect(kept.reduce((sum, each) => sum + definitionBytes(each.tool), 0)).toBe(PAGE_DATA_LIMITS.definitionBytesPerBrowser);
@@ -325,7 +337,10 @@ describe("caps and omitted counts", () => {
     registry.toolsAdded("S1", tools("t", "T1", cap + 2));
     expect(omitted(registry)).toEqual({ document_limit: 2 });
     // The page unregisters one tool that was listed and one that was not.
-    registry.toolsRemoved("S1", [{ name: "t0", frameId: "T1" }, { name: `t${cap}`, frameId: "T1" }]);
+    registry.toolsRemoved("S1", [
+      { name: "t0", frameId: "T1" },
+      { name: `t${cap}`, frameId: "T1" },
+    ]);
     expect(omitted(registry)).toEqual({ document_limit: 1 });
     registry.toolsAdded("S1", [tool("late", "T1")]);
     expect(listed(registry)).toContain("1 T1 late");

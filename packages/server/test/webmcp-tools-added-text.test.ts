@@ -22,7 +22,7 @@ describe("reading a toolsAdded event tool by tool", () => {
   it("gives back every tool as JSON.parse would, whatever its strings hold", async () => {
     const tools = [
       { name: "quotes", description: 'a "quoted" \\"escaped\\" text \\\\', frameId: "F" },
-      { name: "brackets", description: "}]{[ ,] in a string", inputSchema: { type: "object", properties: { "a\"}": { enum: [[], {}, "]"] } } }, frameId: "F" },
+      { name: "brackets", description: "}]{[ ,] in a string", inputSchema: { type: "object", properties: { 'a"}': { enum: [[], {}, "]"] } } }, frameId: "F" },
       { name: "backslashes", description: "\\".repeat(7), frameId: "F" },
       { name: "unicode", description: "café 名前 😀 \u0000\n", frameId: "F" },
     ];

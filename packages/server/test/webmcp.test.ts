@@ -1,11 +1,11 @@
 import type { BrowserServiceClient } from "@browser-service/client";
+import { PageServer } from "@browser-service/test-pages";
 import type { Browser, WebMcpTool } from "@browser-service/types";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PageServer } from "@browser-service/test-pages";
 import { useTestServer } from "./support/test-server.js";
 import { TrackingLauncher } from "./support/tracking-launcher.js";
-import { drive, named, waitForTools, type DrivenBrowser } from "./support/webmcp-driver.js";
+import { type DrivenBrowser, drive, named, waitForTools } from "./support/webmcp-driver.js";
 
 // Imperative tools. `window.calls` counts every run of each tool: the proof that an
 // invocation ran exactly once, whatever the service answered.
@@ -180,8 +180,16 @@ describe("discovery", () => {
     const cross = tools.find((tool) => tool.source.frame?.url.startsWith("http://localhost:"));
     await page.evaluate(() => document.getElementById("cross")?.remove());
     const after = await toolsOf(url, 2);
-    expect(after.map((tool) => tool.tool_ref).sort()).toEqual(tools.filter((tool) => tool !== cross).map((tool) => tool.tool_ref).sort());
-    await expect(client.webmcp.invoke(browser.id, { tool_ref: cross?.tool_ref ?? "", input: {} })).rejects.toMatchObject({ status: 409, code: "tool_ref_stale" });
+    expect(after.map((tool) => tool.tool_ref).sort()).toEqual(
+      tools
+        .filter((tool) => tool !== cross)
+        .map((tool) => tool.tool_ref)
+        .sort(),
+    );
+    await expect(client.webmcp.invoke(browser.id, { tool_ref: cross?.tool_ref ?? "", input: {} })).rejects.toMatchObject({
+      status: 409,
+      code: "tool_ref_stale",
+    });
   });
 
   it("keeps the snapshot from events: unregistration through the abort signal removes the tool and its ref goes stale", async () => {
@@ -196,9 +204,12 @@ describe("discovery", () => {
   });
 
   it("bounds page data: a very long description is cut to 8 KiB", async () => {
-    pages.serve("/long", `<!doctype html><title>Long</title><script>
+    pages.serve(
+      "/long",
+      `<!doctype html><title>Long</title><script>
       document.modelContext.registerTool({ name: "wordy", description: "x".repeat(20000), execute: async () => ({}) });
-    </script>`);
+    </script>`,
+    );
     const url = pages.url("/long");
     await open(url);
     const [wordy] = await toolsOf(url, 1);
@@ -216,18 +227,35 @@ describe("refs", () => {
     await page.goto(elsewhere);
     // Only the new document's tool is left in the tab.
     expect((await toolsOf(elsewhere, 1)).map((tool) => tool.name)).toEqual(["whereami"]);
-    await expect(client.webmcp.invoke(browser.id, { tool_ref: before.tool_ref, input: { a: 1, b: 1 } })).rejects.toMatchObject({ status: 409, code: "tool_ref_stale" });
+    await expect(client.webmcp.invoke(browser.id, { tool_ref: before.tool_ref, input: { a: 1, b: 1 } })).rejects.toMatchObject({
+      status: 409,
+      code: "tool_ref_stale",
+    });
     // Back in history is a new document with new registrations: new refs; the old one stays stale.
     await page.goBack();
     const again = toolNamed(await toolsOf(url, 4), "add");
     expect(again.tool_ref).not.toBe(before.tool_ref);
-    await expect(client.webmcp.invoke(browser.id, { tool_ref: before.tool_ref, input: { a: 1, b: 1 } })).rejects.toMatchObject({ status: 409, code: "tool_ref_stale" });
-    expect(await client.webmcp.invoke(browser.id, { tool_ref: again.tool_ref, input: { a: 2, b: 3 } })).toMatchObject({ status: "completed", output: { sum: 5 } });
+    await expect(client.webmcp.invoke(browser.id, { tool_ref: before.tool_ref, input: { a: 1, b: 1 } })).rejects.toMatchObject({
+      status: 409,
+      code: "tool_ref_stale",
+    });
+    expect(await client.webmcp.invoke(browser.id, { tool_ref: again.tool_ref, input: { a: 2, b: 3 } })).toMatchObject({
+      status: "completed",
+      output: { sum: 5 },
+    });
     // A reload replaces the document too.
     await page.reload();
-    const reloaded = toolNamed((await waitForTools(client, browser.id, (tools) => tools.filter(onPage(url)).length === 4 && !tools.some((tool) => tool.tool_ref === again.tool_ref))).filter(onPage(url)), "add");
+    const reloaded = toolNamed(
+      (
+        await waitForTools(client, browser.id, (tools) => tools.filter(onPage(url)).length === 4 && !tools.some((tool) => tool.tool_ref === again.tool_ref))
+      ).filter(onPage(url)),
+      "add",
+    );
     expect(reloaded.tool_ref).not.toBe(again.tool_ref);
-    await expect(client.webmcp.invoke(browser.id, { tool_ref: again.tool_ref, input: { a: 1, b: 1 } })).rejects.toMatchObject({ status: 409, code: "tool_ref_stale" });
+    await expect(client.webmcp.invoke(browser.id, { tool_ref: again.tool_ref, input: { a: 1, b: 1 } })).rejects.toMatchObject({
+      status: 409,
+      code: "tool_ref_stale",
+    });
     expect(await page.evaluate(() => (window as unknown as { calls: { add: number } }).calls.add)).toBe(0);
   });
 
@@ -240,7 +268,10 @@ describe("refs", () => {
     }
     const other = await client.browsers.create({ name: "webmcp-other" });
     try {
-      await expect(client.webmcp.invoke(other.id, { tool_ref: add.tool_ref, input: { a: 1, b: 1 } })).rejects.toMatchObject({ status: 404, code: "tool_not_found" });
+      await expect(client.webmcp.invoke(other.id, { tool_ref: add.tool_ref, input: { a: 1, b: 1 } })).rejects.toMatchObject({
+        status: 404,
+        code: "tool_not_found",
+      });
       expect((await client.webmcp.listTools(other.id)).tools.filter(onPage(url))).toEqual([]);
     } finally {
       await client.browsers.delete(other.id);
@@ -336,7 +367,10 @@ describe("invocation", () => {
     const page = await open(url);
     const add = toolNamed(await toolsOf(url, 4), "add");
     const bigInput = { a: 1, b: 2, pad: "x".repeat(1024 * 1024) };
-    await expect(client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: bigInput })).rejects.toMatchObject({ status: 413, code: "payload_too_large" });
+    await expect(client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: bigInput })).rejects.toMatchObject({
+      status: 413,
+      code: "payload_too_large",
+    });
     const hugeBody = { tool_ref: add.tool_ref, input: { a: 1, b: 2 }, pad: "x".repeat(1024 * 1024 + 8 * 1024) };
     const response = await fetch(`${t.url}/browsers/${browser.id}/webmcp/invoke`, {
       method: "POST",
@@ -346,8 +380,14 @@ describe("invocation", () => {
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ code: "payload_too_large" });
     expect(await page.evaluate(() => (window as unknown as { calls: { add: number } }).calls.add)).toBe(0);
-    await expect(client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: {}, timeout_sec: 0 })).rejects.toMatchObject({ status: 400, code: "bad_request" });
-    await expect(client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: {}, timeout_sec: 121 })).rejects.toMatchObject({ status: 400, code: "bad_request" });
+    await expect(client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: {}, timeout_sec: 0 })).rejects.toMatchObject({
+      status: 400,
+      code: "bad_request",
+    });
+    await expect(client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: {}, timeout_sec: 121 })).rejects.toMatchObject({
+      status: 400,
+      code: "bad_request",
+    });
   });
 
   it("refuses input the browser cannot carry unchanged with 400 before invoking anything; what it can carry reaches the tool", async () => {
@@ -355,7 +395,11 @@ describe("invocation", () => {
     const page = await open(url);
     const add = toolNamed(await toolsOf(url, 4), "add");
     const invoke = (input: string) =>
-      fetch(`${t.url}/browsers/${browser.id}/webmcp/invoke`, { method: "POST", headers: { authorization: `Bearer ${t.orgKey}`, "content-type": "application/json" }, body: `{"tool_ref":"${add.tool_ref}","input":${input}}` });
+      fetch(`${t.url}/browsers/${browser.id}/webmcp/invoke`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.orgKey}`, "content-type": "application/json" },
+        body: `{"tool_ref":"${add.tool_ref}","input":${input}}`,
+      });
     // Chromium answered each of these with "Invalid parameters" (a 500), no answer for 30 s (a 504), or a changed string.
     for (const [input, detail] of [
       ['{"a":1,"b":2,"caf\\u00e9":1}', "non_ascii_property_name"],
@@ -379,7 +423,9 @@ describe("invocation", () => {
     const url = pages.url("/tools");
     const page = await open(url);
     const add = toolNamed(await toolsOf(url, 4), "add");
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: { a: i, b: 100 } })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => client.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: { a: i, b: 100 } })),
+    );
     expect(results.map((result) => (result.output as { sum: number }).sum)).toEqual(Array.from({ length: 8 }, (_, i) => i + 100));
     expect(new Set(results.map((result) => result.invocation_id)).size).toBe(8);
     expect(await page.evaluate(() => (window as unknown as { calls: { add: number } }).calls.add)).toBe(8);
@@ -394,7 +440,7 @@ describe("browser process", () => {
     try {
       const url = pages.url("/tools");
       const page = await own.open(url);
-      const hang = toolNamed((await waitForTools(client, fragile.id, (tools) => tools.length === 4)), "hang");
+      const hang = toolNamed(await waitForTools(client, fragile.id, (tools) => tools.length === 4), "hang");
       const pending = client.webmcp.invoke(fragile.id, { tool_ref: hang.tool_ref, input: {}, timeout_sec: 20 }).catch((caught: unknown) => caught);
       await page.waitForFunction(() => (window as unknown as { calls: { hang: number } }).calls.hang === 1);
       const exited = new Promise((resolve) => launched.onExit(resolve));

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { crc32, deflateRawSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { inspectExtensionArchive } from "../src/extensions/archive-inspection.js";
-import { decodeEntryName, type ArchiveProblem } from "../src/extensions/archive-rules.js";
+import { type ArchiveProblem, decodeEntryName } from "../src/extensions/archive-rules.js";
 import { ENCRYPTION_FLAGS, MATCHING_FLAGS } from "../src/extensions/zip-format.js";
 import {
   decodeCentralFileHeader,
@@ -52,10 +52,35 @@ async function inspect(zip: Buffer): Promise<ArchiveProblem[]> {
 }
 
 // Offsets of fields inside each record (APPNOTE.TXT 4.3.7, 4.3.12, 4.3.16).
-const LOCAL = { versionNeeded: 4, flags: 6, method: 8, time: 10, date: 12, crc: 14, compressed: 18, uncompressed: 22, nameLength: 26, extraLength: 28 } as const;
+const LOCAL = {
+  versionNeeded: 4,
+  flags: 6,
+  method: 8,
+  time: 10,
+  date: 12,
+  crc: 14,
+  compressed: 18,
+  uncompressed: 22,
+  nameLength: 26,
+  extraLength: 28,
+} as const;
 const CENTRAL = {
-  madeBy: 4, versionNeeded: 6, flags: 8, method: 10, time: 12, date: 14, crc: 16, compressed: 20, uncompressed: 24,
-  nameLength: 28, extraLength: 30, commentLength: 32, diskStart: 34, internal: 36, external: 38, localOffset: 42,
+  madeBy: 4,
+  versionNeeded: 6,
+  flags: 8,
+  method: 10,
+  time: 12,
+  date: 14,
+  crc: 16,
+  compressed: 20,
+  uncompressed: 24,
+  nameLength: 28,
+  extraLength: 30,
+  commentLength: 32,
+  diskStart: 34,
+  internal: 36,
+  external: 38,
+  localOffset: 42,
 } as const;
 const END = { disk: 4, centralDisk: 6, onThisDisk: 8, count: 10, centralSize: 12, centralOffset: 16, commentLength: 20 } as const;
 
@@ -90,26 +115,45 @@ describe("a well-formed archive", () => {
   it("decodes every central record's fields, in directory order, and finds nothing wrong", async () => {
     const text = Buffer.from(script.data);
     const deflated = deflateRawSync(text).length;
-    const zip = buildZip([
-      { ...manifest, unixMode: 0o100644 },
-      script,
-      { name: "icons/", data: "", unixMode: 0o040755 },
-      { name: "caf\u00e9.js", data: "1" },
-    ]);
+    const zip = buildZip([{ ...manifest, unixMode: 0o100644 }, script, { name: "icons/", data: "", unixMode: 0o040755 }, { name: "caf\u00e9.js", data: "1" }]);
     const { isZip, entries, problems: found } = await read(zip);
     expect({ isZip, found }).toEqual({ isZip: true, found: [] });
     expect(entries.map((entry) => ({ ...entry, nameBytes: entry.nameBytes.toString("utf8") }))).toEqual([
       {
-        nameBytes: "manifest.json", flags: 0x0800, method: 0, crc32: crc32(manifest.data), compressedSize: 22, uncompressedSize: 22,
-        versionMadeBy: (3 << 8) | 20, externalAttributes: 0o100644 * 0x10000, localHeaderOffset: 0, unicodePaths: [],
+        nameBytes: "manifest.json",
+        flags: 0x0800,
+        method: 0,
+        crc32: crc32(manifest.data),
+        compressedSize: 22,
+        uncompressedSize: 22,
+        versionMadeBy: (3 << 8) | 20,
+        externalAttributes: 0o100644 * 0x10000,
+        localHeaderOffset: 0,
+        unicodePaths: [],
       },
       {
-        nameBytes: "bg.js", flags: 0x0800, method: 8, crc32: crc32(text), compressedSize: deflated, uncompressedSize: text.length,
-        versionMadeBy: 20, externalAttributes: 0, localHeaderOffset: 30 + 13 + 22, unicodePaths: [],
+        nameBytes: "bg.js",
+        flags: 0x0800,
+        method: 8,
+        crc32: crc32(text),
+        compressedSize: deflated,
+        uncompressedSize: text.length,
+        versionMadeBy: 20,
+        externalAttributes: 0,
+        localHeaderOffset: 30 + 13 + 22,
+        unicodePaths: [],
       },
       {
-        nameBytes: "icons/", flags: 0x0800, method: 0, crc32: 0, compressedSize: 0, uncompressedSize: 0,
-        versionMadeBy: (3 << 8) | 20, externalAttributes: 0o040755 * 0x10000, localHeaderOffset: 30 + 13 + 22 + 30 + 5 + deflated, unicodePaths: [],
+        nameBytes: "icons/",
+        flags: 0x0800,
+        method: 0,
+        crc32: 0,
+        compressedSize: 0,
+        uncompressedSize: 0,
+        versionMadeBy: (3 << 8) | 20,
+        externalAttributes: 0o040755 * 0x10000,
+        localHeaderOffset: 30 + 13 + 22 + 30 + 5 + deflated,
+        unicodePaths: [],
       },
       expect.objectContaining({ nameBytes: "caf\u00e9.js", uncompressedSize: 1 }),
     ]);
@@ -120,7 +164,11 @@ describe("a well-formed archive", () => {
   });
 
   it("keeps each flag bit as the central directory records it; refusing encryption is not the container's business", async () => {
-    const zip = buildZip([{ ...manifest, flags: 0x0801 }, { ...script, dataDescriptor: true }, { name: "a.js", data: "", flags: 0 }]);
+    const zip = buildZip([
+      { ...manifest, flags: 0x0801 },
+      { ...script, dataDescriptor: true },
+      { name: "a.js", data: "", flags: 0 },
+    ]);
     const { entries, problems: found } = await read(zip);
     expect(found).toEqual([]);
     expect(entries.map((entry) => entry.flags)).toEqual([0x0801, 0x0808, 0]);
@@ -365,13 +413,30 @@ describe("names", () => {
 describe("record decoders", () => {
   it("decode a local file header's fields, reading its fixed part only; not one cut short or of another signature", () => {
     const local = record(
-      30, 0x04034b50,
-      [LOCAL.versionNeeded, 2, 20], [LOCAL.flags, 2, 0x0808], [LOCAL.method, 2, 8], [LOCAL.time, 2, 0x1111], [LOCAL.date, 2, 0x2222],
-      [LOCAL.crc, 4, 0xdeadbeef], [LOCAL.compressed, 4, 1000], [LOCAL.uncompressed, 4, 3000], [LOCAL.nameLength, 2, 13], [LOCAL.extraLength, 2, 9],
+      30,
+      0x04034b50,
+      [LOCAL.versionNeeded, 2, 20],
+      [LOCAL.flags, 2, 0x0808],
+      [LOCAL.method, 2, 8],
+      [LOCAL.time, 2, 0x1111],
+      [LOCAL.date, 2, 0x2222],
+      [LOCAL.crc, 4, 0xdeadbeef],
+      [LOCAL.compressed, 4, 1000],
+      [LOCAL.uncompressed, 4, 3000],
+      [LOCAL.nameLength, 2, 13],
+      [LOCAL.extraLength, 2, 9],
     );
     const decoded = {
-      versionNeeded: 20, flags: 0x0808, method: 8, modifiedTime: 0x1111, modifiedDate: 0x2222,
-      crc32: 0xdeadbeef, compressedSize: 1000, uncompressedSize: 3000, nameLength: 13, extraLength: 9,
+      versionNeeded: 20,
+      flags: 0x0808,
+      method: 8,
+      modifiedTime: 0x1111,
+      modifiedDate: 0x2222,
+      crc32: 0xdeadbeef,
+      compressedSize: 1000,
+      uncompressedSize: 3000,
+      nameLength: 13,
+      extraLength: 9,
     };
     expect(decodeLocalFileHeader(local)).toEqual(decoded);
     expect(decodeLocalFileHeader(Buffer.concat([local, Buffer.from("manifest.json")]))).toEqual(decoded);
@@ -381,16 +446,42 @@ describe("record decoders", () => {
 
   it("decode a central directory file header's fields, as the archive writer wrote them; not one cut short or of another signature", () => {
     const central = record(
-      46, 0x02014b50,
-      [CENTRAL.madeBy, 2, (3 << 8) | 20], [CENTRAL.versionNeeded, 2, 10], [CENTRAL.flags, 2, 0x0801], [CENTRAL.method, 2, 8],
-      [CENTRAL.time, 2, 0x1111], [CENTRAL.date, 2, 0x2222], [CENTRAL.crc, 4, 0xcafef00d], [CENTRAL.compressed, 4, 1000],
-      [CENTRAL.uncompressed, 4, 3000], [CENTRAL.nameLength, 2, 5], [CENTRAL.extraLength, 2, 9], [CENTRAL.commentLength, 2, 7],
-      [CENTRAL.diskStart, 2, 2], [CENTRAL.internal, 2, 1], [CENTRAL.external, 4, 0o100644 * 0x10000], [CENTRAL.localOffset, 4, 0x01020304],
+      46,
+      0x02014b50,
+      [CENTRAL.madeBy, 2, (3 << 8) | 20],
+      [CENTRAL.versionNeeded, 2, 10],
+      [CENTRAL.flags, 2, 0x0801],
+      [CENTRAL.method, 2, 8],
+      [CENTRAL.time, 2, 0x1111],
+      [CENTRAL.date, 2, 0x2222],
+      [CENTRAL.crc, 4, 0xcafef00d],
+      [CENTRAL.compressed, 4, 1000],
+      [CENTRAL.uncompressed, 4, 3000],
+      [CENTRAL.nameLength, 2, 5],
+      [CENTRAL.extraLength, 2, 9],
+      [CENTRAL.commentLength, 2, 7],
+      [CENTRAL.diskStart, 2, 2],
+      [CENTRAL.internal, 2, 1],
+      [CENTRAL.external, 4, 0o100644 * 0x10000],
+      [CENTRAL.localOffset, 4, 0x01020304],
     );
     expect(decodeCentralFileHeader(central)).toEqual({
-      versionMadeBy: (3 << 8) | 20, versionNeeded: 10, flags: 0x0801, method: 8, modifiedTime: 0x1111, modifiedDate: 0x2222,
-      crc32: 0xcafef00d, compressedSize: 1000, uncompressedSize: 3000, nameLength: 5, extraLength: 9, commentLength: 7,
-      diskNumberStart: 2, internalAttributes: 1, externalAttributes: 0o100644 * 0x10000, localHeaderOffset: 0x01020304,
+      versionMadeBy: (3 << 8) | 20,
+      versionNeeded: 10,
+      flags: 0x0801,
+      method: 8,
+      modifiedTime: 0x1111,
+      modifiedDate: 0x2222,
+      crc32: 0xcafef00d,
+      compressedSize: 1000,
+      uncompressedSize: 3000,
+      nameLength: 5,
+      extraLength: 9,
+      commentLength: 7,
+      diskNumberStart: 2,
+      internalAttributes: 1,
+      externalAttributes: 0o100644 * 0x10000,
+      localHeaderOffset: 0x01020304,
     });
     // The second record of a real directory: its local header follows the first entry's.
     const zip = buildZip([manifest, script]);
@@ -402,13 +493,24 @@ describe("record decoders", () => {
 
   it("decode an end of central directory record's fields; not one cut short or of another signature", () => {
     const end = record(
-      22, 0x06054b50,
-      [END.disk, 2, 1], [END.centralDisk, 2, 2], [END.onThisDisk, 2, 3], [END.count, 2, 4],
-      [END.centralSize, 4, 0x05060708], [END.centralOffset, 4, 0x090a0b0c], [END.commentLength, 2, 13],
+      22,
+      0x06054b50,
+      [END.disk, 2, 1],
+      [END.centralDisk, 2, 2],
+      [END.onThisDisk, 2, 3],
+      [END.count, 2, 4],
+      [END.centralSize, 4, 0x05060708],
+      [END.centralOffset, 4, 0x090a0b0c],
+      [END.commentLength, 2, 13],
     );
     expect(decodeEndOfCentralDirectory(end)).toEqual({
-      diskNumber: 1, centralDirectoryDisk: 2, entriesOnThisDisk: 3, entryCount: 4,
-      centralDirectorySize: 0x05060708, centralDirectoryOffset: 0x090a0b0c, commentLength: 13,
+      diskNumber: 1,
+      centralDirectoryDisk: 2,
+      entriesOnThisDisk: 3,
+      entryCount: 4,
+      centralDirectorySize: 0x05060708,
+      centralDirectoryOffset: 0x090a0b0c,
+      commentLength: 13,
     });
     expect(decodeEndOfCentralDirectory(end.subarray(0, 21))).toBeUndefined();
     expect(decodeEndOfCentralDirectory(patched(end, [0, 4, 0x06064b50]))).toBeUndefined();
@@ -445,7 +547,12 @@ describe("record decoders", () => {
   it("decode extra fields by id, an id given twice kept twice, trailing padding ignored; not fields whose sizes overrun", () => {
     const [a, b, c] = [Buffer.from("aaaaa"), Buffer.from("bb"), Buffer.alloc(0)];
     const extra = Buffer.concat([extraField(0x5455, a), extraField(0x7075, b), extraField(0x5455, c), Buffer.alloc(3)]);
-    expect(decodeExtraFields(extra)).toEqual(new Map([[0x5455, [a, c]], [0x7075, [b]]]));
+    expect(decodeExtraFields(extra)).toEqual(
+      new Map([
+        [0x5455, [a, c]],
+        [0x7075, [b]],
+      ]),
+    );
     expect(decodeExtraFields(Buffer.alloc(0))).toEqual(new Map());
     expect(decodeExtraFields(Buffer.concat([extraField(0x5455, a), Buffer.from([0x75, 0x70, 3, 0, 1, 2])]))).toBeUndefined();
   });
@@ -480,12 +587,18 @@ describe("the general-purpose flag bits", () => {
     const flags = 0x0800 ^ bit;
     const found = await problems(patched(buildZip([manifest]), [LOCAL.flags, 2, flags]));
     expect(found).toEqual(
-      mustMatch.includes(bit) ? [`inconsistent_structure: Entry "manifest.json": its local header disagrees with the central directory: flags 0x${flags.toString(16)} (central 0x800).`] : [],
+      mustMatch.includes(bit)
+        ? [
+            `inconsistent_structure: Entry "manifest.json": its local header disagrees with the central directory: flags 0x${flags.toString(16)} (central 0x800).`,
+          ]
+        : [],
     );
   });
 
   it.each(bits)("an entry setting bit $hex in both headers is refused as encrypted only when the bit means encryption", async ({ bit }) => {
     const found = (await inspect(buildZip([manifest, { ...script, flags: 0x0800 | bit }]))).filter((problem) => problem.code === "encrypted_entry");
-    expect(found).toEqual(encryption.includes(bit) ? [{ code: "encrypted_entry", message: 'Entry "bg.js" is encrypted; upload an archive without a password.' }] : []);
+    expect(found).toEqual(
+      encryption.includes(bit) ? [{ code: "encrypted_entry", message: 'Entry "bg.js" is encrypted; upload an archive without a password.' }] : [],
+    );
   });
 });

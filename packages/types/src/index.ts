@@ -8,6 +8,7 @@
  *
  * @packageDocumentation
  */
-export type { components, operations, paths } from "./generated/openapi.js";
-export type * from "./generated/named.js";
+
 export { limits } from "./generated/limits.js";
+export type * from "./generated/named.js";
+export type { components, operations, paths } from "./generated/openapi.js";

@@ -7,7 +7,20 @@ import { limits } from "../src/index.js";
 
 const document = loadDocument();
 
-const NUMERIC = ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "default"];
+const NUMERIC = [
+  "minimum",
+  "exclusiveMinimum",
+  "maximum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+  "default",
+];
 const LISTS = ["allOf", "anyOf", "oneOf", "prefixItems"];
 /** The spec's extension keywords (spec/CONVENTIONS.md) by the name `limits` gives them. */
 const EXTENSIONS: Record<string, string> = {
@@ -64,7 +77,8 @@ function rulesInDocument(): [string, Rule][] {
     for (const keyword of Object.values(EXTENSIONS)) if (keyword in schema) found.push([`${pointer}/${keyword}`, schema[keyword] as Rule]);
     if (isNode(schema.properties)) for (const [name, property] of Object.entries(schema.properties)) visit(property, `${pointer}/properties/${name}`);
     visit(schema.items, `${pointer}/items`);
-    for (const keyword of LISTS) if (Array.isArray(schema[keyword])) (schema[keyword] as unknown[]).forEach((sub, i) => visit(sub, `${pointer}/${keyword}/${i}`));
+    for (const keyword of LISTS)
+      if (Array.isArray(schema[keyword])) (schema[keyword] as unknown[]).forEach((sub, i) => visit(sub, `${pointer}/${keyword}/${i}`));
   };
   for (const [name, schema] of Object.entries(document.components.schemas ?? {})) visit(schema, `/components/schemas/${name}`);
   for (const kind of ["parameters", "headers"]) {
@@ -74,7 +88,10 @@ function rulesInDocument(): [string, Rule][] {
 }
 
 function at(pointer: string): unknown {
-  return pointer.slice(1).split("/").reduce<unknown>((node, segment) => (node as Node | undefined)?.[segment], document);
+  return pointer
+    .slice(1)
+    .split("/")
+    .reduce<unknown>((node, segment) => (node as Node | undefined)?.[segment], document);
 }
 
 describe("limits", () => {
@@ -92,10 +109,16 @@ describe("limits", () => {
     expect(limits.schemas.WebMcpInvokeRequest.maxBytes).toBe(at("/components/schemas/WebMcpInvokeRequest/x-max-bytes"));
     expect(limits.schemas.WebMcpInvokeRequest.input.maxBytes).toBe(at("/components/schemas/WebMcpInvokeRequest/properties/input/x-max-bytes"));
     const timeout = "/components/schemas/WebMcpInvokeRequest/properties/timeout_sec";
-    expect(limits.schemas.WebMcpInvokeRequest.timeout_sec).toEqual({ minimum: at(`${timeout}/minimum`), maximum: at(`${timeout}/maximum`), default: at(`${timeout}/default`) });
+    expect(limits.schemas.WebMcpInvokeRequest.timeout_sec).toEqual({
+      minimum: at(`${timeout}/minimum`),
+      maximum: at(`${timeout}/maximum`),
+      default: at(`${timeout}/default`),
+    });
     expect(limits.schemas.WebMcpTool.input_schema.maxBytes).toBe(at("/components/schemas/WebMcpTool/properties/input_schema/x-max-bytes"));
     expect(limits.parameters.Offset.maximum).toBe(at("/components/parameters/Offset/schema/maximum"));
-    expect(limits.schemas.WebMcpInvokeRequest.input.propertyNamePattern).toBe(at("/components/schemas/WebMcpInvokeRequest/properties/input/x-property-name-pattern"));
+    expect(limits.schemas.WebMcpInvokeRequest.input.propertyNamePattern).toBe(
+      at("/components/schemas/WebMcpInvokeRequest/properties/input/x-property-name-pattern"),
+    );
     const tools = "/components/schemas/WebMcpToolList/properties/tools";
     expect(limits.schemas.WebMcpToolList.tools).toEqual({
       maxItems: at(`${tools}/maxItems`),

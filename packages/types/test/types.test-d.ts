@@ -11,13 +11,13 @@ import type {
   ListProjectsQuery,
   ListProjectsResponse,
   ManagedAuth,
-  OTLPDestinationRef,
   OrgLimits,
+  OTLPDestinationRef,
   Project,
+  paths,
   UpdateProjectLimitsRequest,
   WebMcpInvocationResult,
   WebMcpToolSource,
-  paths,
 } from "../src/index.js";
 
 describe("exactly-one-of shapes", () => {
@@ -58,9 +58,7 @@ describe("exactly-one-of shapes", () => {
 
 describe("nullability and optionality", () => {
   it("types nullable fields as `| null`", () => {
-    expectTypeOf<ManagedAuth["flow_status"]>().toEqualTypeOf<
-      "IN_PROGRESS" | "SUCCESS" | "FAILED" | "EXPIRED" | "CANCELED" | null | undefined
-    >();
+    expectTypeOf<ManagedAuth["flow_status"]>().toEqualTypeOf<"IN_PROGRESS" | "SUCCESS" | "FAILED" | "EXPIRED" | "CANCELED" | null | undefined>();
     expectTypeOf<Extension["name"]>().toEqualTypeOf<string | null>();
     expectTypeOf<Extension["last_used_at"]>().toEqualTypeOf<string | null>();
     expectTypeOf<OrgLimits["concurrent_sessions_used"]>().toEqualTypeOf<number | null>();
@@ -94,9 +92,7 @@ describe("operation types", () => {
       input: { [key: string]: unknown };
       timeout_sec?: number;
     }>();
-    expectTypeOf<WebMcpInvocationResult["status"]>().toEqualTypeOf<
-      "completed" | "canceled" | "error" | "awaiting_submission"
-    >();
+    expectTypeOf<WebMcpInvocationResult["status"]>().toEqualTypeOf<"completed" | "canceled" | "error" | "awaiting_submission">();
     expectTypeOf<InvokeWebMcpToolErrorResponses[504]["code"]>().toEqualTypeOf<"outcome_unknown">();
     expectTypeOf<InvokeWebMcpToolErrorResponses[504]["invocation_id"]>().toEqualTypeOf<string | undefined>();
   });

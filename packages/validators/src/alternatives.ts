@@ -1,5 +1,5 @@
 import type { CompiledError } from "./compiled.js";
-import { summaryFinding, type Finding } from "./finding.js";
+import { type Finding, summaryFinding } from "./finding.js";
 import type { Branch, Hint } from "./hints.js";
 
 type Alternatives = Extract<Hint, { kind: "oneOf" | "anyOf" }>;
@@ -33,11 +33,7 @@ function summary(hint: Alternatives, error: CompiledError): Finding[] {
  * one alternative whose required keys are all there, else which keys it takes; otherwise
  * one sentence.
  */
-export function alternativesFindings(
-  byBranch: readonly (readonly Finding[])[],
-  hint: Alternatives,
-  error: CompiledError,
-): readonly Finding[] {
+export function alternativesFindings(byBranch: readonly (readonly Finding[])[], hint: Alternatives, error: CompiledError): readonly Finding[] {
   // Several alternatives matched (the value satisfied more than one): no finding explains it.
   if (Array.isArray(error.params["passingSchemas"])) return summary(hint, error);
   const at = error.instancePath;

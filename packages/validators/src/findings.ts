@@ -2,7 +2,7 @@ import { alternativesFindings } from "./alternatives.js";
 import { takeBlock } from "./blocks.js";
 import type { CompiledError } from "./compiled.js";
 import { conditionedFindings, forbiddenFinding } from "./conditions.js";
-import { plainFinding, type Finding } from "./finding.js";
+import { type Finding, plainFinding } from "./finding.js";
 import { hints } from "./generated/hints.js";
 
 /**

@@ -11,5 +11,5 @@
  */
 export * from "./generated/validators.js";
 export type { LowercaseKeys, ValidationIssue, ValidationResult, Validator } from "./result.js";
-export { ValidationError } from "./validation-error.js";
 export { equal as jsonEqual } from "./runtime/equal.js";
+export { ValidationError } from "./validation-error.js";

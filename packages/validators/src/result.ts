@@ -13,9 +13,7 @@ export interface ValidationIssue {
 }
 
 /** The outcome of a validator: the value, typed, or every problem found in it. */
-export type ValidationResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly errors: readonly ValidationIssue[] };
+export type ValidationResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: readonly ValidationIssue[] };
 
 /** A function that checks a value against one schema. */
 export type Validator<T> = (value: unknown) => ValidationResult<T>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assertManagedAuth, assertRegion, isRegion, validateManagedAuth, validateRegion, ValidationError } from "../src/index.js";
+import { assertManagedAuth, assertRegion, isRegion, ValidationError, validateManagedAuth, validateRegion } from "../src/index.js";
 
 const connection = {
   id: "conn_1",
@@ -62,9 +62,7 @@ describe("assertX", () => {
 
   it("summarises one issue, and only the first few of many", () => {
     expect(() => assertRegion("mars")).toThrow('Validation failed: The value must be one of "us-east", "eu-west" or "ap-southeast".');
-    const many = new ValidationError(
-      ["/a", "/b", "/c", "/d", "/e"].map((pointer) => ({ pointer, rule: "required", message: `${pointer} is required.` })),
-    );
+    const many = new ValidationError(["/a", "/b", "/c", "/d", "/e"].map((pointer) => ({ pointer, rule: "required", message: `${pointer} is required.` })));
     expect(many.message).toBe("Validation failed with 5 issues: /a is required. /b is required. /c is required. (and 2 more)");
   });
 });

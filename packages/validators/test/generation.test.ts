@@ -24,7 +24,9 @@ describe("generation", () => {
 
   it("exports validateX, isX and assertX for every component schema of the document", () => {
     const names = Object.keys(loadDocument().components.schemas);
-    const missing = names.flatMap((name) => [`validate${name}`, `is${name}`, `assert${name}`]).filter((fn) => typeof (validators as Record<string, unknown>)[fn] !== "function");
+    const missing = names
+      .flatMap((name) => [`validate${name}`, `is${name}`, `assert${name}`])
+      .filter((fn) => typeof (validators as Record<string, unknown>)[fn] !== "function");
     expect(names.length).toBeGreaterThan(0);
     expect(missing).toEqual([]);
   });

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { ValidationIssue, ValidationResult } from "../src/index.js";
 import {
   validateBrowserProxyConfig,
-  validateCreateBrowserRequest,
-  validateCreateProjectRequest,
   validateBrowserTelemetryCdpConfig,
   validateBrowserTelemetryRequestConfig,
+  validateCreateBrowserRequest,
+  validateCreateProjectRequest,
   validateCredentialReference,
   validateManagedAuth,
   validateProject,
@@ -14,7 +15,6 @@ import {
   validateWebMcpInvocationResult,
   validateWebMcpInvokeRequest,
 } from "../src/index.js";
-import type { ValidationIssue, ValidationResult } from "../src/index.js";
 
 const connection = {
   id: "conn_1",
@@ -77,9 +77,7 @@ describe("issues", () => {
     expect(issuesOf(validateManagedAuth({ ...connection, browser: { proxy: { id: "prx_1", name: "residential" } } }))).toEqual([
       { pointer: "/browser/proxy", rule: "oneOf", message: "/browser/proxy must have exactly one of mode, id, name." },
     ]);
-    expect(issuesOf(validateBrowserProxyConfig({}))).toEqual([
-      { pointer: "", rule: "oneOf", message: "The value must have exactly one of mode, id, name." },
-    ]);
+    expect(issuesOf(validateBrowserProxyConfig({}))).toEqual([{ pointer: "", rule: "oneOf", message: "The value must have exactly one of mode, id, name." }]);
     expect(issuesOf(validateCredentialReference({ provider: "my-1password" }))).toEqual([
       { pointer: "", rule: "oneOf", message: "The value must match exactly one of these shapes: {name}, {provider, path}, {provider, auto}." },
     ]);
@@ -149,7 +147,10 @@ describe("issues", () => {
   it("refuses NUL, bidi overrides, zero-width joiners and lone surrogates in a project name, once each", () => {
     for (const name of ["a\u0000b", "\u202Egnp.exe", "Def\u200Dault", "a\uD800b"]) {
       const issues = issuesOf(validateCreateProjectRequest({ name }));
-      expect(issues.map((issue) => [issue.pointer, issue.rule]), JSON.stringify(name)).toEqual([["/name", "pattern"]]);
+      expect(
+        issues.map((issue) => [issue.pointer, issue.rule]),
+        JSON.stringify(name),
+      ).toEqual([["/name", "pattern"]]);
     }
     expect(validateProjectName("caf\u00e9 \u{1F680}").ok).toBe(true);
     expect(validateProjectName("cafe\u0301").ok).toBe(true);
@@ -162,8 +163,8 @@ describe("issues", () => {
   });
 
   it("escapes property names in pointers", () => {
-    expect(issuesOf(validateProject({ id: "p", name: "n", status: "active", created_at: "2026-11-01T09:30:00Z", updated_at: "2026-11-01T09:30:00Z", "a/b~c": 1 }))).toEqual([
-      { pointer: "/a~1b~0c", rule: "additionalProperties", message: "/a~1b~0c is not an allowed property." },
-    ]);
+    expect(
+      issuesOf(validateProject({ id: "p", name: "n", status: "active", created_at: "2026-11-01T09:30:00Z", updated_at: "2026-11-01T09:30:00Z", "a/b~c": 1 })),
+    ).toEqual([{ pointer: "/a~1b~0c", rule: "additionalProperties", message: "/a~1b~0c is not an allowed property." }]);
   });
 });

@@ -58,11 +58,17 @@ describe("operationValidators", () => {
   it("reads integer parameters as plain decimal only, as the spec's Lists section says", () => {
     // The last: 401 digits, past any double, would read as Infinity and slip past `maximum`.
     for (const written of ["0x10", "+5", " 5", "5 ", "05", "-0", "1e3", "5.0", "0b11", "Infinity", "", `1${"0".repeat(400)}`]) {
-      expect(operationValidators.listProjects.query({ limit: written })).toEqual({ ok: false, errors: [{ pointer: "/limit", rule: "type", message: "/limit must be an integer." }] });
+      expect(operationValidators.listProjects.query({ limit: written })).toEqual({
+        ok: false,
+        errors: [{ pointer: "/limit", rule: "type", message: "/limit must be an integer." }],
+      });
     }
     expect(operationValidators.listProjects.query({ limit: "16", offset: "0" })).toEqual({ ok: true, value: { limit: 16, offset: 0 } });
     expect(operationValidators.listProjects.query({ offset: "-7" })).toMatchObject({ ok: false, errors: [{ pointer: "/offset", rule: "minimum" }] });
-    expect(operationValidators.listProjects.query({ offset: "9223372036854775807" })).toMatchObject({ ok: false, errors: [{ pointer: "/offset", rule: "maximum" }] });
+    expect(operationValidators.listProjects.query({ offset: "9223372036854775807" })).toMatchObject({
+      ok: false,
+      errors: [{ pointer: "/offset", rule: "maximum" }],
+    });
   });
 
   it("returns a coerced copy of valid parameters and leaves the input as given", () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { schemaCases } from "../../../spec/test/cases/index.js";
 import { loadBundled } from "../../../spec/test/load-document.js";
-import * as validators from "../src/index.js";
 import type { ValidationResult } from "../src/index.js";
+import * as validators from "../src/index.js";
 
 const document = loadBundled();
 
@@ -40,14 +40,11 @@ function checkFor(pointer: string): Check {
 }
 
 describe("the spec's rule table through the generated validators", () => {
-  it.each(schemaCases.map((row) => [`${row.schema} ${row.valid ? "accepts" : "rejects"}: ${row.rule}`, row] as const))(
-    "%s",
-    (_title, row) => {
-      const result = checkFor(row.schema)(row.value);
-      expect(result.ok, JSON.stringify(result)).toBe(row.valid);
-      if (!result.ok) expect(result.errors.length).toBeGreaterThan(0);
-    },
-  );
+  it.each(schemaCases.map((row) => [`${row.schema} ${row.valid ? "accepts" : "rejects"}: ${row.rule}`, row] as const))("%s", (_title, row) => {
+    const result = checkFor(row.schema)(row.value);
+    expect(result.ok, JSON.stringify(result)).toBe(row.valid);
+    if (!result.ok) expect(result.errors.length).toBeGreaterThan(0);
+  });
 
   it("has the type guard agree with the validator on every component row", () => {
     const disagreements = schemaCases

@@ -1,13 +1,6 @@
 import type { CreateBrowserRequestBody, ListProjectsQuery, ManagedAuth, Project, Region } from "@browser-service/types";
 import { describe, expectTypeOf, it } from "vitest";
-import {
-  assertRegion,
-  isManagedAuth,
-  operationValidators,
-  validateManagedAuth,
-  type ValidationIssue,
-  type ValidationResult,
-} from "../src/index.js";
+import { assertRegion, isManagedAuth, operationValidators, type ValidationIssue, type ValidationResult, validateManagedAuth } from "../src/index.js";
 
 describe("types", () => {
   it("types a valid result's value with the schema's type from @browser-service/types", () => {

@@ -67,7 +67,11 @@ try {
     console.log(`\n${error.message}`);
   }
 
-  const search = await invokeTool(client, browser.id, { select: { name: "search", origin: `http://127.0.0.1:${port}` }, input: { q: "brass" }, timeoutSec: 30 });
+  const search = await invokeTool(client, browser.id, {
+    select: { name: "search", origin: `http://127.0.0.1:${port}` },
+    input: { q: "brass" },
+    timeoutSec: 30,
+  });
   console.log(`\n${report(search)}`);
   const checkout = await invokeTool(client, browser.id, { select: { name: "checkout" }, timeoutSec: 2 });
   console.log(`\n${report(checkout)}`);

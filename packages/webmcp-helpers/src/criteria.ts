@@ -61,23 +61,32 @@ const isTextOrRegExp = (value: unknown): value is string | RegExp => typeof valu
  * value of the wrong type.
  */
 export function checkCriteria(criteria: unknown): asserts criteria is ToolCriteria {
-  if (typeof criteria !== "object" || criteria === null || Array.isArray(criteria)) invalid(`Criteria must be an object such as { name: "search" }; got ${typeof criteria}.`);
+  if (typeof criteria !== "object" || criteria === null || Array.isArray(criteria))
+    invalid(`Criteria must be an object such as { name: "search" }; got ${typeof criteria}.`);
   for (const [key, value] of Object.entries(criteria)) {
     if (value === undefined) continue;
     if (!(keys as readonly string[]).includes(key)) invalid(`Unknown criterion "${key}"; the criteria are ${keys.join(", ")}.`);
     const ok =
-      key === "name" ? typeof value === "string"
-      : key === "pageUrl" || key === "title" ? isTextOrRegExp(value)
-      : key === "origin" ? typeof value === "string" && asOrigin(value) !== undefined
-      : key === "tabId" || key === "windowId" ? isId(value)
-      : value === "top" || isId(value) || typeof value === "string";
+      key === "name"
+        ? typeof value === "string"
+        : key === "pageUrl" || key === "title"
+          ? isTextOrRegExp(value)
+          : key === "origin"
+            ? typeof value === "string" && asOrigin(value) !== undefined
+            : key === "tabId" || key === "windowId"
+              ? isId(value)
+              : value === "top" || isId(value) || typeof value === "string";
     if (!ok) {
       const expected =
-        key === "name" ? "a string"
-        : key === "pageUrl" || key === "title" ? "a string or a RegExp"
-        : key === "origin" ? `an origin such as "http://localhost:9000" (use pageUrl or frame for a full URL)`
-        : key === "frame" ? `"top", a frame_id or a frame URL or origin`
-        : "a non-negative integer";
+        key === "name"
+          ? "a string"
+          : key === "pageUrl" || key === "title"
+            ? "a string or a RegExp"
+            : key === "origin"
+              ? `an origin such as "http://localhost:9000" (use pageUrl or frame for a full URL)`
+              : key === "frame"
+                ? `"top", a frame_id or a frame URL or origin`
+                : "a non-negative integer";
       invalid(`Criterion ${key} must be ${expected}; got ${JSON.stringify(value) ?? String(value)}.`);
     }
   }

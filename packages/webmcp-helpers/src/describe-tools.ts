@@ -1,8 +1,8 @@
 import type { WebMcpTool } from "@browser-service/types";
 import { registrationOrigin } from "./criteria.js";
 import { WebMcpHelpersError } from "./errors.js";
-import { measureSchema } from "./schema/measure-schema.js";
 import { defaultSchemaLimits } from "./schema/limits.js";
+import { measureSchema } from "./schema/measure-schema.js";
 import { cleanPageText, fenceUntrusted, untrustedClose, untrustedOpen } from "./untrusted-text.js";
 
 /** Caps of {@link describeToolsForModel}, in UTF-16 units unless said otherwise. */

@@ -6,11 +6,12 @@
  *
  * @packageDocumentation
  */
-export { listTools, type DiscoveryOptions } from "./discovery.js";
-export { findTools, selectTool } from "./selection.js";
+
+export type { Ambiguity, AmbiguousCandidate, SourceField } from "./ambiguity.js";
 export { registrationOrigin, type ToolCriteria } from "./criteria.js";
-export { invokeTool } from "./invoke-tool.js";
-export { maxInputBytes, type InvokeTarget, type InvokeToolOptions } from "./invoke-options.js";
+export { type DescribeOptions, describeToolsForModel } from "./describe-tools.js";
+export { type DiscoveryOptions, listTools } from "./discovery.js";
+export { InputInvalidError, type InputProblem, UnsafeSchemaError, UsageError, ValidationLimitError, WebMcpHelpersError } from "./errors.js";
 export type {
   AwaitingSubmissionResult,
   CanceledResult,
@@ -19,11 +20,11 @@ export type {
   InvocationResult,
   OutcomeUnknownResult,
 } from "./invocation-result.js";
-export { describeToolsForModel, type DescribeOptions } from "./describe-tools.js";
-export { cleanPageText, fenceUntrusted, untrustedClose, untrustedOpen, type CleanOptions } from "./untrusted-text.js";
+export { type InvokeTarget, type InvokeToolOptions, maxInputBytes } from "./invoke-options.js";
+export { invokeTool } from "./invoke-tool.js";
 export { compileInputSchema, type InputSchema, type InputValidation } from "./schema/input-schema.js";
 export { defaultSchemaLimits, type SchemaLimits } from "./schema/limits.js";
-export { InputInvalidError, UnsafeSchemaError, UsageError, ValidationLimitError, WebMcpHelpersError, type InputProblem } from "./errors.js";
+export { findTools, selectTool } from "./selection.js";
 export { AmbiguousToolError, ToolNotFoundError } from "./selection-errors.js";
-export type { AmbiguousCandidate, Ambiguity, SourceField } from "./ambiguity.js";
 export type { ToolSourceSummary } from "./tool-source.js";
+export { type CleanOptions, cleanPageText, fenceUntrusted, untrustedClose, untrustedOpen } from "./untrusted-text.js";

@@ -113,7 +113,10 @@ export function completedResult(tool: WebMcpTool, body: WebMcpInvocationResult, 
     case "canceled":
       return { ...base, status: "canceled", forModel: `The tool ${toolName(tool)} was canceled by the page or the user (${id}); it did not complete.` };
     case "error": {
-      const text = body.error_text === undefined ? " It gave no reason." : ` The page's error text:\n${fenceUntrusted(body.error_text, { maxLength: maxOutputLength, multiline: true })}`;
+      const text =
+        body.error_text === undefined
+          ? " It gave no reason."
+          : ` The page's error text:\n${fenceUntrusted(body.error_text, { maxLength: maxOutputLength, multiline: true })}`;
       return { ...base, status: "error", errorText: body.error_text, forModel: `The tool ${toolName(tool)} failed (${id}).${text}` };
     }
     case "awaiting_submission":

@@ -60,7 +60,10 @@ export interface CheckedInvoke {
 export function checkInvokeOptions(options: InvokeToolOptions): CheckedInvoke {
   const { select, toolRef, input = {}, timeoutSec = TIMEOUT.default } = options;
   if ((select === undefined) === (toolRef === undefined)) {
-    throw new UsageError("invalid_target", "Pass exactly one of select (criteria, to choose from a fresh snapshot) and toolRef (a tool or tool_ref you chose).");
+    throw new UsageError(
+      "invalid_target",
+      "Pass exactly one of select (criteria, to choose from a fresh snapshot) and toolRef (a tool or tool_ref you chose).",
+    );
   }
   if (select !== undefined) checkCriteria(select);
   const isTool = typeof toolRef === "object" && toolRef !== null && typeof toolRef.tool_ref === "string" && typeof toolRef.input_schema === "object";
@@ -68,10 +71,16 @@ export function checkInvokeOptions(options: InvokeToolOptions): CheckedInvoke {
     throw new UsageError("invalid_target", "toolRef must be a tool from a snapshot (listTools) or its non-empty tool_ref string.");
   }
   if (!Number.isInteger(timeoutSec) || timeoutSec < TIMEOUT.minimum || timeoutSec > TIMEOUT.maximum) {
-    throw new UsageError("invalid_timeout", `timeoutSec must be an integer from ${TIMEOUT.minimum} to ${TIMEOUT.maximum} (seconds); got ${String(timeoutSec)}.`);
+    throw new UsageError(
+      "invalid_timeout",
+      `timeoutSec must be an integer from ${TIMEOUT.minimum} to ${TIMEOUT.maximum} (seconds); got ${String(timeoutSec)}.`,
+    );
   }
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new UsageError("input_not_object", `input must be a JSON object ({} when the tool takes none); got ${Array.isArray(input) ? "an array" : String(input)}.`);
+    throw new UsageError(
+      "input_not_object",
+      `input must be a JSON object ({} when the tool takes none); got ${Array.isArray(input) ? "an array" : String(input)}.`,
+    );
   }
   let serialized: string;
   try {

@@ -6,8 +6,8 @@ import { completedResult, type InvocationResult, outcomeUnknownResult } from "./
 import { type CheckedInvoke, checkInvokeOptions, type InvokeToolOptions } from "./invoke-options.js";
 import { compileInputSchema } from "./schema/input-schema.js";
 import type { SchemaLimits } from "./schema/limits.js";
-import { ToolNotFoundError } from "./selection-errors.js";
 import { selectTool } from "./selection.js";
+import { ToolNotFoundError } from "./selection-errors.js";
 
 type RequestOptions = { projectId?: string | null; signal?: AbortSignal };
 

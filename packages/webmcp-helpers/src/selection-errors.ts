@@ -39,9 +39,11 @@ export class ToolNotFoundError extends WebMcpHelpersError {
     const sameName = criteria.name === undefined ? [] : tools.filter((tool) => tool.name === criteria.name);
     const names = [...new Set(tools.map((tool) => tool.name))];
     const hint =
-      tools.length === 0 ? ` ${emptySnapshot}`
-      : sameName.length ? `\nTools named ${JSON.stringify(cleanPageText(criteria.name ?? "", { maxLength: 80 }))} are registered at:${listed(sameName, describeSource)}`
-      : `\nThe snapshot's tool names:${listed(names, (name) => JSON.stringify(cleanPageText(name, { maxLength: 80 })))}`;
+      tools.length === 0
+        ? ` ${emptySnapshot}`
+        : sameName.length
+          ? `\nTools named ${JSON.stringify(cleanPageText(criteria.name ?? "", { maxLength: 80 }))} are registered at:${listed(sameName, describeSource)}`
+          : `\nThe snapshot's tool names:${listed(names, (name) => JSON.stringify(cleanPageText(name, { maxLength: 80 })))}`;
     super(code, `${message}${hint}`);
     this.criteria = criteria;
     this.snapshotSize = tools.length;
@@ -67,9 +69,13 @@ export class ToolNotFoundError extends WebMcpHelpersError {
 function candidateLine(candidate: AmbiguousCandidate, differing: SourceField[]): string {
   const fields = (differing.length ? differing : (["windowId", "tabId", "frame"] as SourceField[])).map((field) => {
     const value =
-      field === "frame" ? (candidate.frame === "top" ? "top" : `${candidate.frame.frameId} (${candidate.frame.url})`)
-      : field === "title" ? JSON.stringify(candidate.title)
-      : String(candidate[field]);
+      field === "frame"
+        ? candidate.frame === "top"
+          ? "top"
+          : `${candidate.frame.frameId} (${candidate.frame.url})`
+        : field === "title"
+          ? JSON.stringify(candidate.title)
+          : String(candidate[field]);
     return `${field} ${cleanPageText(value, { maxLength: 200 })}`;
   });
   const select = candidate.criteria ? ` → ${shown(candidate.criteria)}` : ` → toolRef ${JSON.stringify(cleanPageText(candidate.toolRef, { maxLength: 120 }))}`;

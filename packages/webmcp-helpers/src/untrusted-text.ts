@@ -8,6 +8,7 @@ export const untrustedClose = "</untrusted-page-text>";
 // and bidirectional formatting characters, invisible operators, the byte order mark,
 // interlinear annotations, and the Unicode tag block ("ASCII smuggling").
 const invisible =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing controls is the point; not \p{Cc}, which would also take tab, \n and \r.
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const lineBreaks = /\r\n?|[\u2028\u2029\u0085]/g;

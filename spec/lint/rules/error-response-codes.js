@@ -1,6 +1,6 @@
 // The house rule `error-response-codes`; rules/error-response-codes.bad.yaml breaks it and nothing else.
 import { errorResponses, responseWhere } from "../support/error-responses.js";
-import { SNAKE_CASE, operationLabel } from "../support/names.js";
+import { operationLabel, SNAKE_CASE } from "../support/names.js";
 import { onceReporter } from "../support/report-once.js";
 
 /** Every 4xx/5xx response lists its codes in `x-error-codes`: a non-empty array of unique snake_case strings. */
@@ -17,7 +17,8 @@ export default function ErrorResponseCodes() {
             report(
               ctx,
               codes === undefined ? location : location.child(["x-error-codes"]),
-              who, ` does not list its error codes. Add \`x-error-codes: [code, ...]\`, a non-empty array of the snake_case codes this response can carry (e.g. \`[not_found]\`).`,
+              who,
+              ` does not list its error codes. Add \`x-error-codes: [code, ...]\`, a non-empty array of the snake_case codes this response can carry (e.g. \`[not_found]\`).`,
             );
             continue;
           }
@@ -25,7 +26,12 @@ export default function ErrorResponseCodes() {
           codes.forEach((code, index) => {
             const where = location.child(["x-error-codes", index]);
             if (typeof code !== "string" || !SNAKE_CASE.test(code)) {
-              report(ctx, where, who, ` lists the error code ${JSON.stringify(code)}, which is not snake_case. Codes are stable snake_case strings such as \`project_not_found\`.`);
+              report(
+                ctx,
+                where,
+                who,
+                ` lists the error code ${JSON.stringify(code)}, which is not snake_case. Codes are stable snake_case strings such as \`project_not_found\`.`,
+              );
             } else if (seen.has(code)) {
               report(ctx, where, who, ` lists the error code \`${code}\` twice in \`x-error-codes\`; remove the duplicate.`);
             }

@@ -19,7 +19,12 @@ export default function ErrorResponseExamples() {
             const { node: media, location: mediaLocation } = deref(ctx, rawMedia, location.child(["content", mediaType]));
             if (!isObject(media)) continue;
             if (media.example !== undefined) {
-              report(ctx, mediaLocation.child(["example"]).key(), who, ` (${mediaType}) uses \`example\`; use \`examples\` with one named example per error code, each \`value: { code, message }\`.`);
+              report(
+                ctx,
+                mediaLocation.child(["example"]).key(),
+                who,
+                ` (${mediaType}) uses \`example\`; use \`examples\` with one named example per error code, each \`value: { code, message }\`.`,
+              );
             }
             const examples = isObject(media.examples) ? media.examples : {};
             const byCode = new Map();
@@ -29,20 +34,40 @@ export default function ErrorResponseExamples() {
               if (!isObject(example)) continue;
               const code = isObject(example.value) ? example.value.code : undefined;
               if (typeof code !== "string") {
-                report(ctx, resolvedExampleLocation, who, ` (${mediaType}) has the example \`${name}\` without a string \`value.code\`; give it an inline \`value: { code: <one of x-error-codes>, message: ... }\`.`);
+                report(
+                  ctx,
+                  resolvedExampleLocation,
+                  who,
+                  ` (${mediaType}) has the example \`${name}\` without a string \`value.code\`; give it an inline \`value: { code: <one of x-error-codes>, message: ... }\`.`,
+                );
                 continue;
               }
               if (!codes.includes(code)) {
-                report(ctx, resolvedExampleLocation.child(["value", "code"]), who, ` (${mediaType}) has an example for \`${code}\`, which is not in its \`x-error-codes\` (${codes.join(", ") || "none"}); add the code to \`x-error-codes\` or fix the example.`);
+                report(
+                  ctx,
+                  resolvedExampleLocation.child(["value", "code"]),
+                  who,
+                  ` (${mediaType}) has an example for \`${code}\`, which is not in its \`x-error-codes\` (${codes.join(", ") || "none"}); add the code to \`x-error-codes\` or fix the example.`,
+                );
               }
               byCode.set(code, [...(byCode.get(code) ?? []), name]);
             }
             for (const code of codes) {
               const names = byCode.get(code) ?? [];
               if (names.length === 0) {
-                report(ctx, isObject(media.examples) ? mediaLocation.child(["examples"]).key() : mediaLocation.key(), who, ` (${mediaType}) has no example for the error code \`${code}\`. Add \`examples: { ${code}: { summary: ..., value: { code: ${code}, message: ... } } }\`.`);
+                report(
+                  ctx,
+                  isObject(media.examples) ? mediaLocation.child(["examples"]).key() : mediaLocation.key(),
+                  who,
+                  ` (${mediaType}) has no example for the error code \`${code}\`. Add \`examples: { ${code}: { summary: ..., value: { code: ${code}, message: ... } } }\`.`,
+                );
               } else if (names.length > 1) {
-                report(ctx, mediaLocation.child(["examples"]).key(), who, ` (${mediaType}) has ${names.length} examples for the error code \`${code}\` (${names.join(", ")}); keep exactly one per code.`);
+                report(
+                  ctx,
+                  mediaLocation.child(["examples"]).key(),
+                  who,
+                  ` (${mediaType}) has ${names.length} examples for the error code \`${code}\` (${names.join(", ")}); keep exactly one per code.`,
+                );
               }
             }
           }

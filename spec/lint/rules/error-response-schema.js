@@ -19,7 +19,12 @@ export default function ErrorResponseSchema() {
           const content = isObject(response.content) ? response.content : {};
           const mediaTypes = Object.keys(content);
           if (mediaTypes.length === 0) {
-            report(ctx, location, who, ` has no \`content\`. Every error response carries the shared error body: add \`content: { application/json: { schema: { $ref: ../schemas/Error.yaml } } }\`.`);
+            report(
+              ctx,
+              location,
+              who,
+              ` has no \`content\`. Every error response carries the shared error body: add \`content: { application/json: { schema: { $ref: ../schemas/Error.yaml } } }\`.`,
+            );
             continue;
           }
           for (const mediaType of mediaTypes) {

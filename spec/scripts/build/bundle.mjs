@@ -28,8 +28,18 @@ export function bundle(root, outDir) {
   for (const ext of ["json", "yaml"]) {
     const output = join(outDir, `openapi.${ext}`);
     const run = redocly([
-      "bundle", root, "--config", configPath, "--output", output, "--ext", ext,
-      "--lint-config", "error", "--component-renaming-conflicts-severity", "error",
+      "bundle",
+      root,
+      "--config",
+      configPath,
+      "--output",
+      output,
+      "--ext",
+      ext,
+      "--lint-config",
+      "error",
+      "--component-renaming-conflicts-severity",
+      "error",
     ]);
     if (run.status !== 0 || !existsSync(output)) fail(`redocly bundle to ${relative(specDir, output)} failed (exit ${run.status}):`, run.output);
     if (/Renamed \S+ to /.test(run.output)) fail(`redocly bundle renamed a component (two schemas share a name); give them distinct names:`, run.output);

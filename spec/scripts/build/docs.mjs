@@ -53,8 +53,17 @@ export function docs(bundledJson, outDir) {
   // The page, rendered by the CLI with our template.
   const html = join(docsDir, "index.html");
   const run = redocly([
-    "build-docs", bundledJson, "--config", configPath, "--output", html, "--template", templatePath,
-    `--templateOptions.redocIntegrity=${integrity}`, "--lint-config", "error",
+    "build-docs",
+    bundledJson,
+    "--config",
+    configPath,
+    "--output",
+    html,
+    "--template",
+    templatePath,
+    `--templateOptions.redocIntegrity=${integrity}`,
+    "--lint-config",
+    "error",
   ]);
   if (run.status !== 0 || !existsSync(html)) fail(`redocly build-docs failed (exit ${run.status}):`, run.output);
 
@@ -65,7 +74,9 @@ export function docs(bundledJson, outDir) {
   const cdnLinks = page.match(/<link rel="modulepreload" href="https:\/\/cdn\.redocly\.com\/[^"]+"[^>]*\/>/g) ?? [];
   const cdnImports = page.match(/import \{ hydrate \} from "https:\/\/cdn\.redocly\.com\/[^"]+";/g) ?? [];
   if (cdnLinks.length !== 1 || cdnImports.length !== 1) {
-    fail(`build-docs output changed shape: expected one CDN modulepreload link and one CDN import, found ${cdnLinks.length} and ${cdnImports.length}; update scripts/build/docs.mjs.`);
+    fail(
+      `build-docs output changed shape: expected one CDN modulepreload link and one CDN import, found ${cdnLinks.length} and ${cdnImports.length}; update scripts/build/docs.mjs.`,
+    );
   }
   page = page.replace(cdnLinks[0], "").replace(cdnImports[0], 'import { hydrate } from "./redoc.standalone.js";');
   if (CDN_BUNDLE.test(page)) fail("the page still names the Redoc CDN after rewriting it.");

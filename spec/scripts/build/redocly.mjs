@@ -52,5 +52,10 @@ export function redocly(args) {
     maxBuffer: 256 * 1024 * 1024,
   });
   if (result.error) fail(`could not run redocly ${args[0]}: ${result.error.message}`);
-  return { status: result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "", output: cleanOutput(`${result.stdout ?? ""}\n${result.stderr ?? ""}`) };
+  return {
+    status: result.status,
+    stdout: result.stdout ?? "",
+    stderr: result.stderr ?? "",
+    output: cleanOutput(`${result.stdout ?? ""}\n${result.stderr ?? ""}`),
+  };
 }

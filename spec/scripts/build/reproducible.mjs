@@ -2,7 +2,7 @@
 // into temporary folders must be byte-identical to the output, or generated files would
 // change without a change to the spec.
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundle } from "./bundle.mjs";
@@ -26,7 +26,13 @@ export function checkReproducible(root, outDir) {
   const differences = [];
   const files = [...new Set([...listFiles(outDir), ...runs.flatMap((dir) => listFiles(dir))])].sort();
   for (const file of files) {
-    const hashes = [outDir, ...runs].map((dir) => (existsSync(join(dir, file)) ? createHash("sha256").update(readFileSync(join(dir, file))).digest("hex") : "missing"));
+    const hashes = [outDir, ...runs].map((dir) =>
+      existsSync(join(dir, file))
+        ? createHash("sha256")
+            .update(readFileSync(join(dir, file)))
+            .digest("hex")
+        : "missing",
+    );
     if (new Set(hashes).size > 1) differences.push(`  ${file}: ${hashes.map((h) => h.slice(0, 12)).join(" / ")}`);
   }
   for (const dir of runs) rmSync(dir, { recursive: true, force: true });

@@ -57,18 +57,7 @@ const cdpMethods = [
   "Autofill.trigger",
 ] as const;
 
-const categoryNames = [
-  "control",
-  "connection",
-  "system",
-  "captcha",
-  "console",
-  "network",
-  "page",
-  "interaction",
-  "screenshot",
-  "platform",
-] as const;
+const categoryNames = ["control", "connection", "system", "captcha", "console", "network", "page", "interaction", "screenshot", "platform"] as const;
 
 const regions = ["us-east", "eu-west", "ap-southeast"] as const;
 

@@ -1,15 +1,10 @@
-import type { SchemaCase } from "./types.js";
 import { browserConfigCases } from "./browser-config.js";
 import { managedAuthCases } from "./managed-auth.js";
 import { platformCases } from "./platform.js";
+import type { SchemaCase } from "./types.js";
 import { webmcpCases } from "./webmcp.js";
 
 export type { SchemaCase } from "./types.js";
 
 /** Every row of the rule table, across all areas of the spec. */
-export const schemaCases: readonly SchemaCase[] = [
-  ...managedAuthCases,
-  ...browserConfigCases,
-  ...platformCases,
-  ...webmcpCases,
-];
+export const schemaCases: readonly SchemaCase[] = [...managedAuthCases, ...browserConfigCases, ...platformCases, ...webmcpCases];

@@ -184,14 +184,7 @@ export const managedAuthCases: readonly SchemaCase[] = [
   { schema: MA, rule: "finished flow", value: finishedFlow, valid: true },
   { schema: MA, rule: "type: object (array rejected)", value: [minimalConnection], valid: false },
   { schema: MA, rule: "type: object (null rejected)", value: null, valid: false },
-  ...requiredMissingRows("ManagedAuth", minimalConnection, [
-    "id",
-    "profile_name",
-    "domain",
-    "status",
-    "save_credentials",
-    "record_session",
-  ]),
+  ...requiredMissingRows("ManagedAuth", minimalConnection, ["id", "profile_name", "domain", "status", "save_credentials", "record_session"]),
   { schema: MA, rule: "additionalProperties: unknown property", value: { ...minimalConnection, nickname: "x" }, valid: false },
   { schema: MA, rule: "additionalProperties: unknown property on full record", value: { ...fullConnection, extra: 1 }, valid: false },
 
@@ -216,7 +209,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
   { schema: MA, rule: "credential: provider auto", value: { ...minimalConnection, credential: { provider: "op", auto: true } }, valid: true },
   { schema: MA, rule: "credential: invalid reference rejected", value: { ...minimalConnection, credential: {} }, valid: false },
   { schema: MA, rule: "browser: not nullable", value: { ...minimalConnection, browser: null }, valid: false },
-  { schema: MA, rule: "browser: direct proxy", value: { ...minimalConnection, browser: { region: "eu-west", stealth: true, proxy: { mode: "direct" } } }, valid: true },
+  {
+    schema: MA,
+    rule: "browser: direct proxy",
+    value: { ...minimalConnection, browser: { region: "eu-west", stealth: true, proxy: { mode: "direct" } } },
+    valid: true,
+  },
   { schema: MA, rule: "browser_telemetry: nullable", value: { ...minimalConnection, browser_telemetry: null }, valid: true },
   { schema: MA, rule: "browser_telemetry: object (string rejected)", value: { ...minimalConnection, browser_telemetry: "on" }, valid: false },
   { schema: MA, rule: "browser_session_id: nullable string", value: { ...finishedFlow, browser_session_id: null }, valid: true },
@@ -252,8 +250,18 @@ export const managedAuthCases: readonly SchemaCase[] = [
     value: { ...minimalConnection, can_reauth: false, can_reauth_reason: reason },
     valid: true,
   })),
-  { schema: MA, rule: "can_reauth true with not-eligible reason rejected", value: { ...minimalConnection, can_reauth: true, can_reauth_reason: "requires_sms_code" }, valid: false },
-  { schema: MA, rule: "can_reauth false with eligible reason rejected", value: { ...minimalConnection, can_reauth: false, can_reauth_reason: "has_credential" }, valid: false },
+  {
+    schema: MA,
+    rule: "can_reauth true with not-eligible reason rejected",
+    value: { ...minimalConnection, can_reauth: true, can_reauth_reason: "requires_sms_code" },
+    valid: false,
+  },
+  {
+    schema: MA,
+    rule: "can_reauth false with eligible reason rejected",
+    value: { ...minimalConnection, can_reauth: false, can_reauth_reason: "has_credential" },
+    valid: false,
+  },
   { schema: MA, rule: "can_reauth without reason", value: { ...minimalConnection, can_reauth: true }, valid: true },
 
   // ManagedAuth: health checks
@@ -265,10 +273,25 @@ export const managedAuthCases: readonly SchemaCase[] = [
   { schema: MA, rule: "health_check_interval: string rejected", value: { ...minimalConnection, health_check_interval: "3600" }, valid: false },
   { schema: MA, rule: "health_check_interval: nullable", value: { ...minimalConnection, health_check_interval: null }, valid: true },
   { schema: MA, rule: "health_check_interval: Free plan minimum 21600", value: { ...minimalConnection, health_check_interval: 21600 }, valid: true },
-  { schema: MA, rule: "health_check_unavailable_reason: no_auth_check_url", value: { ...minimalConnection, health_checks: true, health_check_unavailable_reason: "no_auth_check_url" }, valid: true },
-  { schema: MA, rule: "health_check_unavailable_reason: unknown value", value: { ...minimalConnection, health_check_unavailable_reason: "no_url" }, valid: false },
+  {
+    schema: MA,
+    rule: "health_check_unavailable_reason: no_auth_check_url",
+    value: { ...minimalConnection, health_checks: true, health_check_unavailable_reason: "no_auth_check_url" },
+    valid: true,
+  },
+  {
+    schema: MA,
+    rule: "health_check_unavailable_reason: unknown value",
+    value: { ...minimalConnection, health_check_unavailable_reason: "no_url" },
+    valid: false,
+  },
   { schema: MA, rule: "health_check_unavailable_reason: not nullable", value: { ...minimalConnection, health_check_unavailable_reason: null }, valid: false },
-  { schema: MA, rule: "health_check_unavailable_reason: only while health_checks enabled", value: { ...minimalConnection, health_checks: false, health_check_unavailable_reason: "no_auth_check_url" }, valid: false },
+  {
+    schema: MA,
+    rule: "health_check_unavailable_reason: only while health_checks enabled",
+    value: { ...minimalConnection, health_checks: false, health_check_unavailable_reason: "no_auth_check_url" },
+    valid: false,
+  },
 
   // ManagedAuth: formats
   { schema: MA, rule: "last_auth_check_at: date-time", value: { ...minimalConnection, last_auth_check_at: "2026-11-02T09:58:12.120+01:00" }, valid: true },
@@ -298,7 +321,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
     valid: true,
   })),
   { schema: MA, rule: "flow_status: unknown value", value: { ...finishedFlow, flow_status: "DONE" }, valid: false },
-  { schema: MA, rule: "flow_step: AWAITING_EXTERNAL_ACTION with message", value: { ...fullConnection, flow_step: "AWAITING_EXTERNAL_ACTION", external_action_message: "Approve the sign-in on your phone" }, valid: true },
+  {
+    schema: MA,
+    rule: "flow_step: AWAITING_EXTERNAL_ACTION with message",
+    value: { ...fullConnection, flow_step: "AWAITING_EXTERNAL_ACTION", external_action_message: "Approve the sign-in on your phone" },
+    valid: true,
+  },
   { schema: MA, rule: "flow_step: unknown value", value: { ...finishedFlow, flow_step: "WAITING" }, valid: false },
   { schema: MA, rule: "flow_type: REAUTH", value: { ...finishedFlow, flow_type: "REAUTH" }, valid: true },
   { schema: MA, rule: "flow_type: unknown value", value: { ...finishedFlow, flow_type: "RELOGIN" }, valid: false },
@@ -307,7 +335,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
   { schema: MA, rule: "choices: nullable", value: { ...finishedFlow, choices: null }, valid: true },
   { schema: MA, rule: "choices: empty array", value: { ...finishedFlow, choices: [] }, valid: true },
   { schema: MA, rule: "choices: items are ManagedAuthChoice", value: { ...finishedFlow, choices: [{ id: "x" }] }, valid: false },
-  { schema: MA, rule: "fields: items are ManagedAuthField", value: { ...finishedFlow, fields: [{ id: "f", ref: "r", type: "pin", reason: "missing" }] }, valid: false },
+  {
+    schema: MA,
+    rule: "fields: items are ManagedAuthField",
+    value: { ...finishedFlow, fields: [{ id: "f", ref: "r", type: "pin", reason: "missing" }] },
+    valid: false,
+  },
   { schema: MA, rule: "fields: object rejected (array expected)", value: { ...finishedFlow, fields: fullField }, valid: false },
   { schema: MA, rule: "discovered_fields: items are DiscoveredField", value: { ...finishedFlow, discovered_fields: [{ name: "otp" }] }, valid: false },
   { schema: MA, rule: "mfa_options: items are MFAOption", value: { ...finishedFlow, mfa_options: [{ type: "passkey", label: "Passkey" }] }, valid: false },
@@ -317,7 +350,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
 
   // ManagedAuth: conditional rules
   { schema: MA, rule: "no flow: flow_step must be null", value: { ...minimalConnection, flow_step: "AWAITING_INPUT" }, valid: false },
-  { schema: MA, rule: "no flow (flow_status null): flow_type must be null", value: { ...minimalConnection, flow_status: null, flow_type: "LOGIN" }, valid: false },
+  {
+    schema: MA,
+    rule: "no flow (flow_status null): flow_type must be null",
+    value: { ...minimalConnection, flow_status: null, flow_type: "LOGIN" },
+    valid: false,
+  },
   { schema: MA, rule: "no flow: flow_expires_at must be null", value: { ...minimalConnection, flow_expires_at: "2026-11-02T10:15:00Z" }, valid: false },
   { schema: MA, rule: "no flow: fields must be null", value: { ...minimalConnection, fields: [] }, valid: false },
   { schema: MA, rule: "no flow: hosted_url must be null", value: { ...minimalConnection, hosted_url: "https://auth.example/x" }, valid: false },
@@ -330,12 +368,32 @@ export const managedAuthCases: readonly SchemaCase[] = [
   },
   { schema: MA, rule: "FAILED without error_code", value: { ...finishedFlow, flow_status: "FAILED", error_message: "Failed" }, valid: false },
   { schema: MA, rule: "FAILED without error_message", value: { ...finishedFlow, flow_status: "FAILED", error_code: "x" }, valid: false },
-  { schema: MA, rule: "FAILED with null error_code", value: { ...finishedFlow, flow_status: "FAILED", error_code: null, error_message: "Failed" }, valid: false },
-  { schema: MA, rule: "AWAITING_EXTERNAL_ACTION without message", value: { ...fullConnection, flow_step: "AWAITING_EXTERNAL_ACTION", external_action_message: null }, valid: false },
-  { schema: MA, rule: "AWAITING_EXTERNAL_ACTION message omitted", value: without({ ...fullConnection, flow_step: "AWAITING_EXTERNAL_ACTION" }, "external_action_message"), valid: false },
+  {
+    schema: MA,
+    rule: "FAILED with null error_code",
+    value: { ...finishedFlow, flow_status: "FAILED", error_code: null, error_message: "Failed" },
+    valid: false,
+  },
+  {
+    schema: MA,
+    rule: "AWAITING_EXTERNAL_ACTION without message",
+    value: { ...fullConnection, flow_step: "AWAITING_EXTERNAL_ACTION", external_action_message: null },
+    valid: false,
+  },
+  {
+    schema: MA,
+    rule: "AWAITING_EXTERNAL_ACTION message omitted",
+    value: without({ ...fullConnection, flow_step: "AWAITING_EXTERNAL_ACTION" }, "external_action_message"),
+    valid: false,
+  },
   { schema: MA, rule: "IN_PROGRESS without hosted_url", value: without(fullConnection, "hosted_url"), valid: false },
   { schema: MA, rule: "IN_PROGRESS with null live_view_url", value: { ...fullConnection, live_view_url: null }, valid: false },
-  { schema: MA, rule: "IN_PROGRESS stale (past flow_expires_at) still valid", value: { ...fullConnection, flow_expires_at: "2020-01-01T00:00:00Z" }, valid: true },
+  {
+    schema: MA,
+    rule: "IN_PROGRESS stale (past flow_expires_at) still valid",
+    value: { ...fullConnection, flow_expires_at: "2020-01-01T00:00:00Z" },
+    valid: true,
+  },
 
   // ManagedAuthStatus
   ...enumRows("ManagedAuthStatus", ["AUTHENTICATED", "NEEDS_AUTH"], ["UNKNOWN", "authenticated", null]),
@@ -344,11 +402,7 @@ export const managedAuthCases: readonly SchemaCase[] = [
   ...enumRows("ManagedAuthFlowStatus", ["IN_PROGRESS", "SUCCESS", "FAILED", "EXPIRED", "CANCELED"], ["CANCELLED", null]),
 
   // ManagedAuthFlowStep
-  ...enumRows(
-    "ManagedAuthFlowStep",
-    ["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"],
-    ["DONE", null],
-  ),
+  ...enumRows("ManagedAuthFlowStep", ["DISCOVERING", "AWAITING_INPUT", "AWAITING_EXTERNAL_ACTION", "SUBMITTING", "COMPLETED"], ["DONE", null]),
 
   // ManagedAuthFlowType
   ...enumRows("ManagedAuthFlowType", ["LOGIN", "REAUTH"], ["login", null]),
@@ -361,7 +415,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
 
   // CredentialReference
   { schema: schemaRef("CredentialReference"), rule: "exactly one of: {name}", value: { name: "acme-admin" }, valid: true },
-  { schema: schemaRef("CredentialReference"), rule: "exactly one of: {provider, path}", value: { provider: "my-1password", path: "Engineering/acme" }, valid: true },
+  {
+    schema: schemaRef("CredentialReference"),
+    rule: "exactly one of: {provider, path}",
+    value: { provider: "my-1password", path: "Engineering/acme" },
+    valid: true,
+  },
   { schema: schemaRef("CredentialReference"), rule: "exactly one of: {provider, auto: true}", value: { provider: "my-1password", auto: true }, valid: true },
   { schema: schemaRef("CredentialReference"), rule: "exactly one of: empty object", value: {}, valid: false },
   { schema: schemaRef("CredentialReference"), rule: "exactly one of: {name, provider}", value: { name: "acme-admin", provider: "my-1password" }, valid: false },
@@ -369,10 +428,30 @@ export const managedAuthCases: readonly SchemaCase[] = [
   { schema: schemaRef("CredentialReference"), rule: "exactly one of: {provider} alone", value: { provider: "my-1password" }, valid: false },
   { schema: schemaRef("CredentialReference"), rule: "exactly one of: {path} alone", value: { path: "Engineering/acme" }, valid: false },
   { schema: schemaRef("CredentialReference"), rule: "exactly one of: {auto: true} alone", value: { auto: true }, valid: false },
-  { schema: schemaRef("CredentialReference"), rule: "auto: const true ({provider, auto: false})", value: { provider: "my-1password", auto: false }, valid: false },
-  { schema: schemaRef("CredentialReference"), rule: "exactly one of: {provider, path, auto: true}", value: { provider: "my-1password", path: "x", auto: true }, valid: false },
-  { schema: schemaRef("CredentialReference"), rule: "exactly one of: {provider, path, auto: false}", value: { provider: "my-1password", path: "x", auto: false }, valid: false },
-  { schema: schemaRef("CredentialReference"), rule: "exactly one of: {name, provider, auto: true}", value: { name: "a", provider: "p", auto: true }, valid: false },
+  {
+    schema: schemaRef("CredentialReference"),
+    rule: "auto: const true ({provider, auto: false})",
+    value: { provider: "my-1password", auto: false },
+    valid: false,
+  },
+  {
+    schema: schemaRef("CredentialReference"),
+    rule: "exactly one of: {provider, path, auto: true}",
+    value: { provider: "my-1password", path: "x", auto: true },
+    valid: false,
+  },
+  {
+    schema: schemaRef("CredentialReference"),
+    rule: "exactly one of: {provider, path, auto: false}",
+    value: { provider: "my-1password", path: "x", auto: false },
+    valid: false,
+  },
+  {
+    schema: schemaRef("CredentialReference"),
+    rule: "exactly one of: {name, provider, auto: true}",
+    value: { name: "a", provider: "p", auto: true },
+    valid: false,
+  },
   { schema: schemaRef("CredentialReference"), rule: "additionalProperties: {name, extra}", value: { name: "acme-admin", id: "cred_1" }, valid: false },
   { schema: schemaRef("CredentialReference"), rule: "auto: boolean (string rejected)", value: { provider: "my-1password", auto: "true" }, valid: false },
   { schema: schemaRef("CredentialReference"), rule: "name: minLength 1", value: { name: "" }, valid: false },
@@ -389,7 +468,17 @@ export const managedAuthCases: readonly SchemaCase[] = [
   {
     schema: schemaRef("ManagedAuthChoice"),
     rule: "nullable strings and mfa_type null",
-    value: { id: "acct_1", type: "account", label: "jane@acme.example", context: null, description: null, display_text: null, masked_destination: null, observed_selector: null, mfa_type: null },
+    value: {
+      id: "acct_1",
+      type: "account",
+      label: "jane@acme.example",
+      context: null,
+      description: null,
+      display_text: null,
+      masked_destination: null,
+      observed_selector: null,
+      mfa_type: null,
+    },
     valid: true,
   },
   ...requiredMissingRows("ManagedAuthChoice", fullChoice, ["id", "type", "label"]),
@@ -400,25 +489,27 @@ export const managedAuthCases: readonly SchemaCase[] = [
   { schema: schemaRef("ManagedAuthChoice"), rule: "id: not nullable", value: { ...fullChoice, id: null }, valid: false },
   { schema: schemaRef("ManagedAuthChoice"), rule: "mfa_type: passkey", value: { ...fullChoice, mfa_type: "passkey" }, valid: true },
   { schema: schemaRef("ManagedAuthChoice"), rule: "mfa_type: unknown value", value: { ...fullChoice, mfa_type: "carrier_pigeon" }, valid: false },
-  { schema: schemaRef("ManagedAuthChoice"), rule: "masked_destination: string (number rejected)", value: { ...fullChoice, masked_destination: 4821 }, valid: false },
+  {
+    schema: schemaRef("ManagedAuthChoice"),
+    rule: "masked_destination: string (number rejected)",
+    value: { ...fullChoice, masked_destination: 4821 },
+    valid: false,
+  },
 
   // ManagedAuthChoiceType
-  ...enumRows(
-    "ManagedAuthChoiceType",
-    ["mfa_method", "sso_provider", "sign_in_method", "auth_method", "identifier_method", "account", "other"],
-    ["mfa", null],
-  ),
+  ...enumRows("ManagedAuthChoiceType", ["mfa_method", "sso_provider", "sign_in_method", "auth_method", "identifier_method", "account", "other"], ["mfa", null]),
 
   // ManagedAuthMFAMethod
-  ...enumRows(
-    "ManagedAuthMFAMethod",
-    ["sms", "call", "email", "totp", "push", "password", "passkey", "switch", "other"],
-    ["SMS", "webauthn", null],
-  ),
+  ...enumRows("ManagedAuthMFAMethod", ["sms", "call", "email", "totp", "push", "password", "passkey", "switch", "other"], ["SMS", "webauthn", null]),
 
   // ManagedAuthField
   { schema: schemaRef("ManagedAuthField"), rule: "all fields populated", value: fullField, valid: true },
-  { schema: schemaRef("ManagedAuthField"), rule: "required fields only (required defaults to true)", value: { id: "fld_pw", ref: "password", type: "password", reason: "rejected" }, valid: true },
+  {
+    schema: schemaRef("ManagedAuthField"),
+    rule: "required fields only (required defaults to true)",
+    value: { id: "fld_pw", ref: "password", type: "password", reason: "rejected" },
+    valid: true,
+  },
   ...requiredMissingRows("ManagedAuthField", fullField, ["id", "ref", "type", "reason"]),
   { schema: schemaRef("ManagedAuthField"), rule: "additionalProperties: unknown property", value: { ...fullField, value: "123456" }, valid: false },
   ...(["identifier", "password", "code", "totp_code", "totp_secret", "text"] as const).map((type) => ({
@@ -447,7 +538,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
 
   // DiscoveredField
   { schema: schemaRef("DiscoveredField"), rule: "all fields populated", value: fullDiscoveredField, valid: true },
-  { schema: schemaRef("DiscoveredField"), rule: "required fields only (required defaults to true)", value: { name: "email", type: "email", label: "Email", selector: "#email" }, valid: true },
+  {
+    schema: schemaRef("DiscoveredField"),
+    rule: "required fields only (required defaults to true)",
+    value: { name: "email", type: "email", label: "Email", selector: "#email" },
+    valid: true,
+  },
   ...requiredMissingRows("DiscoveredField", fullDiscoveredField, ["name", "type", "label", "selector"]),
   { schema: schemaRef("DiscoveredField"), rule: "additionalProperties: unknown property", value: { ...fullDiscoveredField, value: "x" }, valid: false },
   ...(["text", "email", "password", "tel", "number", "url", "code", "totp"] as const).map((type) => ({
@@ -459,7 +555,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
   { schema: schemaRef("DiscoveredField"), rule: "type: unknown value", value: { ...fullDiscoveredField, type: "checkbox" }, valid: false },
   { schema: schemaRef("DiscoveredField"), rule: "linked_mfa_type: nullable", value: { ...fullDiscoveredField, linked_mfa_type: null }, valid: true },
   { schema: schemaRef("DiscoveredField"), rule: "linked_mfa_type: MFAType value", value: { ...fullDiscoveredField, linked_mfa_type: "totp" }, valid: true },
-  { schema: schemaRef("DiscoveredField"), rule: "linked_mfa_type: passkey is not an MFAType", value: { ...fullDiscoveredField, linked_mfa_type: "passkey" }, valid: false },
+  {
+    schema: schemaRef("DiscoveredField"),
+    rule: "linked_mfa_type: passkey is not an MFAType",
+    value: { ...fullDiscoveredField, linked_mfa_type: "passkey" },
+    valid: false,
+  },
   { schema: schemaRef("DiscoveredField"), rule: "required: false", value: { ...fullDiscoveredField, required: false }, valid: true },
   { schema: schemaRef("DiscoveredField"), rule: "required: boolean (string rejected)", value: { ...fullDiscoveredField, required: "true" }, valid: false },
   { schema: schemaRef("DiscoveredField"), rule: "selector: not nullable", value: { ...fullDiscoveredField, selector: null }, valid: false },
@@ -468,7 +569,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
   // MFAOption
   { schema: schemaRef("MFAOption"), rule: "all fields populated", value: fullMfaOption, valid: true },
   { schema: schemaRef("MFAOption"), rule: "required fields only", value: { type: "push", label: "Send a push notification" }, valid: true },
-  { schema: schemaRef("MFAOption"), rule: "description and target nullable", value: { type: "totp", label: "Authenticator app", description: null, target: null }, valid: true },
+  {
+    schema: schemaRef("MFAOption"),
+    rule: "description and target nullable",
+    value: { type: "totp", label: "Authenticator app", description: null, target: null },
+    valid: true,
+  },
   ...requiredMissingRows("MFAOption", fullMfaOption, ["type", "label"]),
   { schema: schemaRef("MFAOption"), rule: "additionalProperties: unknown property", value: { ...fullMfaOption, id: "x" }, valid: false },
   { schema: schemaRef("MFAOption"), rule: "type: unknown value (other is not an MFAType)", value: { ...fullMfaOption, type: "other" }, valid: false },
@@ -481,7 +587,12 @@ export const managedAuthCases: readonly SchemaCase[] = [
   // SSOButton
   { schema: schemaRef("SSOButton"), rule: "all fields populated", value: fullSsoButton, valid: true },
   ...requiredMissingRows("SSOButton", fullSsoButton, ["selector", "provider", "label"]),
-  { schema: schemaRef("SSOButton"), rule: "additionalProperties: unknown property", value: { ...fullSsoButton, url: "https://accounts.google.com" }, valid: false },
+  {
+    schema: schemaRef("SSOButton"),
+    rule: "additionalProperties: unknown property",
+    value: { ...fullSsoButton, url: "https://accounts.google.com" },
+    valid: false,
+  },
   { schema: schemaRef("SSOButton"), rule: "provider: not nullable", value: { ...fullSsoButton, provider: null }, valid: false },
 
   // SignInOption

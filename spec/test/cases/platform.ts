@@ -1,4 +1,4 @@
-import { schemaRef, type SchemaCase } from "./types.js";
+import { type SchemaCase, schemaRef } from "./types.js";
 
 const at = (name: string, value: unknown, valid: boolean, rule: string): SchemaCase => ({
   schema: schemaRef(name),
@@ -42,7 +42,17 @@ const { checksum: _omitted, ...legacyExtension } = extension;
 /** Errors, projects, limits, extensions, browsers and the shared parameters. */
 export const platformCases: readonly SchemaCase[] = [
   at("Error", { code: "project_not_found", message: "No such project." }, true, "code and message"),
-  at("Error", { code: "bad_request", message: "1 problem", details: [{ code: "maximum", message: "/timeout_sec must be at most 120." }], inner_error: { code: "x", message: "y" } }, true, "details and inner_error"),
+  at(
+    "Error",
+    {
+      code: "bad_request",
+      message: "1 problem",
+      details: [{ code: "maximum", message: "/timeout_sec must be at most 120." }],
+      inner_error: { code: "x", message: "y" },
+    },
+    true,
+    "details and inner_error",
+  ),
   at("Error", { message: "no code" }, false, "code is required"),
   at("Error", { code: "bad_request" }, false, "message is required"),
   at("Error", { code: "BadRequest", message: "m" }, false, "code is snake_case"),
@@ -118,14 +128,60 @@ export const platformCases: readonly SchemaCase[] = [
   at("ProjectName", "proj_ABCDEFGHIJKLMNOPQRSTUVWX", true, "proj_ and 24 capitals is not an id"),
   at("ProjectName", "proj_abcdefghijklmnopqrstuvwx-2", true, "an id with more after it is not an id"),
 
-  at("OrgLimits", { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: 10, concurrent_sessions_used: 3, concurrent_sessions_available: 47 }, true, "full record"),
-  at("OrgLimits", { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: null, concurrent_sessions_used: null, concurrent_sessions_available: null }, true, "usage unreadable and no default: nulls"),
-  at("OrgLimits", { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 3, concurrent_sessions_available: -1 }, false, "available floored at zero"),
-  at("OrgLimits", { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: 1_000_000, concurrent_sessions_used: 0, concurrent_sessions_available: 50 }, true, "default cap at most 1,000,000"),
-  at("OrgLimits", { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: 1_000_001, concurrent_sessions_used: 0, concurrent_sessions_available: 50 }, false, "default cap above 1,000,000"),
-  at("OrgLimits", { max_concurrent_sessions: null, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 0, concurrent_sessions_available: 0 }, false, "organization limit is not nullable"),
-  at("OrgLimits", { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 0 }, false, "concurrent_sessions_available is required"),
-  at("OrgLimits", { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 0, concurrent_sessions_available: 50, max_pooled_sessions: 0 }, false, "no other properties"),
+  at(
+    "OrgLimits",
+    { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: 10, concurrent_sessions_used: 3, concurrent_sessions_available: 47 },
+    true,
+    "full record",
+  ),
+  at(
+    "OrgLimits",
+    { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: null, concurrent_sessions_used: null, concurrent_sessions_available: null },
+    true,
+    "usage unreadable and no default: nulls",
+  ),
+  at(
+    "OrgLimits",
+    { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 3, concurrent_sessions_available: -1 },
+    false,
+    "available floored at zero",
+  ),
+  at(
+    "OrgLimits",
+    { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: 1_000_000, concurrent_sessions_used: 0, concurrent_sessions_available: 50 },
+    true,
+    "default cap at most 1,000,000",
+  ),
+  at(
+    "OrgLimits",
+    { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: 1_000_001, concurrent_sessions_used: 0, concurrent_sessions_available: 50 },
+    false,
+    "default cap above 1,000,000",
+  ),
+  at(
+    "OrgLimits",
+    { max_concurrent_sessions: null, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 0, concurrent_sessions_available: 0 },
+    false,
+    "organization limit is not nullable",
+  ),
+  at(
+    "OrgLimits",
+    { max_concurrent_sessions: 50, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 0 },
+    false,
+    "concurrent_sessions_available is required",
+  ),
+  at(
+    "OrgLimits",
+    {
+      max_concurrent_sessions: 50,
+      default_project_max_concurrent_sessions: null,
+      concurrent_sessions_used: 0,
+      concurrent_sessions_available: 50,
+      max_pooled_sessions: 0,
+    },
+    false,
+    "no other properties",
+  ),
   at("UpdateOrgLimitsRequest", { default_project_max_concurrent_sessions: 10 }, true, "set the default cap"),
   at("UpdateOrgLimitsRequest", { default_project_max_concurrent_sessions: 0 }, true, "0 clears the default cap"),
   at("UpdateOrgLimitsRequest", { default_project_max_concurrent_sessions: 1_000_000 }, true, "cap at most 1,000,000"),
@@ -210,7 +266,18 @@ export const platformCases: readonly SchemaCase[] = [
   at("ExtensionRef", {}, false, "a key is required"),
   at("BrowserExtension", { id: "ext_b", name: null }, true, "unnamed"),
   at("BrowserExtension", { id: "ext_b", name: "has space" }, false, "name pattern"),
-  at("Browser", { ...browser, extensions: [{ id: "ext_8c2k5m1q9w3e7r4t6y0u2i5o", name: "ad-blocker" }, { id: "ext_b", name: null }] }, true, "extensions: named and unnamed"),
+  at(
+    "Browser",
+    {
+      ...browser,
+      extensions: [
+        { id: "ext_8c2k5m1q9w3e7r4t6y0u2i5o", name: "ad-blocker" },
+        { id: "ext_b", name: null },
+      ],
+    },
+    true,
+    "extensions: named and unnamed",
+  ),
   at("Browser", (({ extensions: _e, ...rest }) => rest)(browser), false, "extensions is required"),
   at("Browser", { ...browser, extensions: [{ id: "ext_b" }] }, false, "extensions: name is required (null when none)"),
   at("Browser", { ...browser, extensions: [{ id: "ext_b", name: null, size_bytes: 1 }] }, false, "extensions: no other properties"),

@@ -1,4 +1,4 @@
-import { schemaRef, type SchemaCase } from "./types.js";
+import { type SchemaCase, schemaRef } from "./types.js";
 
 const at = (name: string, value: unknown, valid: boolean, rule: string): SchemaCase => ({
   schema: schemaRef(name),
@@ -58,7 +58,18 @@ export const webmcpCases: readonly SchemaCase[] = [
   at("WebMcpToolList", { tools: [] }, true, "empty snapshot"),
   at("WebMcpToolList", { tools: [tool, { ...tool, tool_ref: "wmt_AAED", source: { ...source, frame } }] }, true, "same name in page and frame"),
   at("WebMcpToolList", {}, false, "tools is required"),
-  at("WebMcpToolList", { tools: [tool], omitted: [{ reason: "tab_limit", count: 4000 }, { reason: "invalid", count: 1 }] }, true, "a partial snapshot says what it left out"),
+  at(
+    "WebMcpToolList",
+    {
+      tools: [tool],
+      omitted: [
+        { reason: "tab_limit", count: 4000 },
+        { reason: "invalid", count: 1 },
+      ],
+    },
+    true,
+    "a partial snapshot says what it left out",
+  ),
   at("WebMcpToolList", { tools: [], omitted: [{ reason: "tab_limit" }] }, false, "an omission has a count"),
   at("WebMcpToolOmission", { reason: "message_too_large", count: 1 }, true, "a dropped message"),
   at("WebMcpToolOmission", { reason: "too_many", count: 3 }, false, "reason is one of the documented ones"),
@@ -86,7 +97,12 @@ export const webmcpCases: readonly SchemaCase[] = [
   at("WebMcpInvokeRequest", { tool_ref: "wmt_AAEC", input: {}, retries: 2 }, false, "no other properties"),
   // input's depth, ASCII property names and well-formed strings are x-max-depth, x-property-name-pattern and prose: the server checks them (400), the schema does not
   // (x-property-name-pattern and not a recursive propertyNames: a validator would recurse as deep as the input nests.)
-  at("WebMcpInvokeRequest", { tool_ref: "wmt_AAEC", input: { "caf\u00e9": "\ud800", deep: [[[[[[[[]]]]]]]] } }, true, "input's server-side rules are not schema rules"),
+  at(
+    "WebMcpInvokeRequest",
+    { tool_ref: "wmt_AAEC", input: { "caf\u00e9": "\ud800", deep: [[[[[[[[]]]]]]]] } },
+    true,
+    "input's server-side rules are not schema rules",
+  ),
 
   at("WebMcpInvocationStatus", "completed", true, "enum completed"),
   at("WebMcpInvocationStatus", "canceled", true, "enum canceled"),
@@ -101,9 +117,19 @@ export const webmcpCases: readonly SchemaCase[] = [
   at("WebMcpInvocationResult", { invocation_id: "inv_1", status: "completed", output: "plain text" }, true, "output of any shape"),
   at("WebMcpInvocationResult", { invocation_id: "inv_1", status: "error", error_text: "boom" }, true, "error with error_text"),
   at("WebMcpInvocationResult", { invocation_id: "inv_1", status: "canceled" }, true, "canceled without output"),
-  at("WebMcpInvocationResult", { invocation_id: "inv_1", status: "awaiting_submission", output: { form_populated: true, submitted: false } }, true, "awaiting_submission output shape"),
+  at(
+    "WebMcpInvocationResult",
+    { invocation_id: "inv_1", status: "awaiting_submission", output: { form_populated: true, submitted: false } },
+    true,
+    "awaiting_submission output shape",
+  ),
   at("WebMcpInvocationResult", { invocation_id: "inv_1", status: "awaiting_submission" }, false, "awaiting_submission needs output"),
-  at("WebMcpInvocationResult", { invocation_id: "inv_1", status: "awaiting_submission", output: { ok: true } }, false, "awaiting_submission output has the fixed shape"),
+  at(
+    "WebMcpInvocationResult",
+    { invocation_id: "inv_1", status: "awaiting_submission", output: { ok: true } },
+    false,
+    "awaiting_submission output has the fixed shape",
+  ),
   at("WebMcpInvocationResult", { invocation_id: "inv_1", status: "done" }, false, "status enum"),
   at("WebMcpInvocationResult", { status: "completed" }, false, "invocation_id is required"),
   at("WebMcpInvocationResult", { invocation_id: "inv_1", status: "error", error_text: 5 }, false, "error_text is a string"),

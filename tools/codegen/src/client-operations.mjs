@@ -12,7 +12,8 @@ function describeBody(document, op) {
   if (!op.requestBody) return { kind: "", optional: true, files: undefined };
   const [mediaType, ...others] = Object.keys(op.requestBody.content);
   const kind = bodyKinds[mediaType];
-  if (!kind || others.length) fail(op, `the facade sends one body of ${Object.keys(bodyKinds).join(" or ")}, not ${Object.keys(op.requestBody.content).join(", ")}`);
+  if (!kind || others.length)
+    fail(op, `the facade sends one body of ${Object.keys(bodyKinds).join(" or ")}, not ${Object.keys(op.requestBody.content).join(", ")}`);
   const schema = deref(document, op.requestBody.content[mediaType].schema);
   const optional = op.requestBody.required !== true;
   if (kind === "json") {
@@ -41,13 +42,15 @@ function isPaged(document, success) {
  * Whether the operation answers `If-None-Match` with `304 Not Modified`: it declares the
  * header parameter, a `304`, and an `ETag` on that and on its success response.
  */
-function isConditional(document, op, success) {
+function isConditional(op, success) {
   const notModified = op.responses.find((r) => r.status === "304");
   if (!notModified) return false;
   const hasETag = (response) => Object.keys(response.headers ?? {}).some((h) => h.toLowerCase() === "etag");
-  if (!op.parameters.some((p) => p.in === "header" && p.name.toLowerCase() === "if-none-match")) fail(op, "a 304 response needs the If-None-Match header parameter");
+  if (!op.parameters.some((p) => p.in === "header" && p.name.toLowerCase() === "if-none-match"))
+    fail(op, "a 304 response needs the If-None-Match header parameter");
   if (!hasETag(success) || !hasETag(notModified)) fail(op, "a conditional operation sends an ETag with its success and its 304 responses");
-  if (op.parameters.some((p) => p.in === "query") || op.requestBody) fail(op, "the facade's <method>IfChanged takes a path parameter and a version, not a query or a body");
+  if (op.parameters.some((p) => p.in === "query") || op.requestBody)
+    fail(op, "the facade's <method>IfChanged takes a path parameter and a version, not a query or a body");
   return true;
 }
 
@@ -91,7 +94,7 @@ export function describeOperations(document) {
       paged: isPaged(document, success),
       noRetry: op.responses.some((r) => (r["x-error-codes"] ?? []).includes("outcome_unknown")),
       timeoutSec: body.timeoutSec,
-      conditional: isConditional(document, op, success),
+      conditional: isConditional(op, success),
     };
   });
   for (const op of operations) {

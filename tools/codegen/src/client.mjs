@@ -1,8 +1,7 @@
-import { banner } from "./document.mjs";
 import { describeOperations } from "./client-operations.mjs";
+import { banner } from "./document.mjs";
 
-const doc = (lines, indent) =>
-  `${indent}/**\n${lines.map((l) => `${indent} * ${l.replaceAll("*/", "*\\/")}`.trimEnd()).join("\n")}\n${indent} */\n`;
+const doc = (lines, indent) => `${indent}/**\n${lines.map((l) => `${indent} * ${l.replaceAll("*/", "*\\/")}`.trimEnd()).join("\n")}\n${indent} */\n`;
 
 /** One row of the runtime table (see `OperationRow` in packages/client/src/operation-row.ts). */
 function row(op) {
@@ -40,7 +39,9 @@ function parameters(op) {
   if (op.input === "query") list.push(`query${optional}: T.${op.Name}Query`);
   if (op.input === "json") list.push(`body${optional}: T.${op.Name}RequestBody`);
   if (op.input === "form") {
-    const files = Object.keys(op.files).map((f) => JSON.stringify(f)).join(" | ");
+    const files = Object.keys(op.files)
+      .map((f) => JSON.stringify(f))
+      .join(" | ");
     list.push(`body${optional}: FormBody<T.${op.Name}RequestBody, ${files}>`);
   }
   list.push("options?: RequestOptions");
@@ -81,7 +82,9 @@ function facadeFile(operations) {
           "Resolves to `{ changed: true, data, etag }`, or to `{ changed: false, etag }` when the server answers `304 Not Modified`. Pass `null` for no version (the first call).",
         ];
         const id = op.pathParam ? `${op.pathParam}: T.${op.Name}PathParams[${JSON.stringify(op.pathParam)}], ` : "";
-        out.push(`${doc(lines, "    ")}    ${op.method}IfChanged(${id}etag: string | null | undefined, options?: RequestOptions): Promise<ConditionalResponse<T.${op.Name}Response>>;\n`);
+        out.push(
+          `${doc(lines, "    ")}    ${op.method}IfChanged(${id}etag: string | null | undefined, options?: RequestOptions): Promise<ConditionalResponse<T.${op.Name}Response>>;\n`,
+        );
       }
       return out;
     });

@@ -16,7 +16,10 @@ export const pascal = (name) => name[0].toUpperCase() + name.slice(1);
 /** Follows one local `$ref` (`#/components/...`), or returns the node itself. */
 export function deref(document, node) {
   if (!node?.$ref) return node;
-  const path = node.$ref.replace(/^#\//, "").split("/").map((p) => p.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const path = node.$ref
+    .replace(/^#\//, "")
+    .split("/")
+    .map((p) => p.replaceAll("~1", "/").replaceAll("~0", "~"));
   return path.reduce((at, key) => at?.[key], document);
 }
 

@@ -1,10 +1,8 @@
 import { deref } from "./document.mjs";
 
-const isClosedObject = (schema) =>
-  schema && typeof schema === "object" && schema.additionalProperties === false && schema.properties;
+const isClosedObject = (schema) => schema && typeof schema === "object" && schema.additionalProperties === false && schema.properties;
 
-const isNotAnything = (node) =>
-  node && typeof node === "object" && node.not && typeof node.not === "object" && Object.keys(node.not).length === 0;
+const isNotAnything = (node) => node && typeof node === "object" && node.not && typeof node.not === "object" && Object.keys(node.not).length === 0;
 
 /**
  * Returns a copy of the document that says the same in JSON Schema but reads better as

@@ -1,4 +1,4 @@
-export { loadDocument, listOperations } from "./document.mjs";
+export { listOperations, loadDocument } from "./document.mjs";
 export { forTypeScript } from "./for-typescript.mjs";
 export { collectLimits } from "./limits.mjs";
 

@@ -87,7 +87,11 @@ function rulesOf(schema, where) {
   for (const keyword of LIST_KEYWORDS) {
     if (!Array.isArray(schema[keyword])) continue;
     const alternatives = schema[keyword].map((sub, i) => rulesOf(sub, `${where}/${keyword}/${i}`));
-    if (alternatives.some(Boolean)) put(keyword, alternatives.map((rule) => rule ?? {}));
+    if (alternatives.some(Boolean))
+      put(
+        keyword,
+        alternatives.map((rule) => rule ?? {}),
+      );
   }
   return Object.keys(rules).length > 0 ? rules : undefined;
 }

@@ -4,7 +4,9 @@ import { forTypeScript } from "./for-typescript.mjs";
 import { generateLimits } from "./limits.mjs";
 
 const docComment = (text) => {
-  const lines = String(text ?? "").trim().split("\n");
+  const lines = String(text ?? "")
+    .trim()
+    .split("\n");
   return lines[0] ? `/**\n${lines.map((l) => ` * ${l.replaceAll("*/", "*\\/")}`.trimEnd()).join("\n")}\n */\n` : "";
 };
 
@@ -33,9 +35,7 @@ function namedExports(document) {
     }
     const responses = [...op.responses].sort(statusOrder);
     const success = responses.find((r) => r.status.startsWith("2"));
-    const successType = success.content
-      ? `${at}["responses"][${success.status}]["content"]["application/json"]`
-      : "void";
+    const successType = success.content ? `${at}["responses"][${success.status}]["content"]["application/json"]` : "void";
     out.push(`/** The ${success.status} response body of \`${op.id}\`. */\nexport type ${Name}Response = ${successType};\n`);
     const errors = responses.filter((r) => Number(r.status) >= 400);
     const errorMap = errors.map((r) => `  ${r.status}: ${at}["responses"][${r.status}]["content"]["application/json"];`);
@@ -44,7 +44,12 @@ function namedExports(document) {
     codes.forEach((c) => allCodes.add(c));
     out.push(`/** Every error \`code\` that \`${op.id}\` can return. */\nexport type ${Name}ErrorCode = ${codes.map((c) => `"${c}"`).join(" | ")};\n`);
   }
-  out.push(`\n/** Every error \`code\` that any operation of this API can return. */\nexport type ErrorCode =\n${[...allCodes].sort().map((c) => `  | "${c}"`).join("\n")};\n`);
+  out.push(
+    `\n/** Every error \`code\` that any operation of this API can return. */\nexport type ErrorCode =\n${[...allCodes]
+      .sort()
+      .map((c) => `  | "${c}"`)
+      .join("\n")};\n`,
+  );
   return out.join("");
 }
 

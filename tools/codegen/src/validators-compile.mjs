@@ -1,6 +1,6 @@
 import { _ } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { SchemaEnv, compileSchema } from "ajv/dist/compile/index.js";
+import { compileSchema, SchemaEnv } from "ajv/dist/compile/index.js";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import { refsIn, resolvePointer, stripAnnotations, usesKeyword } from "./validators-schema.mjs";
 
@@ -125,14 +125,15 @@ function asEsModule(code) {
     return `format$${name}`;
   });
   if (formats.size > 0) {
-    const specifiers = [...formats].sort().map((name) => `${name} as format$${name}`).join(", ");
+    const specifiers = [...formats]
+      .sort()
+      .map((name) => `${name} as format$${name}`)
+      .join(", ");
     imports.push(`import { ${specifiers} } from "../runtime/formats.js";`);
   }
   // Ajv emits every compiled schema object, also those its code never reads. Each sits on
   // one line; the unused ones go.
-  body = body.replace(/^const (schema\d+) = .*;\n/gm, (line, name) =>
-    body.match(new RegExp(`\\b${name}\\b`, "g")).length > 1 ? line : "",
-  );
+  body = body.replace(/^const (schema\d+) = .*;\n/gm, (line, name) => (body.match(new RegExp(`\\b${name}\\b`, "g")).length > 1 ? line : ""));
   // Bundlers keep a top-level `new RegExp(...)` unless told it has no side effects.
   body = body.replace(/^(const pattern\d+ = )new RegExp\(/gm, "$1/*#__PURE__*/ new RegExp(");
   const leftover = /require\([^)]*\)/.exec(body);

@@ -11,8 +11,7 @@ const isNullOnly = (schema) =>
   isObject(schema) && Object.keys(schema).length === 1 && (schema.type === "null" || (schema.type?.length === 1 && schema.type[0] === "null"));
 
 /** A closed object with required keys: one alternative of an "exactly one of" shape. */
-const isClosedObject = (schema) =>
-  isObject(schema) && schema.additionalProperties === false && isObject(schema.properties) && schema.required?.length > 0;
+const isClosedObject = (schema) => isObject(schema) && schema.additionalProperties === false && isObject(schema.properties) && schema.required?.length > 0;
 
 /** The schema an alternative stands for: the target of a bare `$ref`, or itself. */
 const target = (document, schema) =>

@@ -99,7 +99,10 @@ export function reachablePaths(document, schema, path) {
 
 /** The node that a local reference (`#/components/schemas/X`) points to. */
 export function resolvePointer(document, ref) {
-  const segments = ref.slice(2).split("/").map((s) => decodeURIComponent(s).replaceAll("~1", "/").replaceAll("~0", "~"));
+  const segments = ref
+    .slice(2)
+    .split("/")
+    .map((s) => decodeURIComponent(s).replaceAll("~1", "/").replaceAll("~0", "~"));
   const node = segments.reduce((at, key) => (at === undefined ? undefined : at[key]), document);
   if (node === undefined) throw new Error(`validators: ${ref} does not resolve in the document`);
   return node;
@@ -107,7 +110,6 @@ export function resolvePointer(document, ref) {
 
 /** Whether any schema of the document uses one of these keywords (a plain scan: keywords only appear in schemas). */
 export function usesKeyword(document, keywords) {
-  const found = (node) =>
-    node !== null && typeof node === "object" && Object.entries(node).some(([key, value]) => keywords.includes(key) || found(value));
+  const found = (node) => node !== null && typeof node === "object" && Object.entries(node).some(([key, value]) => keywords.includes(key) || found(value));
   return found(document);
 }

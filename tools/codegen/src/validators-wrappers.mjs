@@ -10,7 +10,10 @@ function docComment(paragraphs, indent = "") {
 }
 
 /** The first paragraph of a schema's description: the TSDoc summary of its validators. */
-const summary = (schema) => String(schema.description ?? "").trim().split(/\n\s*\n/)[0];
+const summary = (schema) =>
+  String(schema.description ?? "")
+    .trim()
+    .split(/\n\s*\n/)[0];
 
 /** `200` as a property key or an index; `"4XX"` or `"default"` quoted. */
 const statusKey = (status) => (/^\d+$/.test(status) ? status : JSON.stringify(status));

@@ -102,10 +102,15 @@ const laxNumberString = /\(dataType(\d+) === "string" && data\1 && data\1 == \+d
 /** Parameter validators whose string-to-integer coercion takes plain decimal only. */
 function strictIntegerStrings(compiled, units) {
   const integers = units.flatMap((unit) => Object.values(unit.schema.properties)).filter((schema) => [schema.type].flat().includes("integer"));
-  const body = compiled.body.replace(laxIntegerString, (_match, n) => `(dataType${n} === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data${n}) && isFinite(+data${n}))`);
+  const body = compiled.body.replace(
+    laxIntegerString,
+    (_match, n) => `(dataType${n} === "string" && /^(?:0|-?[1-9][0-9]*)$/.test(data${n}) && isFinite(+data${n}))`,
+  );
   // A changed Ajv would silently bring the lax coercion back; fail the build instead.
-  if (integers.length > 0 && body === compiled.body) throw new Error("validators: Ajv's integer coercion was not found; update strictIntegerStrings for this Ajv version");
-  if (laxNumberString.test(body)) throw new Error("validators: a number parameter would be coerced from any numeric string; number parameters are not supported");
+  if (integers.length > 0 && body === compiled.body)
+    throw new Error("validators: Ajv's integer coercion was not found; update strictIntegerStrings for this Ajv version");
+  if (laxNumberString.test(body))
+    throw new Error("validators: a number parameter would be coerced from any numeric string; number parameters are not supported");
   return { ...compiled, body };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { forTypeScript } from "../src/for-typescript.mjs";
 import { listOperations, loadDocument } from "../src/document.mjs";
+import { forTypeScript } from "../src/for-typescript.mjs";
 import { collectLimits, generateLimits } from "../src/limits.mjs";
 import { generateTypes } from "../src/types.mjs";
 
@@ -91,7 +91,13 @@ describe("limits", () => {
     };
     expect(collectLimits(document)).toEqual({
       schemas: {
-        Body: { maxBytes: 2048, size: { minimum: 1, maximum: 9, default: 5 }, tags: { maxItems: 3, items: { maxLength: 8 } }, either: { oneOf: [{ minLength: 1 }, {}] }, free: { maxDepth: 7 } },
+        Body: {
+          maxBytes: 2048,
+          size: { minimum: 1, maximum: 9, default: 5 },
+          tags: { maxItems: 3, items: { maxLength: 8 } },
+          either: { oneOf: [{ minLength: 1 }, {}] },
+          free: { maxDepth: 7 },
+        },
       },
       parameters: { Page: { maximum: 50 } },
     });
@@ -108,18 +114,30 @@ describe("limits", () => {
       },
     });
     expect(collectLimits(document)).toEqual({
-      schemas: { List: { items: { maxItems: 50, maxItemsPerDocument: 10, maxItemsPerTab: 20, maxDefinitionBytes: 4096 }, input: { propertyNamePattern: "^[a-z]*$" } } },
+      schemas: {
+        List: { items: { maxItems: 50, maxItemsPerDocument: 10, maxItemsPerTab: 20, maxDefinitionBytes: 4096 }, input: { propertyNamePattern: "^[a-z]*$" } },
+      },
     });
     expect(generateLimits(document)).toContain('input: { propertyNamePattern: "^[a-z]*$" }');
   });
 
   it("copies the bounds of an archive part under their names", () => {
-    const file = { type: "string", contentMediaType: "application/zip", "x-max-bytes": 2048, "x-max-entries": 10, "x-max-entry-name-bytes": 64, "x-max-unpacked-bytes": 8192, "x-max-compression-ratio": 2.5 };
+    const file = {
+      type: "string",
+      contentMediaType: "application/zip",
+      "x-max-bytes": 2048,
+      "x-max-entries": 10,
+      "x-max-entry-name-bytes": 64,
+      "x-max-unpacked-bytes": 8192,
+      "x-max-compression-ratio": 2.5,
+    };
     const document = schemas({ Upload: { type: "object", properties: { file } } });
     expect(collectLimits(document)).toEqual({
       schemas: { Upload: { file: { maxBytes: 2048, maxEntries: 10, maxEntryNameBytes: 64, maxUnpackedBytes: 8192, maxCompressionRatio: 2.5 } } },
     });
-    expect(generateLimits(document)).toContain("file: { maxBytes: 2048, maxEntries: 10, maxEntryNameBytes: 64, maxUnpackedBytes: 8192, maxCompressionRatio: 2.5 }");
+    expect(generateLimits(document)).toContain(
+      "file: { maxBytes: 2048, maxEntries: 10, maxEntryNameBytes: 64, maxUnpackedBytes: 8192, maxCompressionRatio: 2.5 }",
+    );
   });
 
   it("refuses archive bounds that are not positive: whole numbers, but for a ratio", () => {
@@ -131,7 +149,9 @@ describe("limits", () => {
   });
 
   it("refuses a property-name pattern that is not a regular expression for the u flag", () => {
-    expect(() => collectLimits(schemas({ A: { "x-property-name-pattern": 5 } }))).toThrow(/#\/components\/schemas\/A\/x-property-name-pattern must be a regular expression/);
+    expect(() => collectLimits(schemas({ A: { "x-property-name-pattern": 5 } }))).toThrow(
+      /#\/components\/schemas\/A\/x-property-name-pattern must be a regular expression/,
+    );
     expect(() => collectLimits(schemas({ A: { "x-property-name-pattern": "[" } }))).toThrow(/must be a regular expression/);
     expect(() => collectLimits(schemas({ A: { "x-max-items-per-tab": -1 } }))).toThrow(/x-max-items-per-tab must be a positive integer/);
   });
@@ -143,6 +163,8 @@ describe("limits", () => {
   });
 
   it("refuses a property named like a rule, which the constant could not tell apart", () => {
-    expect(() => collectLimits(schemas({ A: { maximum: 3, properties: { maximum: { maxLength: 2 } } } }))).toThrow(/both a property and a rule named "maximum"/);
+    expect(() => collectLimits(schemas({ A: { maximum: 3, properties: { maximum: { maxLength: 2 } } } }))).toThrow(
+      /both a property and a rule named "maximum"/,
+    );
   });
 });

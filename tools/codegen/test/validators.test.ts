@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { loadDocument } from "../src/document.mjs";
+import { generateValidators } from "../src/validators.mjs";
 import { compileModule } from "../src/validators-compile.mjs";
 import { collectHints } from "../src/validators-hints.mjs";
-import { generateValidators } from "../src/validators.mjs";
 
 /** A minimal OpenAPI document around these component schemas. */
 const documentWith = (schemas: Record<string, unknown>, paths: Record<string, unknown> = {}) => ({

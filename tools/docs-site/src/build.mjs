@@ -71,7 +71,9 @@ await inParallel(documented, availableParallelism(), async (pkg) => {
   const out = join(siteDir, "packages", slug(pkg.name));
   try {
     const warnings = await buildTypeDoc(pkg, out);
-    console.log(`  typedoc   ${pkg.name} -> dist/site/packages/${slug(pkg.name)}${warnings.length > 0 ? `\n${warnings.map((line) => `            ${line}`).join("\n")}` : ""}`);
+    console.log(
+      `  typedoc   ${pkg.name} -> dist/site/packages/${slug(pkg.name)}${warnings.length > 0 ? `\n${warnings.map((line) => `            ${line}`).join("\n")}` : ""}`,
+    );
   } catch (error) {
     fail(`TypeDoc failed for ${pkg.name} (is it built?):\n${error instanceof Error ? error.message : error}`);
   }

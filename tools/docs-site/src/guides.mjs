@@ -47,7 +47,7 @@ export function codeBlocks(source) {
 }
 
 /** @param {string} text */
-const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * The page of one guide: static, self-contained, no scripts.
@@ -55,7 +55,9 @@ const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`
  * @param {Guide[]} all every guide, for the links between them
  */
 export function guidePage(guide, all) {
-  const nav = all.map((each) => (each === guide ? `<strong>${escape(each.title)}</strong>` : `<a href="${escape(each.slug)}.html">${escape(each.title)}</a>`)).join(" · ");
+  const nav = all
+    .map((each) => (each === guide ? `<strong>${escapeHtml(each.title)}</strong>` : `<a href="${escapeHtml(each.slug)}.html">${escapeHtml(each.title)}</a>`))
+    .join(" · ");
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -63,7 +65,7 @@ export function guidePage(guide, all) {
   <meta name="viewport" content="width=device-width, initial-scale=1" />
   <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'" />
   <link rel="icon" href="data:," />
-  <title>${escape(guide.title)} · browser-service guides</title>
+  <title>${escapeHtml(guide.title)} · browser-service guides</title>
   <style>
     body { font: 16px/1.6 system-ui, sans-serif; margin: 0; color: #1f2328; background: #fff; }
     main { max-width: 52rem; margin: 0 auto; padding: 2rem 1.5rem; }

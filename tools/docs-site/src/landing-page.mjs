@@ -1,7 +1,7 @@
 // The site's front page: the API reference and one entry per public package.
 
 /** @param {string} text */
-const escape = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * @typedef {object} PackageEntry
@@ -21,10 +21,10 @@ export function landingPage({ title, description, apiReference, documents, guide
   const rows = packages
     .map(
       (pkg) => `      <tr>
-        <td>${pkg.href === undefined ? escape(pkg.name) : `<a href="${escape(pkg.href)}">${escape(pkg.name)}</a>`}</td>
-        <td>${escape(pkg.version)}</td>
-        <td>${escape(pkg.description)}</td>
-        <td>${escape(pkg.docsLabel)}</td>
+        <td>${pkg.href === undefined ? escapeHtml(pkg.name) : `<a href="${escapeHtml(pkg.href)}">${escapeHtml(pkg.name)}</a>`}</td>
+        <td>${escapeHtml(pkg.version)}</td>
+        <td>${escapeHtml(pkg.description)}</td>
+        <td>${escapeHtml(pkg.docsLabel)}</td>
       </tr>`,
     )
     .join("\n");
@@ -35,7 +35,7 @@ export function landingPage({ title, description, apiReference, documents, guide
   <meta name="viewport" content="width=device-width, initial-scale=1" />
   <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'" />
   <link rel="icon" href="data:," />
-  <title>${escape(title)}</title>
+  <title>${escapeHtml(title)}</title>
   <style>
     body { font: 16px/1.5 system-ui, sans-serif; margin: 0; color: #1f2328; background: #fff; }
     main { max-width: 60rem; margin: 0 auto; padding: 2rem 1.5rem; }
@@ -48,14 +48,14 @@ export function landingPage({ title, description, apiReference, documents, guide
 </head>
 <body>
   <main>
-    <h1>${escape(title)}</h1>
-    <p>${escape(description)}</p>
+    <h1>${escapeHtml(title)}</h1>
+    <p>${escapeHtml(description)}</p>
     <h2>HTTP API</h2>
-    <p class="api"><a href="${escape(apiReference)}">API reference</a>: every operation, schema and error code of the service, from the bundled OpenAPI 3.1 document.</p>
-    <p>The document itself: ${documents.map((doc) => `<a href="${escape(doc.href)}">${escape(doc.label)}</a>`).join(" and ")}.</p>
+    <p class="api"><a href="${escapeHtml(apiReference)}">API reference</a>: every operation, schema and error code of the service, from the bundled OpenAPI 3.1 document.</p>
+    <p>The document itself: ${documents.map((doc) => `<a href="${escapeHtml(doc.href)}">${escapeHtml(doc.label)}</a>`).join(" and ")}.</p>
     <h2>Guides</h2>
     <ul>
-${guides.map((guide) => `      <li><a href="${escape(guide.href)}">${escape(guide.title)}</a></li>`).join("\n")}
+${guides.map((guide) => `      <li><a href="${escapeHtml(guide.href)}">${escapeHtml(guide.title)}</a></li>`).join("\n")}
     </ul>
     <h2>Packages</h2>
     <table>

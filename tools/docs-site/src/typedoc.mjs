@@ -19,18 +19,28 @@ const tsconfig = fileURLToPath(new URL("../typedoc.tsconfig.json", import.meta.u
  */
 export async function buildTypeDoc(pkg, outDir) {
   const readme = join(pkg.dir, "README.md");
-  const { stdout, stderr } = await mustRun(process.execPath, [
-    typedocBin,
-    "--entryPoints", join(pkg.dir, pkg.manifest.exports["."].types),
-    "--tsconfig", tsconfig,
-    "--out", outDir,
-    "--name", pkg.name,
-    "--includeVersion",
-    "--readme", existsSync(readme) ? readme : "none",
-    // Offline and reproducible: no links to a repository commit, no generator footer.
-    "--disableSources",
-    "--hideGenerator",
-    "--logLevel", "Warn",
-  ], { env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } });
+  const { stdout, stderr } = await mustRun(
+    process.execPath,
+    [
+      typedocBin,
+      "--entryPoints",
+      join(pkg.dir, pkg.manifest.exports["."].types),
+      "--tsconfig",
+      tsconfig,
+      "--out",
+      outDir,
+      "--name",
+      pkg.name,
+      "--includeVersion",
+      "--readme",
+      existsSync(readme) ? readme : "none",
+      // Offline and reproducible: no links to a repository commit, no generator footer.
+      "--disableSources",
+      "--hideGenerator",
+      "--logLevel",
+      "Warn",
+    ],
+    { env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } },
+  );
   return `${stdout}${stderr}`.split("\n").filter((line) => line.trim() !== "");
 }

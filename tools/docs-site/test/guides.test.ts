@@ -47,18 +47,29 @@ describe("the guides", () => {
     expect(guides.map((guide) => guide.title)).toEqual(["Getting started with the client", "WebMCP with the helpers", "The MCP bridge", "Extensions"]);
   });
 
-  it.each(guides.map((guide) => [guide.title, guide] as const))("%s: its program prints what the guide shows", async (_, guide) => {
-    const blocks = codeBlocks(guide.source);
-    for (const block of blocks.filter((each) => each.language === "json")) expect(() => JSON.parse(block.code)).not.toThrow();
-    const program = blocks.filter((each) => each.language === "js").map((each) => each.code).join("\n");
-    const shown = blocks.filter((each) => each.language === "text");
-    expect(program).not.toBe("");
-    expect(shown).toHaveLength(1);
-    const file = join(runDir, `${guide.slug}.mjs`);
-    writeFileSync(file, program);
-    // The commands a reader installs (browser-service-mcp) are on PATH, as npm puts them.
-    const env = { PATH: `${join(packageDir, "node_modules", ".bin")}${delimiter}${process.env.PATH}`, BROWSER_SERVICE_API_KEY: apiKey, BROWSER_SERVICE_BASE_URL: server.url };
-    const { stdout } = await promisify(execFile)(process.execPath, [file], { cwd: runDir, env, timeout: 60_000 });
-    expect(normalize(stdout)).toBe(normalize(shown[0]?.code ?? ""));
-  }, 90_000);
+  it.each(guides.map((guide) => [guide.title, guide] as const))(
+    "%s: its program prints what the guide shows",
+    async (_, guide) => {
+      const blocks = codeBlocks(guide.source);
+      for (const block of blocks.filter((each) => each.language === "json")) expect(() => JSON.parse(block.code)).not.toThrow();
+      const program = blocks
+        .filter((each) => each.language === "js")
+        .map((each) => each.code)
+        .join("\n");
+      const shown = blocks.filter((each) => each.language === "text");
+      expect(program).not.toBe("");
+      expect(shown).toHaveLength(1);
+      const file = join(runDir, `${guide.slug}.mjs`);
+      writeFileSync(file, program);
+      // The commands a reader installs (browser-service-mcp) are on PATH, as npm puts them.
+      const env = {
+        PATH: `${join(packageDir, "node_modules", ".bin")}${delimiter}${process.env.PATH}`,
+        BROWSER_SERVICE_API_KEY: apiKey,
+        BROWSER_SERVICE_BASE_URL: server.url,
+      };
+      const { stdout } = await promisify(execFile)(process.execPath, [file], { cwd: runDir, env, timeout: 60_000 });
+      expect(normalize(stdout)).toBe(normalize(shown[0]?.code ?? ""));
+    },
+    90_000,
+  );
 });

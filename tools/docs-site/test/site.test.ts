@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hasTypeScriptApi, publicPackages } from "@browser-service/release/workspace";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultSiteDir, startSiteServer } from "../src/serve.mjs";
 
@@ -63,7 +63,15 @@ describe("the docs site (dist/site in headless Chromium)", () => {
     origin = new URL(server.url).origin;
     browser = await chromium.launch({
       executablePath,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: "block" });
     // Every request that would leave the test server is recorded and blocked.
@@ -99,7 +107,13 @@ describe("the docs site (dist/site in headless Chromium)", () => {
       const { page, status } = await open(href);
       if (status !== 200) failed.push(`${href}: HTTP ${status}`);
       const path = new URL(href).pathname;
-      await screenshot(page, path.replace(/\/index\.html$/, "").replace(/[^a-z0-9.]+/gi, "-").replace(/^-|-$/g, "") || "root");
+      await screenshot(
+        page,
+        path
+          .replace(/\/index\.html$/, "")
+          .replace(/[^a-z0-9.]+/gi, "-")
+          .replace(/^-|-$/g, "") || "root",
+      );
       await page.close();
     }
     expect(failed).toEqual([]);

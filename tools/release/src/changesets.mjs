@@ -1,6 +1,6 @@
 // Reads pending changesets and computes versions on its own, so that the release dry run
 // checks what `changeset version` did against an independent reading of the same files.
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const BUMPS = ["patch", "minor", "major"];
@@ -91,6 +91,11 @@ export function compareVersions(a, b) {
  * @param {string} name
  */
 export function matchesGroupEntry(pattern, name) {
-  const regex = new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, "\\$&")).join("[^/]*")}$`);
+  const regex = new RegExp(
+    `^${pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, "\\$&"))
+      .join("[^/]*")}$`,
+  );
   return regex.test(name);
 }

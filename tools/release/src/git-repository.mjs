@@ -20,7 +20,8 @@ export const scratchGitEnv = {
  */
 export function git(dir, args) {
   const result = spawnSync("git", args, { cwd: dir, encoding: "utf8", timeout: 60_000, env: { ...process.env, ...scratchGitEnv } });
-  if (result.error || result.status !== 0) throw new Error(`git ${args.join(" ")} failed in ${dir}: ${result.error?.message ?? ""}${result.stdout}${result.stderr}`);
+  if (result.error || result.status !== 0)
+    throw new Error(`git ${args.join(" ")} failed in ${dir}: ${result.error?.message ?? ""}${result.stdout}${result.stderr}`);
   return result.stdout;
 }
 

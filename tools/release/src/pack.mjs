@@ -33,6 +33,7 @@ export function packPackage(dir, outDir) {
  */
 export function packedManifest(tarball) {
   const extracted = spawnSync("tar", ["-xOzf", tarball, "package/package.json"], { encoding: "utf8" });
-  if (extracted.error || extracted.status !== 0) throw new Error(`Could not read package/package.json from ${tarball}: ${extracted.error?.message ?? extracted.stderr}`);
+  if (extracted.error || extracted.status !== 0)
+    throw new Error(`Could not read package/package.json from ${tarball}: ${extracted.error?.message ?? extracted.stderr}`);
   return JSON.parse(extracted.stdout);
 }

@@ -35,7 +35,9 @@ export function run(command, args, options = {}) {
 export async function mustRun(command, args, options = {}) {
   const result = await run(command, args, options);
   if (result.status !== 0) {
-    throw new Error(`\`${[command, ...args].join(" ")}\` failed (exit ${result.status ?? result.signal}) in ${options.cwd ?? process.cwd()}:\n${result.stdout}${result.stderr}`);
+    throw new Error(
+      `\`${[command, ...args].join(" ")}\` failed (exit ${result.status ?? result.signal}) in ${options.cwd ?? process.cwd()}:\n${result.stdout}${result.stderr}`,
+    );
   }
   return result;
 }

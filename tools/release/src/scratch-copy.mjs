@@ -12,7 +12,11 @@ import { dirname, join, relative } from "node:path";
  * @returns {number} how many files were copied
  */
 export function copyWorkingTree(root, dest) {
-  const listed = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const listed = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (listed.error || listed.status !== 0) throw new Error(`git ls-files failed in ${root}: ${listed.error?.message ?? listed.stderr}`);
   // --cached still lists tracked files deleted in the working tree.
   const files = listed.stdout.split("\0").filter((file) => file !== "" && existsSync(join(root, file)));

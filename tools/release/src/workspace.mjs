@@ -24,7 +24,9 @@ export const repoRoot = resolve(fileURLToPath(new URL("../../..", import.meta.ur
 export function workspacePackages(root = repoRoot) {
   const listed = spawnSync("pnpm", ["ls", "--recursive", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" });
   if (listed.error || listed.status !== 0) {
-    throw new Error(`\`pnpm ls --recursive\` failed in ${root}: ${listed.error?.message ?? listed.stderr}. Run this through pnpm (pnpm build, pnpm test:only), so that pnpm is on PATH.`);
+    throw new Error(
+      `\`pnpm ls --recursive\` failed in ${root}: ${listed.error?.message ?? listed.stderr}. Run this through pnpm (pnpm build, pnpm test:only), so that pnpm is on PATH.`,
+    );
   }
   /** @type {{ path: string }[]} */
   const entries = JSON.parse(listed.stdout);

@@ -8,5 +8,9 @@ import { repoRoot } from "../src/workspace.mjs";
 it("depends on every public package, so turbo builds them before these tests", () => {
   const manifest = JSON.parse(readFileSync(join(repoRoot, "tools", "release", "package.json"), "utf8"));
   const declared = { ...manifest.dependencies, ...manifest.devDependencies };
-  expect(inject("packed").filter((pkg) => declared[pkg.name] !== "workspace:*").map((pkg) => pkg.name)).toEqual([]);
+  expect(
+    inject("packed")
+      .filter((pkg) => declared[pkg.name] !== "workspace:*")
+      .map((pkg) => pkg.name),
+  ).toEqual([]);
 });

@@ -6,12 +6,12 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installNode } from "../src/node-runtimes.mjs";
 import { mustRun, run, userEnv } from "../src/run.mjs";
 import { repoRoot } from "../src/workspace.mjs";
-import { PageServer } from "@browser-service/test-pages";
-import { startReferenceServer, type RunningServer } from "./support/reference-server.js";
+import { type RunningServer, startReferenceServer } from "./support/reference-server.js";
 
 const packed = inject("packed");
 const consumerTemplate = fileURLToPath(new URL("../consumer", import.meta.url));
@@ -68,7 +68,11 @@ describe("a consumer project outside the workspace", () => {
 
     const serverManifest = JSON.parse(readFileSync(join(project, "node_modules", serverPackage, "package.json"), "utf8"));
     const bin = join(project, "node_modules", ".bin", Object.keys(serverManifest.bin)[0]!);
-    server = await startReferenceServer(bin, ["--allow-private-network", "--data-dir", join(project, ".data"), "--fixtures", join(fixtures, "server-fixtures.json")], { ...userEnv(), LOG_LEVEL: "warn" });
+    server = await startReferenceServer(
+      bin,
+      ["--allow-private-network", "--data-dir", join(project, ".data"), "--fixtures", join(fixtures, "server-fixtures.json")],
+      { ...userEnv(), LOG_LEVEL: "warn" },
+    );
     page = await PageServer.start();
     page.serve("/tools.html", readFileSync(join(fixtures, "tool-page.html"), "utf8"));
     env = {
@@ -85,7 +89,9 @@ describe("a consumer project outside the workspace", () => {
   async function runProgram(node: string, program: string, label: string): Promise<Record<string, any>> {
     const result = await run(node, [program, label], { cwd: project, env });
     if (result.status !== 0) {
-      throw new Error(`node ${program} ${label} failed (exit ${result.status ?? result.signal}):\n${result.stdout}${result.stderr}\nThe server logged:\n${server?.output()}`);
+      throw new Error(
+        `node ${program} ${label} failed (exit ${result.status ?? result.signal}):\n${result.stdout}${result.stderr}\nThe server logged:\n${server?.output()}`,
+      );
     }
     return JSON.parse(result.stdout.trim().split("\n").at(-1)!);
   }

@@ -69,8 +69,8 @@ function problemsOf(pkg: (typeof packed)[number]): string[] {
   const readme = pkg.files.includes("README.md") ? readFileSync(join(pkg.dir, "README.md"), "utf8") : "";
   const installLine = new RegExp(`npm (install|i)( --save-dev| -D)? ${pkg.name.replace("/", "\\/")}\\b`);
   check(installLine.test(readme), `README.md must show how to install it: \`npm install ${pkg.name}\``);
-  const usesIt = [...readme.matchAll(/```(?:js|mjs|ts|sh)\n([\s\S]*?)```/g)].some(([, code]) =>
-    code!.includes(`"${pkg.name}"`) || code!.includes(`"${pkg.name}/`) || Object.keys(manifest.bin ?? {}).some((bin) => code!.includes(bin)),
+  const usesIt = [...readme.matchAll(/```(?:js|mjs|ts|sh)\n([\s\S]*?)```/g)].some(
+    ([, code]) => code!.includes(`"${pkg.name}"`) || code!.includes(`"${pkg.name}/`) || Object.keys(manifest.bin ?? {}).some((bin) => code!.includes(bin)),
   );
   check(usesIt, `README.md must have an example (a js, ts or sh code block) that imports ${pkg.name} or runs its command`);
   return problems;

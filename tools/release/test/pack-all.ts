@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { packPackage, type PackedPackage } from "../src/pack.mjs";
+import { type PackedPackage, packPackage } from "../src/pack.mjs";
 import { publicPackages } from "../src/workspace.mjs";
 
 export interface PackedWorkspacePackage extends PackedPackage {

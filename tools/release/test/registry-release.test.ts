@@ -14,12 +14,12 @@ import { bumpVersion } from "../src/changesets.mjs";
 import { commitAll, git, scratchGitEnv } from "../src/git-repository.mjs";
 import { scriptSteps } from "../src/package-scripts.mjs";
 import { mustRunInGroup, runInGroup } from "../src/process-group.mjs";
-import { startLocalRegistry, type LocalRegistry } from "../src/registry/local-registry.mjs";
+import { type LocalRegistry, startLocalRegistry } from "../src/registry/local-registry.mjs";
 import { userEnv } from "../src/run.mjs";
 import { copyBuildOutputs, copyWorkingTree, linkWorkspaceDependencies } from "../src/scratch-copy.mjs";
 import { readTarball, type TarEntry } from "../src/tarball.mjs";
-import { repoRoot, workspacePackages, type WorkspacePackage } from "../src/workspace.mjs";
-import { startInstalledServer, type InstalledServer } from "./support/installed-server.js";
+import { repoRoot, type WorkspacePackage, workspacePackages } from "../src/workspace.mjs";
+import { type InstalledServer, startInstalledServer } from "./support/installed-server.js";
 import { blockAfter, fencedBlocks, installedReadme, normalizeOutput } from "./support/readme.js";
 
 const publicNames = inject("packed").map((pkg) => pkg.name);
@@ -92,7 +92,8 @@ async function release(label: string): Promise<void> {
   // the working tree (as the release tests require) and its outputs are in the copy.
   const manifest = JSON.parse(readFileSync(join(scratch, "package.json"), "utf8"));
   const [build, ...publish] = scriptSteps(manifest, "release");
-  if (build !== "turbo run build" || publish.length === 0) throw new Error(`The release script is no longer "turbo run build && <publish>": ${manifest.scripts.release}`);
+  if (build !== "turbo run build" || publish.length === 0)
+    throw new Error(`The release script is no longer "turbo run build && <publish>": ${manifest.scripts.release}`);
   const host = registry!.url.replace(/^http:/, "");
   const npmrc = join(tmp, "publisher.npmrc");
   // The token comes from the environment, as in CI; the user's own ~/.npmrc is never read.
@@ -125,7 +126,10 @@ async function runExample(cwd: string, file: string, server: InstalledServer, ex
     PATH: extraPath ? `${extraPath}${delimiter}${baseEnv.PATH}` : baseEnv.PATH,
   };
   const result = await runInGroup(process.execPath, [file], { cwd, env, timeoutMs: 90_000 });
-  if (result.status !== 0) throw new Error(`node ${file} failed (${result.timedOut ? "timed out" : `exit ${result.status ?? result.signal}`}) in ${cwd}:\n${result.stdout}${result.stderr}\nThe server logged:\n${server.output()}`);
+  if (result.status !== 0)
+    throw new Error(
+      `node ${file} failed (${result.timedOut ? "timed out" : `exit ${result.status ?? result.signal}`}) in ${cwd}:\n${result.stdout}${result.stderr}\nThe server logged:\n${server.output()}`,
+    );
   return result.stdout;
 }
 
@@ -170,11 +174,15 @@ function helpersExample(project: () => string, server: () => InstalledServer) {
 
 /** The published declarations under the module resolutions a TypeScript user picks from. */
 function typeChecks(project: () => string, resolutions: string[]) {
-  it.each(resolutions)("type-checks the consumer and the types README's examples with moduleResolution %s", async (resolution) => {
-    const tsc = join(project(), "node_modules", "typescript", "bin", "tsc");
-    const result = await runInGroup(process.execPath, [tsc, "-p", `tsconfig.${resolution}.json`], { cwd: project(), env: baseEnv, timeoutMs: 120_000 });
-    expect(result.status, `tsc -p tsconfig.${resolution}.json in ${project()}:\n${result.stdout}${result.stderr}`).toBe(0);
-  }, 150_000);
+  it.each(resolutions)(
+    "type-checks the consumer and the types README's examples with moduleResolution %s",
+    async (resolution) => {
+      const tsc = join(project(), "node_modules", "typescript", "bin", "tsc");
+      const result = await runInGroup(process.execPath, [tsc, "-p", `tsconfig.${resolution}.json`], { cwd: project(), env: baseEnv, timeoutMs: 120_000 });
+      expect(result.status, `tsc -p tsconfig.${resolution}.json in ${project()}:\n${result.stdout}${result.stderr}`).toBe(0);
+    },
+    150_000,
+  );
 }
 
 /**
@@ -196,7 +204,11 @@ beforeAll(async () => {
   scratch = join(tmp, "repository");
   copyWorkingTree(repoRoot, scratch);
   const before = workspacePackages(scratch);
-  copyBuildOutputs(repoRoot, scratch, before.filter((pkg) => pkg.manifest.private !== true));
+  copyBuildOutputs(
+    repoRoot,
+    scratch,
+    before.filter((pkg) => pkg.manifest.private !== true),
+  );
   linkWorkspaceDependencies(before);
   await release("first");
   firstVersion = scratchPackages.find((pkg) => pkg.name === publicNames[0])!.manifest.version;
@@ -235,19 +247,37 @@ describe("the first release, as the registry answers it", () => {
 
     check(integrityMatches, `the tarball does not match dist.integrity ${meta.dist.integrity}`);
     check(String(meta.dist.tarball).startsWith(registry!.url), `dist.tarball ${meta.dist.tarball} is not on the local registry`);
-    check(JSON.parse(entries.get("package.json")?.content.toString("utf8") ?? "{}").version === firstVersion, `package/package.json in the tarball is not version ${firstVersion}`);
+    check(
+      JSON.parse(entries.get("package.json")?.content.toString("utf8") ?? "{}").version === firstVersion,
+      `package/package.json in the tarball is not version ${firstVersion}`,
+    );
     for (const field of ["exports", "imports", "files", "license", "repository", "type", "sideEffects"]) {
-      check(JSON.stringify(meta[field]) === JSON.stringify(pkg.manifest[field]), `"${field}" is ${JSON.stringify(meta[field])}, the repository says ${JSON.stringify(pkg.manifest[field])}`);
+      check(
+        JSON.stringify(meta[field]) === JSON.stringify(pkg.manifest[field]),
+        `"${field}" is ${JSON.stringify(meta[field])}, the repository says ${JSON.stringify(pkg.manifest[field])}`,
+      );
     }
     // Publishing normalizes bin paths (`./bin/x.mjs` becomes `bin/x.mjs`); the commands and files must stay.
-    const binPaths = (bin: Record<string, string> | undefined) => JSON.stringify(Object.entries(bin ?? {}).map(([command, path]) => [command, path.replace(/^\.\//, "")]));
+    const binPaths = (bin: Record<string, string> | undefined) =>
+      JSON.stringify(Object.entries(bin ?? {}).map(([command, path]) => [command, path.replace(/^\.\//, "")]));
     check(binPaths(meta.bin) === binPaths(pkg.manifest.bin), `"bin" is ${JSON.stringify(meta.bin)}, the repository says ${JSON.stringify(pkg.manifest.bin)}`);
     check(meta.license === "MIT", `"license" is ${JSON.stringify(meta.license)}`);
     check(meta.repository?.directory === pkg.relativeDir, `"repository.directory" is ${JSON.stringify(meta.repository?.directory)}, not ${pkg.relativeDir}`);
-    check(JSON.stringify(meta.engines) === JSON.stringify(rootManifest.engines), `"engines" is ${JSON.stringify(meta.engines)}, not the repository's ${JSON.stringify(rootManifest.engines)}`);
+    check(
+      JSON.stringify(meta.engines) === JSON.stringify(rootManifest.engines),
+      `"engines" is ${JSON.stringify(meta.engines)}, not the repository's ${JSON.stringify(rootManifest.engines)}`,
+    );
 
-    for (const entry of meta.files ?? []) check(files.some((file) => file === entry || file.startsWith(`${entry}/`)), `"files" lists ${entry}, which is not in the tarball`);
-    for (const target of [...mapTargets(meta.exports), ...mapTargets(meta.imports), ...[meta.main, meta.types].filter(Boolean).map((path: string) => path.replace(/^\.\//, ""))]) {
+    for (const entry of meta.files ?? [])
+      check(
+        files.some((file) => file === entry || file.startsWith(`${entry}/`)),
+        `"files" lists ${entry}, which is not in the tarball`,
+      );
+    for (const target of [
+      ...mapTargets(meta.exports),
+      ...mapTargets(meta.imports),
+      ...[meta.main, meta.types].filter(Boolean).map((path: string) => path.replace(/^\.\//, "")),
+    ]) {
       check(entries.has(target), `${target} (exports, imports, main or types) is not in the tarball`);
     }
     for (const [command, path] of Object.entries<string>(meta.bin ?? {})) {
@@ -295,7 +325,11 @@ describe("installed by name with npm", () => {
 
   beforeAll(async () => {
     project = freshProject("npm-consumer", {});
-    await mustRunInGroup("npm", ["install", "--save-exact", "--no-audit", "--no-fund", ...publicNames, ...toolchain], { cwd: project, env: baseEnv, timeoutMs: 300_000 });
+    await mustRunInGroup("npm", ["install", "--save-exact", "--no-audit", "--no-fund", ...publicNames, ...toolchain], {
+      cwd: project,
+      env: baseEnv,
+      timeoutMs: 300_000,
+    });
     addTypeScriptConsumer(project);
     server = await startInstalledServer("npx", ["browser-service-server"], { cwd: project, env: baseEnv, dataDir: join(tmp, "npm-server-data") });
     servers.push(server);
@@ -320,12 +354,23 @@ describe("installed by name with npm", () => {
     expect(server.output()).toContain(`First start in ${join(tmp, "npm-server-data")}`);
   });
 
-  plainExamples(() => project, () => server);
-  helpersExample(() => project, () => server);
+  plainExamples(
+    () => project,
+    () => server,
+  );
+  helpersExample(
+    () => project,
+    () => server,
+  );
 
   it("runs the mcp README's worked example: the SDK's client starts the installed browser-service-mcp", async () => {
     const readme = installedReadme(project, `${scope}/mcp`);
-    const stdout = await runExample(project, writeExample(project, "mcp-example.mjs", blockAfter(readme, "js", "## Worked example")), server, join(project, "node_modules", ".bin"));
+    const stdout = await runExample(
+      project,
+      writeExample(project, "mcp-example.mjs", blockAfter(readme, "js", "## Worked example")),
+      server,
+      join(project, "node_modules", ".bin"),
+    );
     expect(normalizeOutput(stdout)).toBe(normalizeOutput(blockAfter(readme, "text", "Its output")));
   }, 120_000);
 
@@ -333,7 +378,10 @@ describe("installed by name with npm", () => {
     const result = await mustRunInGroup("npx", [`${scope}/mcp`, "--help"], { cwd: project, env: baseEnv, timeoutMs: 60_000 });
     const readme = installedReadme(project, `${scope}/mcp`);
     // The flags on the README's command lines and in its clients' `args` (not the server's, which it also names).
-    const commandLines = ["sh", "json", "js"].flatMap((language) => fencedBlocks(readme, language)).flatMap((block) => block.split("\n")).filter((line) => /browser-service-mcp|@browser-service\/mcp|\bargs\b/.test(line));
+    const commandLines = ["sh", "json", "js"]
+      .flatMap((language) => fencedBlocks(readme, language))
+      .flatMap((block) => block.split("\n"))
+      .filter((line) => /browser-service-mcp|@browser-service\/mcp|\bargs\b/.test(line));
     const flags = [...new Set(commandLines.flatMap((line) => line.match(/--[a-z][a-z-]*/g) ?? []))].filter((flag) => flag !== "--help");
     expect(flags.length).toBeGreaterThan(0);
     expect(result.stdout).toMatch(/^browser-service-mcp: /);
@@ -373,7 +421,10 @@ describe("installed by name with pnpm", () => {
     expect(installedVersions(project)).toEqual(Object.fromEntries(publicNames.map((name) => [name, firstVersion])));
   });
 
-  plainExamples(() => project, () => server);
+  plainExamples(
+    () => project,
+    () => server,
+  );
 
   it("runs `pnpm exec browser-service-mcp --help`", async () => {
     const result = await mustRunInGroup("pnpm", ["exec", "browser-service-mcp", "--help"], { cwd: project, env: baseEnv, timeoutMs: 60_000 });
@@ -392,9 +443,15 @@ describe("installed by name in a pnpm workspace, by one of its packages", () => 
     agent = join(root, "apps", "agent");
     mkdirSync(agent, { recursive: true });
     writeFileSync(join(agent, "package.json"), `${JSON.stringify({ name: "agent", version: "1.0.0", private: true, type: "module" }, null, 2)}\n`);
-    const runtime = [`${scope}/client`, `${scope}/types`, `${scope}/validators`, `${scope}/webmcp-helpers`, `${scope}/openapi`].filter((name) => publicNames.includes(name));
+    const runtime = [`${scope}/client`, `${scope}/types`, `${scope}/validators`, `${scope}/webmcp-helpers`, `${scope}/openapi`].filter((name) =>
+      publicNames.includes(name),
+    );
     await mustRunInGroup("pnpm", ["--filter", "agent", "add", "--save-exact", ...runtime], { cwd: root, env: baseEnv, timeoutMs: 300_000 });
-    await mustRunInGroup("pnpm", ["--filter", "agent", "add", "--save-dev", "--save-exact", `${scope}/server`, ...toolchain], { cwd: root, env: baseEnv, timeoutMs: 300_000 });
+    await mustRunInGroup("pnpm", ["--filter", "agent", "add", "--save-dev", "--save-exact", `${scope}/server`, ...toolchain], {
+      cwd: root,
+      env: baseEnv,
+      timeoutMs: 300_000,
+    });
     addTypeScriptConsumer(agent);
     server = await startInstalledServer("pnpm", ["exec", "browser-service-server"], { cwd: agent, env: baseEnv, dataDir: join(tmp, "workspace-server-data") });
     servers.push(server);
@@ -409,15 +466,24 @@ describe("installed by name in a pnpm workspace, by one of its packages", () => 
     expect(readFileSync(join(root, "pnpm-lock.yaml"), "utf8")).toContain(`'${scope}/client@${firstVersion}'`);
   });
 
-  plainExamples(() => agent, () => server);
-  helpersExample(() => agent, () => server);
+  plainExamples(
+    () => agent,
+    () => server,
+  );
+  helpersExample(
+    () => agent,
+    () => server,
+  );
   // An app in a workspace is usually bundled; node16 ran on the npm project above.
   typeChecks(() => agent, ["bundler"]);
 });
 
 describe("a second release: a changeset for one package", () => {
   beforeAll(async () => {
-    writeFileSync(join(scratch, ".changeset", "registry-test-second-release.md"), `---\n"${secondReleaseTarget}": patch\n---\n\nA second release, from the registry release test.\n`);
+    writeFileSync(
+      join(scratch, ".changeset", "registry-test-second-release.md"),
+      `---\n"${secondReleaseTarget}": patch\n---\n\nA second release, from the registry release test.\n`,
+    );
     await release("second");
     secondVersion = bumpVersion(firstVersion, "patch");
   }, 420_000);
@@ -440,7 +506,8 @@ describe("a second release: a changeset for one package", () => {
           if (!publicNames.includes(dependency)) continue;
           for (const version of [firstVersion, secondVersion]) {
             const published = body.versions[version]?.[field]?.[dependency];
-            if (published !== publishedRange(declared, version)) wrong.push(`${pkg.name}@${version} ${field}.${dependency}: ${published}, expected ${publishedRange(declared, version)}`);
+            if (published !== publishedRange(declared, version))
+              wrong.push(`${pkg.name}@${version} ${field}.${dependency}: ${published}, expected ${publishedRange(declared, version)}`);
           }
         }
       }

@@ -3,15 +3,15 @@
 // reading of the same changesets: versions (the fixed group moves as one), changelogs,
 // and the internal dependency ranges that `pnpm publish` would write into the tarballs.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bumpVersion, compareVersions, largerBump, matchesGroupEntry, readChangesets, type Bump } from "../src/changesets.mjs";
-import { packPackage, packedManifest } from "../src/pack.mjs";
+import { type Bump, bumpVersion, compareVersions, largerBump, matchesGroupEntry, readChangesets } from "../src/changesets.mjs";
+import { packedManifest, packPackage } from "../src/pack.mjs";
 import { copyWorkingTree, linkWorkspaceDependencies } from "../src/scratch-copy.mjs";
-import { repoRoot, workspacePackages, type WorkspacePackage } from "../src/workspace.mjs";
+import { repoRoot, type WorkspacePackage, workspacePackages } from "../src/workspace.mjs";
 
 const require = createRequire(import.meta.url);
 const changesetBin = require.resolve("@changesets/cli/bin.js");
@@ -33,17 +33,22 @@ describe("changesets config", () => {
 
   it("has pending changesets that name only public packages", () => {
     const publicNames = new Set(publicBefore.map((pkg) => pkg.name));
-    const unknown = changesets.flatMap((changeset) => changeset.releases.filter((release) => !publicNames.has(release.name)).map((release) => `${changeset.file}: ${release.name}`));
+    const unknown = changesets.flatMap((changeset) =>
+      changeset.releases.filter((release) => !publicNames.has(release.name)).map((release) => `${changeset.file}: ${release.name}`),
+    );
     expect(unknown).toEqual([]);
   });
 
   // Before the first release, release notes say what a user gets, not how it was built: one
   // entry per package, and the first version is 0.1.0. (Once released, this holds no more.)
-  it.runIf(publicBefore.every((pkg) => pkg.manifest.version === "0.0.0"))("before the first release: one minor changeset per public package, naming only it, for 0.1.0", () => {
-    const named = changesets.map((changeset) => changeset.releases.map((release) => `${release.name}@${release.bump}`).join(" "));
-    expect(named.sort()).toEqual(publicBefore.map((pkg) => `${pkg.name}@minor`).sort());
-    expect(bumpVersion("0.0.0", "minor")).toBe("0.1.0");
-  });
+  it.runIf(publicBefore.every((pkg) => pkg.manifest.version === "0.0.0"))(
+    "before the first release: one minor changeset per public package, naming only it, for 0.1.0",
+    () => {
+      const named = changesets.map((changeset) => changeset.releases.map((release) => `${release.name}@${release.bump}`).join(" "));
+      expect(named.sort()).toEqual(publicBefore.map((pkg) => `${pkg.name}@minor`).sort());
+      expect(bumpVersion("0.0.0", "minor")).toBe("0.1.0");
+    },
+  );
 });
 
 describe.runIf(changesets.length > 0)("changeset version on a scratch copy", () => {
@@ -52,7 +57,10 @@ describe.runIf(changesets.length > 0)("changeset version on a scratch copy", () 
   const packedAfter = new Map<string, Record<string, any>>();
   // The fixed group releases together: from the highest current version, by the largest pending bump.
   const groupBump = changesets.flatMap((c) => c.releases).reduce<Bump | undefined>((bump, release) => largerBump(bump, release.bump), undefined)!;
-  const groupFrom = publicBefore.map((pkg) => pkg.manifest.version as string).sort(compareVersions).at(-1)!;
+  const groupFrom = publicBefore
+    .map((pkg) => pkg.manifest.version as string)
+    .sort(compareVersions)
+    .at(-1)!;
   const expectedVersion = bumpVersion(groupFrom, groupBump);
 
   beforeAll(() => {
@@ -101,7 +109,8 @@ describe.runIf(changesets.length > 0)("changeset version on a scratch copy", () 
         if (!release) continue;
         const heading = `### ${release.bump[0]!.toUpperCase()}${release.bump.slice(1)} Changes`;
         const firstLine = changeset.summary.split("\n")[0]!;
-        if (!newest.includes(heading) || !newest.includes(`- ${firstLine}`)) missing.push(`${pkg.name} ${expectedVersion}: no "${heading}" entry for ${changeset.file}`);
+        if (!newest.includes(heading) || !newest.includes(`- ${firstLine}`))
+          missing.push(`${pkg.name} ${expectedVersion}: no "${heading}" entry for ${changeset.file}`);
       }
     }
     expect(missing).toEqual([]);
@@ -120,7 +129,8 @@ describe.runIf(changesets.length > 0)("changeset version on a scratch copy", () 
           const spec = declared.slice("workspace:".length);
           const expected = spec === "*" ? expectedVersion : spec === "^" || spec === "~" ? `${spec}${expectedVersion}` : spec;
           ranges.push(`${pkg.name} ${field}.${name}`);
-          if (published[field]?.[name] !== expected) wrong.push(`${pkg.name} ${field}.${name}: published ${published[field]?.[name]}, expected ${expected} (declared ${declared})`);
+          if (published[field]?.[name] !== expected)
+            wrong.push(`${pkg.name} ${field}.${name}: published ${published[field]?.[name]}, expected ${expected} (declared ${declared})`);
         }
       }
     }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs script of the repo, without type declarations.
-import { decide, DEFAULT_CHROMIUM_PATH, ensureChromium, probeChromium } from "../chromium.mjs";
+import { DEFAULT_CHROMIUM_PATH, decide, ensureChromium, probeChromium } from "../chromium.mjs";
 
 type System = { platform: string; distro: string; distroName: string; isRoot: boolean; hasAptGet: boolean; hasSudo: boolean };
 type Probe = { state: string; version?: string; detail?: string };
@@ -25,7 +25,10 @@ function script(name: string, body: string, mode = 0o755): string {
 
 describe("probeChromium", () => {
   it("reads the version of an executable that answers --version", () => {
-    expect(probeChromium(script("chromium-ok", 'echo "Chromium 140.0.7339.80 built on Debian"'))).toEqual({ state: "ok", version: "Chromium 140.0.7339.80 built on Debian" });
+    expect(probeChromium(script("chromium-ok", 'echo "Chromium 140.0.7339.80 built on Debian"'))).toEqual({
+      state: "ok",
+      version: "Chromium 140.0.7339.80 built on Debian",
+    });
   });
 
   it("tells a missing path, a file that is not executable and a directory apart", () => {
@@ -35,7 +38,7 @@ describe("probeChromium", () => {
   });
 
   it("recognizes Ubuntu's snap stub by what it says, or by its script naming snap", () => {
-    const stub = script("chromium-browser", 'echo "Command \'/usr/bin/chromium-browser\' requires the chromium snap to be installed." >&2\nexit 1');
+    const stub = script("chromium-browser", "echo \"Command '/usr/bin/chromium-browser' requires the chromium snap to be installed.\" >&2\nexit 1");
     expect(probeChromium(stub)).toEqual({ state: "snap-stub" });
     expect(probeChromium(script("chromium-wrapper", "exit 1 # runs: snap run chromium"))).toEqual({ state: "snap-stub" });
   });
@@ -48,18 +51,30 @@ describe("probeChromium", () => {
   });
 
   it("gives up on an executable that never answers --version", () => {
-    expect(probeChromium(script("chromium-stuck", "exec sleep 60"), { timeoutMs: 500 })).toEqual({ state: "broken", detail: "did not answer --version within 0.5 s" });
+    expect(probeChromium(script("chromium-stuck", "exec sleep 60"), { timeoutMs: 500 })).toEqual({
+      state: "broken",
+      detail: "did not answer --version within 0.5 s",
+    });
   });
 });
 
 describe("decide", () => {
   it("goes on with a working Chromium", () => {
-    expect(decide({ envPath: undefined, probe: working, system: debianRoot, task: "test" })).toEqual({ action: "ok", message: `Chromium: ${working.version} (${DEFAULT_CHROMIUM_PATH})` });
+    expect(decide({ envPath: undefined, probe: working, system: debianRoot, task: "test" })).toEqual({
+      action: "ok",
+      message: `Chromium: ${working.version} (${DEFAULT_CHROMIUM_PATH})`,
+    });
   });
 
   it("installs Debian's package as root with apt-get, saying so", () => {
     const decision = decide({ envPath: undefined, probe: missing, system: debianRoot, task: "test" });
-    expect(decision).toMatchObject({ action: "install", commands: [["apt-get", ["update"]], ["apt-get", ["install", "-y", "chromium"]]] });
+    expect(decision).toMatchObject({
+      action: "install",
+      commands: [
+        ["apt-get", ["update"]],
+        ["apt-get", ["install", "-y", "chromium"]],
+      ],
+    });
     expect(decision.message).toContain("installing Debian's chromium package");
   });
 
@@ -90,14 +105,24 @@ describe("decide", () => {
 
   it("never installs over a CHROMIUM_PATH the user chose", () => {
     const decision = decide({ envPath: "/opt/chrome/chrome", probe: missing, system: debianRoot, task: "test" });
-    expect(decision).toEqual({ action: "stop", message: "CHROMIUM_PATH=/opt/chrome/chrome, but /opt/chrome/chrome does not exist.\nPoint CHROMIUM_PATH at a working Chromium, or unset it to use /usr/bin/chromium." });
+    expect(decision).toEqual({
+      action: "stop",
+      message:
+        "CHROMIUM_PATH=/opt/chrome/chrome, but /opt/chrome/chrome does not exist.\nPoint CHROMIUM_PATH at a working Chromium, or unset it to use /usr/bin/chromium.",
+    });
   });
 
   it("names the package manager's command on other systems", () => {
     const system = { ...debianRoot, isRoot: false, hasAptGet: false };
-    expect(decide({ envPath: undefined, probe: missing, system: { ...system, distro: "fedora" }, task: "test" }).message).toContain("sudo dnf install -y chromium");
-    expect(decide({ envPath: undefined, probe: missing, system: { ...system, platform: "darwin", distro: "unknown" }, task: "test" }).message).toContain("brew install --cask chromium");
-    expect(decide({ envPath: undefined, probe: missing, system: { ...system, distro: "arch", distroName: "Arch Linux" }, task: "test" }).message).toContain("package manager of Arch Linux");
+    expect(decide({ envPath: undefined, probe: missing, system: { ...system, distro: "fedora" }, task: "test" }).message).toContain(
+      "sudo dnf install -y chromium",
+    );
+    expect(decide({ envPath: undefined, probe: missing, system: { ...system, platform: "darwin", distro: "unknown" }, task: "test" }).message).toContain(
+      "brew install --cask chromium",
+    );
+    expect(decide({ envPath: undefined, probe: missing, system: { ...system, distro: "arch", distroName: "Arch Linux" }, task: "test" }).message).toContain(
+      "package manager of Arch Linux",
+    );
   });
 });
 
@@ -107,7 +132,14 @@ describe("ensureChromium", () => {
   it("runs apt-get update and install, then checks again", () => {
     const probes = [missing, working];
     const ran: string[] = [];
-    const result = ensureChromium({ task: "test", env: {}, system: debianRoot, probe: () => probes.shift(), run: (command: string, args: string[]) => (ran.push([command, ...args].join(" ")), 0), log: quiet });
+    const result = ensureChromium({
+      task: "test",
+      env: {},
+      system: debianRoot,
+      probe: () => probes.shift(),
+      run: (command: string, args: string[]) => (ran.push([command, ...args].join(" ")), 0),
+      log: quiet,
+    });
     expect(ran).toEqual(["apt-get update", "apt-get install -y chromium"]);
     expect(result).toBe(`Chromium: ${working.version} (${DEFAULT_CHROMIUM_PATH}), installed just now`);
   });
@@ -116,7 +148,9 @@ describe("ensureChromium", () => {
     expect(() => ensureChromium({ task: "test", env: {}, system: debianRoot, probe: () => missing, run: () => 100, log: quiet })).toThrow(
       "`apt-get update` failed (exit code 100); fix that and run npm test again.",
     );
-    expect(() => ensureChromium({ task: "test", env: {}, system: debianRoot, probe: () => missing, run: () => 0, log: quiet })).toThrow(/^After installing the chromium package: /);
+    expect(() => ensureChromium({ task: "test", env: {}, system: debianRoot, probe: () => missing, run: () => 0, log: quiet })).toThrow(
+      /^After installing the chromium package: /,
+    );
   });
 
   it("uses CHROMIUM_PATH, and an empty one as unset", () => {

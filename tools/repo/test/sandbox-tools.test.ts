@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -32,7 +32,10 @@ describe("decideSandboxTools", () => {
   it("installs only the missing Debian packages as root, after apt-get update", () => {
     expect(decideSandboxTools({ missing: [bwrap], system: debianRoot, task: "test" })).toMatchObject({
       action: "install",
-      commands: [["apt-get", ["update"]], ["apt-get", ["install", "-y", "bubblewrap"]]],
+      commands: [
+        ["apt-get", ["update"]],
+        ["apt-get", ["install", "-y", "bubblewrap"]],
+      ],
     });
   });
 
@@ -67,6 +70,8 @@ describe("ensureSandboxTools", () => {
   });
 
   it("throws what failed when an install command fails", () => {
-    expect(() => ensureSandboxTools({ task: "test", system: debianRoot, missing: () => [socat], run: () => 100, log: () => undefined })).toThrow(/apt-get update` failed \(exit code 100\)/);
+    expect(() => ensureSandboxTools({ task: "test", system: debianRoot, missing: () => [socat], run: () => 100, log: () => undefined })).toThrow(
+      /apt-get update` failed \(exit code 100\)/,
+    );
   });
 });

@@ -27,14 +27,20 @@ const searchTool = (where) => `<script>
 export function serveSharedPages(pages) {
   pages.serve("/blog", `<!doctype html><title>Blog</title>${searchTool("blog")}`);
   // A page on 127.0.0.1 whose cross-origin (localhost) frame registers a tool of the same name.
-  pages.serve("/widget-host", (port) => `<!doctype html><title>Widget host</title>${searchTool("host")}
-<iframe src="http://localhost:${port}/widget" allow="tools"></iframe>`);
+  pages.serve(
+    "/widget-host",
+    (port) => `<!doctype html><title>Widget host</title>${searchTool("host")}
+<iframe src="http://localhost:${port}/widget" allow="tools"></iframe>`,
+  );
   pages.serve("/widget", `<!doctype html><title>Widget</title>${searchTool("widget")}`);
   // A declarative form without toolautosubmit: an invocation fills it and leaves it for the user.
-  pages.serve("/forms", `<!doctype html><title>Order form</title>
+  pages.serve(
+    "/forms",
+    `<!doctype html><title>Order form</title>
 <form toolname="order" tooldescription="Order an item." action="/forms/done">
   <input name="item"><button>Order</button>
-</form>`);
+</form>`,
+  );
   pages.serve("/forms/done", "<!doctype html><title>Done</title>");
   pages.serve("/blank", "<!doctype html><title>Nothing here</title><p>no tools</p>");
 }

@@ -6,7 +6,5 @@ export const transport: Transport = bufferedFetch((input, init) => fetch(input, 
 
 /** File paths need a file system; outside Node, pass the file's bytes or a `Blob` instead. */
 export function readFile(path: string): Promise<Uint8Array<ArrayBuffer>> {
-  return Promise.reject(
-    new UploadInputError("upload_path_unsupported", `File paths need Node (${path}); pass bytes or a Blob`),
-  );
+  return Promise.reject(new UploadInputError("upload_path_unsupported", `File paths need Node (${path}); pass bytes or a Blob`));
 }

@@ -35,6 +35,7 @@ export class BufferedResponse extends Response {
     return decoder.decode(this.#take());
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: overrides Response.json(), which the DOM and Node typings declare as Promise<any>.
   override async json(): Promise<any> {
     return JSON.parse(await this.text());
   }

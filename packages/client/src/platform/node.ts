@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher } from "undici";
-import { timedOut, type Transport } from "../transport.js";
+import { type Transport, timedOut } from "../transport.js";
 import { type ReceivedHeaders, ReceivedResponse } from "./received-response.js";
 
 export { readFile } from "./files.js";
@@ -49,7 +49,14 @@ export const transport: Transport = (url, { method, headers, body, signal }, tim
 const plainHeaders = new WeakMap<Headers, Record<string, string>>();
 
 /** One request and its whole response, under a timer and the caller's signal. */
-function exchange(url: string, method: string, head: Record<string, string>, bytes: string | Uint8Array | undefined, signal: AbortSignal | null | undefined, timeoutMs: number): Promise<Response> {
+function exchange(
+  url: string,
+  method: string,
+  head: Record<string, string>,
+  bytes: string | Uint8Array | undefined,
+  signal: AbortSignal | null | undefined,
+  timeoutMs: number,
+): Promise<Response> {
   return new Promise((resolve, reject) => {
     // The request's controller exists only once undici starts sending it (a request may
     // wait for a free connection first); a timeout or an abort before then stops it there.

@@ -13,8 +13,31 @@ let api: typeof Client;
 beforeAll(async () => {
   server = await startTestServer();
   const entry = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
-  const result = await build({ entryPoints: [entry], bundle: true, format: "iife", globalName: "client", platform: "browser", write: false, logLevel: "silent" });
-  const web = { fetch, Headers, Request, Response, FormData, Blob, File, URL, URLSearchParams, AbortController, AbortSignal, ReadableStream, TextDecoder, TextEncoder };
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: "iife",
+    globalName: "client",
+    platform: "browser",
+    write: false,
+    logLevel: "silent",
+  });
+  const web = {
+    fetch,
+    Headers,
+    Request,
+    Response,
+    FormData,
+    Blob,
+    File,
+    URL,
+    URLSearchParams,
+    AbortController,
+    AbortSignal,
+    ReadableStream,
+    TextDecoder,
+    TextEncoder,
+  };
   const realm = createContext({ ...web, setTimeout, clearTimeout, queueMicrotask, console });
   runInContext(result.outputFiles[0]!.text, realm);
   api = realm.client as typeof Client;

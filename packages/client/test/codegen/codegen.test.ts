@@ -19,14 +19,24 @@ describe("the client generator", () => {
 
   it("has one row per operation of the document, named by its x-client", () => {
     const expected = Object.entries(document.paths).flatMap(([path, item]) =>
-      ["get", "post", "patch", "put", "delete"].filter((m) => item[m]).map((m) => `${item[m]["x-client"].resource}.${item[m]["x-client"].method} ${m.toUpperCase()} ${path}`),
+      ["get", "post", "patch", "put", "delete"]
+        .filter((m) => item[m])
+        .map((m) => `${item[m]["x-client"].resource}.${item[m]["x-client"].method} ${m.toUpperCase()} ${path}`),
     );
     expect(operations.map(([resource, method, http, path]) => `${resource}.${method} ${http} ${path}`).sort()).toEqual(expected.sort());
   });
 
   it("derives the rules from the document", () => {
     const row = (resource: string, method: string) => operations.find(([r, m]) => r === resource && m === method)!;
-    expect(row("webmcp", "invoke")).toEqual(["webmcp", "invoke", "POST", "/browsers/{id_or_name}/webmcp/invoke", "id_or_name", "json", { noRetry: true, timeoutSec: 60 }]);
+    expect(row("webmcp", "invoke")).toEqual([
+      "webmcp",
+      "invoke",
+      "POST",
+      "/browsers/{id_or_name}/webmcp/invoke",
+      "id_or_name",
+      "json",
+      { noRetry: true, timeoutSec: 60 },
+    ]);
     expect(row("projects", "list")[6]).toEqual({ paged: true });
     expect(row("browsers", "list")[6]).toEqual({ paged: true });
     expect(row("extensions", "upload")).toEqual(["extensions", "upload", "POST", "/extensions", "", "form", { files: { file: "application/zip" } }]);
@@ -40,10 +50,14 @@ describe("the client generator", () => {
     const { "facade.ts": facade } = await generate(document);
     expect(facade).toContain("create(body: T.CreateProjectRequestBody, options?: RequestOptions): Promise<T.CreateProjectResponse>;");
     expect(facade).toContain('invoke(id_or_name: T.InvokeWebMcpToolPathParams["id_or_name"], body: T.InvokeWebMcpToolRequestBody, options?: RequestOptions)');
-    expect(facade).toContain("listAll(query?: T.ListProjectsQuery, options?: RequestOptions): AsyncGenerator<T.ListProjectsResponse[number], void, undefined>;");
+    expect(facade).toContain(
+      "listAll(query?: T.ListProjectsQuery, options?: RequestOptions): AsyncGenerator<T.ListProjectsResponse[number], void, undefined>;",
+    );
     expect(facade).toContain('upload(body: FormBody<T.UploadExtensionRequestBody, "file">, options?: RequestOptions)');
     expect(facade).toContain("create(body?: T.CreateBrowserRequestBody, options?: RequestOptions)");
-    expect(facade).toContain('listToolsIfChanged(id_or_name: T.ListWebMcpToolsPathParams["id_or_name"], etag: string | null | undefined, options?: RequestOptions): Promise<ConditionalResponse<T.ListWebMcpToolsResponse>>;');
+    expect(facade).toContain(
+      'listToolsIfChanged(id_or_name: T.ListWebMcpToolsPathParams["id_or_name"], etag: string | null | undefined, options?: RequestOptions): Promise<ConditionalResponse<T.ListWebMcpToolsResponse>>;',
+    );
   });
 
   describe("refuses a document the facade cannot express", () => {
@@ -58,7 +72,9 @@ describe("the client generator", () => {
     });
 
     it("an x-client used twice", async () => {
-      await expect(variant((d) => (d.paths["/org/limits"]!.get["x-client"] = { resource: "projects", method: "list" }))).rejects.toThrow("x-client projects.list is used twice");
+      await expect(variant((d) => (d.paths["/org/limits"]!.get["x-client"] = { resource: "projects", method: "list" }))).rejects.toThrow(
+        "x-client projects.list is used twice",
+      );
     });
 
     it("an operation with two path parameters", async () => {
@@ -78,7 +94,9 @@ describe("the client generator", () => {
     it("a 304 without If-None-Match, or without an ETag", async () => {
       const tools = "/browsers/{id_or_name}/webmcp/tools";
       await expect(variant((d) => delete d.paths[tools]!.get.parameters)).rejects.toThrow("a 304 response needs the If-None-Match header parameter");
-      await expect(variant((d) => delete d.paths[tools]!.get.responses["304"].headers.ETag)).rejects.toThrow("sends an ETag with its success and its 304 responses");
+      await expect(variant((d) => delete d.paths[tools]!.get.responses["304"].headers.ETag)).rejects.toThrow(
+        "sends an ETag with its success and its 304 responses",
+      );
     });
   });
 });

@@ -30,7 +30,9 @@ describe.each(transports)("conditional reads over the %s", (_, transport) => {
 
   it("lets a raw call see a 304 to its own If-None-Match", async () => {
     server.route("GET", path, { status: 304, headers: { ETag: etag } });
-    const { data, response } = await client().GET("/browsers/{id_or_name}/webmcp/tools", { params: { path: { id_or_name: "brw_1" }, header: { "If-None-Match": etag } } });
+    const { data, response } = await client().GET("/browsers/{id_or_name}/webmcp/tools", {
+      params: { path: { id_or_name: "brw_1" }, header: { "If-None-Match": etag } },
+    });
     expect(response.status).toBe(304);
     expect(data).toBeUndefined();
   });

@@ -23,8 +23,7 @@ import { startTestServer, useTestServer } from "../helpers/test-server.js";
 import { testOptions, transports } from "../helpers/transports.js";
 
 const server = useTestServer();
-beforeEach(() => {
-});
+beforeEach(() => {});
 
 /** The error a call rejects with; fails the test if it resolves. */
 async function rejection(promise: Promise<unknown>): Promise<BrowserServiceError> {
@@ -126,7 +125,11 @@ describe.each(transports)("errors over the %s", (_, transport) => {
   });
 
   it("reports a 2xx body that is not JSON as InvalidResponseError", async () => {
-    server.route("GET", "/org/limits", { status: 200, body: '{"max_concurrent_sess', headers: { "Content-Type": "application/json", "X-Request-Id": "req_bad" } });
+    server.route("GET", "/org/limits", {
+      status: 200,
+      body: '{"max_concurrent_sess',
+      headers: { "Content-Type": "application/json", "X-Request-Id": "req_bad" },
+    });
     const error = await rejection(client().limits.get());
     expect(error).toBeInstanceOf(InvalidResponseError);
     expect(error).toMatchObject({ status: 200, code: "invalid_response_body", requestId: "req_bad" });

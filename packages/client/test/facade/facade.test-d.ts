@@ -1,6 +1,6 @@
 import type { Browser, Extension, ManagedAuth, OrgLimits, Project, ProjectLimits, WebMcpInvocationResult, WebMcpToolList } from "@browser-service/types";
 import { describe, expectTypeOf, it } from "vitest";
-import { type APIError, type BrowserServiceClient, createClient, OutcomeUnknownError } from "../../src/index.js";
+import { type APIError, type BrowserServiceClient, createClient, type OutcomeUnknownError } from "../../src/index.js";
 
 declare const client: BrowserServiceClient;
 

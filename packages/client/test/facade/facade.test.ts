@@ -4,14 +4,18 @@ import { useTestServer } from "../helpers/test-server.js";
 import { testOptions, transports } from "../helpers/transports.js";
 
 const server = useTestServer();
-beforeEach(() => {
-});
+beforeEach(() => {});
 
 const project = { id: "proj_1", name: "staging", status: "active", created_at: "2025-01-01T00:00:00Z", updated_at: "2025-01-01T00:00:00Z" };
 const client = () => createClient(testOptions(server.url));
 const last = () => {
   const request = server.requests.at(-1)!;
-  return { method: request.method, url: request.url, body: request.body.length ? JSON.parse(request.body.toString()) : undefined, type: request.headers["content-type"] };
+  return {
+    method: request.method,
+    url: request.url,
+    body: request.body.length ? JSON.parse(request.body.toString()) : undefined,
+    type: request.headers["content-type"],
+  };
 };
 
 describe("the operation facade", () => {

@@ -50,7 +50,7 @@ export interface TestServer {
 }
 
 function answer(reply: Reply, request: SeenRequest, response: ServerResponse): void {
-  if (typeof reply === "function") return reply(request, response);
+  if (typeof reply === "function") return void reply(request, response);
   if ("reset" in reply) return void response.socket?.destroy();
   if ("hang" in reply) return;
   if ("stallBody" in reply) {

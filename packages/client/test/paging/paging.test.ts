@@ -4,13 +4,16 @@ import { type Reply, useTestServer } from "../helpers/test-server.js";
 import { testOptions } from "../helpers/transports.js";
 
 const server = useTestServer();
-beforeEach(() => {
-});
+beforeEach(() => {});
 
 const project = (n: number) => ({ id: `proj_${n}`, name: `p${n}`, status: "active", created_at: "2025-01-01T00:00:00Z", updated_at: "2025-01-01T00:00:00Z" });
 const page = (items: number[], hasMore: string | undefined, nextOffset: string | undefined): Reply => ({
   body: items.map(project),
-  headers: { ...(hasMore === undefined ? {} : { "X-Has-More": hasMore }), ...(nextOffset === undefined ? {} : { "X-Next-Offset": nextOffset }), "X-Request-Id": "req_page" },
+  headers: {
+    ...(hasMore === undefined ? {} : { "X-Has-More": hasMore }),
+    ...(nextOffset === undefined ? {} : { "X-Next-Offset": nextOffset }),
+    "X-Request-Id": "req_page",
+  },
 });
 const client = () => createClient(testOptions(server.url));
 
@@ -55,8 +58,20 @@ describe("listAll", () => {
   });
 
   it("pages browsers too", async () => {
-    const browser = (n: number) => ({ id: `brw_${n}`, name: null, status: "running", created_at: "2025-01-01T00:00:00Z", cdp_ws_url: "ws://x", sandboxed: true });
-    server.route("GET", "/browsers", { body: [browser(0)], headers: { "X-Has-More": "true", "X-Next-Offset": "1" } }, { body: [browser(1)], headers: { "X-Has-More": "false", "X-Next-Offset": "0" } });
+    const browser = (n: number) => ({
+      id: `brw_${n}`,
+      name: null,
+      status: "running",
+      created_at: "2025-01-01T00:00:00Z",
+      cdp_ws_url: "ws://x",
+      sandboxed: true,
+    });
+    server.route(
+      "GET",
+      "/browsers",
+      { body: [browser(0)], headers: { "X-Has-More": "true", "X-Next-Offset": "1" } },
+      { body: [browser(1)], headers: { "X-Has-More": "false", "X-Next-Offset": "0" } },
+    );
     const { items } = await collect(client().browsers.listAll());
     expect(items.map((b) => b.id)).toEqual(["brw_0", "brw_1"]);
   });

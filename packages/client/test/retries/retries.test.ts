@@ -7,8 +7,7 @@ import { useTestServer } from "../helpers/test-server.js";
 import { testOptions, transports } from "../helpers/transports.js";
 
 const server = useTestServer();
-beforeEach(() => {
-});
+beforeEach(() => {});
 
 const limits = { max_concurrent_sessions: 10, default_project_max_concurrent_sessions: null, concurrent_sessions_used: 1, concurrent_sessions_available: 9 };
 const unavailable = { status: 503, body: { code: "unavailable", message: "Try again." } };
@@ -70,7 +69,12 @@ describe.each(transports)("retries over the %s", (_, transport) => {
     ["seconds", "0"],
     ["an HTTP date", new Date(Date.now() - 60_000).toUTCString()],
   ])("waits as Retry-After says in %s instead of backing off", async (_, retryAfter) => {
-    server.route("GET", "/org/limits", { status: 429, headers: { "Retry-After": retryAfter }, body: { code: "rate_limited", message: "Slow down." } }, { body: limits });
+    server.route(
+      "GET",
+      "/org/limits",
+      { status: 429, headers: { "Retry-After": retryAfter }, body: { code: "rate_limited", message: "Slow down." } },
+      { body: limits },
+    );
     const patient = client({ retryDelayMs: 600_000, maxRetryDelayMs: 600_000 });
     await expect(patient.limits.get()).resolves.toEqual(limits);
     expect(server.requests).toHaveLength(2);
@@ -115,13 +119,21 @@ describe.each(transports)("retries over the %s", (_, transport) => {
     it("a WebMCP invocation whose connection failed, through the facade or by path", async () => {
       server.route("POST", "/browsers/b1/webmcp/invoke", { reset: true });
       await expect(client({ maxRetries: 5 }).webmcp.invoke("b1", invokeBody)).rejects.toBeInstanceOf(APIConnectionError);
-      const raw = client({ maxRetries: 5 }).POST("/browsers/{id_or_name}/webmcp/invoke", { params: { path: { id_or_name: "b1" } }, body: invokeBody, maxRetries: 5 });
+      const raw = client({ maxRetries: 5 }).POST("/browsers/{id_or_name}/webmcp/invoke", {
+        params: { path: { id_or_name: "b1" } },
+        body: invokeBody,
+        maxRetries: 5,
+      });
       await expect(raw).rejects.toBeInstanceOf(APIConnectionError);
       expect(server.requests).toHaveLength(2);
     });
 
     it("a WebMCP invocation answered 503 or 429", async () => {
-      server.route("POST", "/browsers/b1/webmcp/invoke", unavailable, { status: 429, headers: { "Retry-After": "0" }, body: { code: "rate_limited", message: "Later." } });
+      server.route("POST", "/browsers/b1/webmcp/invoke", unavailable, {
+        status: 429,
+        headers: { "Retry-After": "0" },
+        body: { code: "rate_limited", message: "Later." },
+      });
       await expect(client().webmcp.invoke("b1", invokeBody)).rejects.toMatchObject({ status: 503 });
       await expect(client().webmcp.invoke("b1", invokeBody)).rejects.toMatchObject({ status: 429 });
       expect(server.requests).toHaveLength(2);

@@ -4,8 +4,7 @@ import { useTestServer } from "../helpers/test-server.js";
 import { testOptions, transports } from "../helpers/transports.js";
 
 const server = useTestServer();
-beforeEach(() => {
-});
+beforeEach(() => {});
 
 const result = { invocation_id: "inv_1", status: "completed", output: { ok: true } };
 
@@ -52,7 +51,6 @@ describe.each(transports)("timeouts over the %s", (_, transport) => {
       });
       await expect(raw).resolves.toMatchObject({ data: result });
     });
-
   });
 });
 

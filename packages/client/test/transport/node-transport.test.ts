@@ -31,7 +31,11 @@ describe("the Node transport (undici's dispatch)", () => {
 
   it("shows every value of a repeated response header, and the status text, on the raw response", async () => {
     server.route("GET", "/org/limits", (_request, response) => {
-      response.writeHead(200, "Fine", [["Content-Type", "application/json"], ["Set-Cookie", "a=1"], ["Set-Cookie", "b=2"]]);
+      response.writeHead(200, "Fine", [
+        ["Content-Type", "application/json"],
+        ["Set-Cookie", "a=1"],
+        ["Set-Cookie", "b=2"],
+      ]);
       response.end("{}");
     });
     const { response } = await client().GET("/org/limits");

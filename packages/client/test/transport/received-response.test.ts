@@ -3,7 +3,12 @@ import { ReceivedResponse } from "../../src/platform/received-response.js";
 
 const json = '{"name":"ad-blocker"}';
 const make = (status = 200) =>
-  new ReceivedResponse(status, "OK", { "content-type": "application/json", "x-request-id": "req_1", "set-cookie": ["a=1", "b=2"] }, new TextEncoder().encode(json) as Uint8Array<ArrayBuffer>);
+  new ReceivedResponse(
+    status,
+    "OK",
+    { "content-type": "application/json", "x-request-id": "req_1", "set-cookie": ["a=1", "b=2"] },
+    new TextEncoder().encode(json) as Uint8Array<ArrayBuffer>,
+  );
 
 describe("ReceivedResponse, what the Node transport answers before anyone asks for a Response", () => {
   it("reads the status, headers and JSON body, once", async () => {

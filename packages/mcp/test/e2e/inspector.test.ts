@@ -37,7 +37,10 @@ describe("the bin driven by the MCP Inspector's CLI", () => {
     const env = h.env({ BROWSER_SERVICE_BROWSER: h.browser });
     const listed = (await runInspector([process.execPath, binPath, "--method", "tools/list"], env)) as { tools: { name: string; annotations: unknown }[] };
     expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["checkout", "search", "wait_for_stock"]);
-    const called = (await runInspector([process.execPath, binPath, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "q=brass"], env)) as { structuredContent: unknown; isError?: boolean };
+    const called = (await runInspector([process.execPath, binPath, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "q=brass"], env)) as {
+      structuredContent: unknown;
+      isError?: boolean;
+    };
     expect(called.structuredContent).toEqual({ untrusted_page_output: { where: "shop", origin: h.pages.origin(), results: ["brass lamp"] } });
     expect(called.isError).toBeFalsy();
     expect(h.pages.runs("shop.search")).toBe(1);
@@ -47,18 +50,28 @@ describe("the bin driven by the MCP Inspector's CLI", () => {
     await openShop();
     const token = "inspector-token-0123456789";
     let stderr = "";
-    const bridge: ChildProcess = spawn(process.execPath, [binPath, "--browser", h.browser, "--http", "0"], { env: h.env({ BROWSER_SERVICE_MCP_TOKEN: token }), stdio: ["ignore", "ignore", "pipe"] });
+    const bridge: ChildProcess = spawn(process.execPath, [binPath, "--browser", h.browser, "--http", "0"], {
+      env: h.env({ BROWSER_SERVICE_MCP_TOKEN: token }),
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     bridge.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     try {
       const url = await eventually("the bridge's URL", () => /Streamable HTTP on (\S+)/.exec(stderr)?.[1]);
-      const listed = (await runInspector([url, "--transport", "http", "--header", `Authorization: Bearer ${token}`, "--method", "tools/list"], h.env())) as { tools: { name: string }[] };
+      const listed = (await runInspector([url, "--transport", "http", "--header", `Authorization: Bearer ${token}`, "--method", "tools/list"], h.env())) as {
+        tools: { name: string }[];
+      };
       expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["checkout", "search", "wait_for_stock"]);
-      const called = (await runInspector([url, "--transport", "http", "--header", `Authorization: Bearer ${token}`, "--method", "tools/call", "--tool-name", "checkout"], h.env())) as { isError?: boolean; content: { text: string }[] };
+      const called = (await runInspector(
+        [url, "--transport", "http", "--header", `Authorization: Bearer ${token}`, "--method", "tools/call", "--tool-name", "checkout"],
+        h.env(),
+      )) as { isError?: boolean; content: { text: string }[] };
       expect(called.isError).toBe(true);
       expect(called.content[0]?.text).toContain("card declined");
-      await expect(runInspector([url, "--transport", "http", "--header", "Authorization: Bearer wrong-token-0123456789", "--method", "tools/list"], h.env())).rejects.toThrow();
+      await expect(
+        runInspector([url, "--transport", "http", "--header", "Authorization: Bearer wrong-token-0123456789", "--method", "tools/list"], h.env()),
+      ).rejects.toThrow();
       expect(h.pages.runs("checkout")).toBe(1);
     } finally {
       const exited = new Promise((resolve) => bridge.once("exit", resolve));

@@ -14,7 +14,7 @@ const example = join(packageDir, "examples/bridge-session.mjs");
 
 /** Every fenced block of `language` in the README, in order. */
 function blocks(language: string): string[] {
-  return [...readme.matchAll(new RegExp("```" + language + "\\n([\\s\\S]*?)```", "g"))].map((match) => match[1] as string);
+  return [...readme.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, "g"))].map((match) => match[1] as string);
 }
 
 /** What differs from run to run: ports, tab and window numbers, invocation ids. */
@@ -53,8 +53,16 @@ describe("the README", () => {
 
   it("has client configurations that are valid JSON with the shapes clients read", () => {
     const [stdio, http] = blocks("json").map((block) => JSON.parse(block) as { mcpServers: Record<string, Record<string, unknown>> });
-    expect(stdio?.mcpServers.browser).toMatchObject({ command: "npx", args: ["-y", "@browser-service/mcp", "--start-url", expect.any(String)], env: { BROWSER_SERVICE_API_KEY: expect.any(String) } });
-    expect(http?.mcpServers.browser).toMatchObject({ type: "http", url: "http://127.0.0.1:8931/mcp", headers: { Authorization: expect.stringMatching(/^Bearer \S{16,}$/) } });
+    expect(stdio?.mcpServers.browser).toMatchObject({
+      command: "npx",
+      args: ["-y", "@browser-service/mcp", "--start-url", expect.any(String)],
+      env: { BROWSER_SERVICE_API_KEY: expect.any(String) },
+    });
+    expect(http?.mcpServers.browser).toMatchObject({
+      type: "http",
+      url: "http://127.0.0.1:8931/mcp",
+      headers: { Authorization: expect.stringMatching(/^Bearer \S{16,}$/) },
+    });
   });
 
   it("shows the output the example prints against the reference server and Chromium", async () => {

@@ -10,8 +10,8 @@ import type { WebMcpTool } from "@browser-service/types";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type CallToolResult, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { type Browser as PlaywrightBrowser, chromium, type Page } from "playwright-core";
+import { type CallToolResult, type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { chromium, type Page, type Browser as PlaywrightBrowser } from "playwright-core";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { servePages } from "./pages.js";
 
@@ -77,7 +77,13 @@ export function useHarness(): Harness {
 export async function startHarness(): Promise<{ harness: Harness; close(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "mcp-bridge-test-"));
   // Rate limits off: tests send requests faster than any client would.
-  const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, allowPrivateNetwork: true, rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } } });
+  const server = await createServer({
+    dataDir,
+    host: "127.0.0.1",
+    port: 0,
+    allowPrivateNetwork: true,
+    rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } },
+  });
   const baseUrl = await server.listen();
   const apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
   const client = createClient({ baseUrl, apiKey, projectId: null, maxRetries: 0 });
@@ -165,7 +171,12 @@ function waitForLine(child: ChildProcess, output: () => string, pattern: RegExp)
  * official SDK's `Client` to it over `kind`: stdio (the SDK starts the process), or
  * Streamable HTTP (the process serves on a free port; the client sends the token).
  */
-export async function startBridge(h: Harness, kind: TransportKind, args: string[] = [], options: { token?: string; env?: Record<string, string> } = {}): Promise<BridgeSession> {
+export async function startBridge(
+  h: Harness,
+  kind: TransportKind,
+  args: string[] = [],
+  options: { token?: string; env?: Record<string, string> } = {},
+): Promise<BridgeSession> {
   const client = new Client({ name: "bridge-test", version: "1.0.0" });
   let changes = 0;
   const waiters = new Set<() => void>();
@@ -185,7 +196,10 @@ export async function startBridge(h: Harness, kind: TransportKind, args: string[
     await client.connect(transport);
   } else {
     const token = options.token ?? "test-token-0123456789abcdef";
-    child = spawn(process.execPath, [binPath, ...bridgeArgs, "--http", "0"], { env: h.env({ BROWSER_SERVICE_MCP_TOKEN: token, ...options.env }), stdio: ["ignore", "ignore", "pipe"] });
+    child = spawn(process.execPath, [binPath, ...bridgeArgs, "--http", "0"], {
+      env: h.env({ BROWSER_SERVICE_MCP_TOKEN: token, ...options.env }),
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
@@ -227,5 +241,4 @@ export async function startBridge(h: Harness, kind: TransportKind, args: string[
 }
 
 /** The text of a call result (its text blocks, joined). */
-export const textOf = (result: CallToolResult) =>
-  result.content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("\n");
+export const textOf = (result: CallToolResult) => result.content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("\n");

@@ -32,7 +32,14 @@ beforeAll(async () => {
     return server;
   };
   endpoint = await serveHttp({ host: "127.0.0.1", port: 0, token, createServer, maxBodyBytes: 4096 });
-  const init = await post(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }));
+  const init = await post(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }),
+  );
   sessionId = init.headers.get("mcp-session-id") as string;
   expect(sessionId).toBeTruthy();
 });

@@ -5,12 +5,26 @@ import { describe, expect, it } from "vitest";
 import { type HttpEndpoint, type HttpOptions, serveHttp } from "../../src/index.js";
 
 const token = "http-host-test-token-0123456789";
-const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const initialize = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
 
 /** Serves a real SDK server behind the real endpoint on `host`, runs `body`, and closes it. */
-async function withEndpoint(options: Partial<HttpOptions> & { host: string }, body: (endpoint: HttpEndpoint, port: number, warnings: string[]) => Promise<void>): Promise<void> {
+async function withEndpoint(
+  options: Partial<HttpOptions> & { host: string },
+  body: (endpoint: HttpEndpoint, port: number, warnings: string[]) => Promise<void>,
+): Promise<void> {
   const warnings: string[] = [];
-  const endpoint = await serveHttp({ port: 0, token, createServer: () => new Server({ name: "host-test", version: "1" }, { capabilities: {} }), log: (message) => warnings.push(message), ...options });
+  const endpoint = await serveHttp({
+    port: 0,
+    token,
+    createServer: () => new Server({ name: "host-test", version: "1" }, { capabilities: {} }),
+    log: (message) => warnings.push(message),
+    ...options,
+  });
   try {
     await body(endpoint, Number(new URL(endpoint.url).port), warnings);
   } finally {
@@ -24,7 +38,13 @@ async function withEndpoint(options: Partial<HttpOptions> & { host: string }, bo
  */
 function initializeVia(address: string, port: number, host: string, origin?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const headers = { host, authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream", ...(origin !== undefined && { origin }) };
+    const headers = {
+      host,
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(origin !== undefined && { origin }),
+    };
     const req = request({ host: address, port, path: "/mcp", method: "POST", headers }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
@@ -61,7 +81,11 @@ describe("serveHttp's Host and Origin check, whatever the bind address", () => {
       expect(await initializeVia("127.0.0.1", port, `[::ffff:7f00:1]:${port}`)).toBe(200);
       expect(await initializeVia("127.0.0.1", port, `127.0.0.1:${port}`)).toBe(200);
       // The URL it prints is one a client can use as it is.
-      const answer = await fetch(endpoint.url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: initialize });
+      const answer = await fetch(endpoint.url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: initialize,
+      });
       expect(answer.status).toBe(200);
       expect(warnings).toEqual([]);
     });

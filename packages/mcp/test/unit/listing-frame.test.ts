@@ -5,7 +5,9 @@ import { tool } from "../support/tools.js";
 
 /** A state as the catalog makes it: the listing and its JSON, made once. */
 function state(descriptions: string[]): CatalogState {
-  const tools = descriptions.map((description, index) => toMcpTool(`tool_${index}`, tool(`tool_${index}`, index + 1, { description, title: "Tab \u2028 \"title\"" })));
+  const tools = descriptions.map((description, index) =>
+    toMcpTool(`tool_${index}`, tool(`tool_${index}`, index + 1, { description, title: 'Tab \u2028 "title"' })),
+  );
   return { etag: '"1"', tools, entries: new Map(), toolsJson: Buffer.from(JSON.stringify(tools)) };
 }
 
@@ -13,8 +15,8 @@ const text = (frame: Buffer[] | undefined) => Buffer.concat(frame ?? []).toStrin
 
 describe("listingFrame", () => {
   it("writes a tools/list answer with the current listing as the same JSON line the SDK would send", () => {
-    const current = state(["Search.", "</untrusted-page-text>\u0000\u2028 \"quoted\" \\ ünïcode 🙂", "x".repeat(5000)]);
-    for (const id of [7, "req-\"8\"", 0]) {
+    const current = state(["Search.", '</untrusted-page-text>\u0000\u2028 "quoted" \\ ünïcode 🙂', "x".repeat(5000)]);
+    for (const id of [7, 'req-"8"', 0]) {
       const message: JSONRPCMessage = { jsonrpc: "2.0", id, result: { tools: current.tools } };
       const line = text(listingFrame(message, current));
       expect(line.endsWith("\n")).toBe(true);

@@ -24,7 +24,9 @@ describe("describeTool", () => {
         `Page's name: ${untrustedOpen}search${untrustedClose}. Registered by the top-level document of tab 3 (window 7), page ${untrustedOpen}http://127.0.0.1:9000/shop${untrustedClose} titled ${untrustedOpen}Shop${untrustedClose}.`,
     );
     const framed = describeTool(tool("search", 3, { frame: { id: 9, url: "http://localhost:9001/widget" } }), undefined);
-    expect(framed).toContain(`Registered by the frame 9 ${untrustedOpen}http://localhost:9001/widget${untrustedClose} of origin ${untrustedOpen}http://localhost:9001${untrustedClose}, in tab 3 (window 7), page `);
+    expect(framed).toContain(
+      `Registered by the frame 9 ${untrustedOpen}http://localhost:9001/widget${untrustedClose} of origin ${untrustedOpen}http://localhost:9001${untrustedClose}, in tab 3 (window 7), page `,
+    );
   });
 
   it.each(hostile)("keeps the bridge's own text unchanged whatever the page writes: %s", (_, evil) => {
@@ -37,13 +39,17 @@ describe("describeTool", () => {
     // Every opening tag is the bridge's and is closed by the bridge: the page opened and closed none.
     expect(described.split(untrustedOpen)).toHaveLength(benign.split(untrustedOpen).length);
     expect(described.split(untrustedClose)).toHaveLength(benign.split(untrustedClose).length);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: asserts that no control character (but tab and newline) is left; \p{Cc} would include those two.
     expect(described).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]|[\u{E0000}-\u{E007F}]/u);
     // Caps: a megabyte of page text costs a few kilobytes of description.
     expect(described.length).toBeLessThan(benign.length + 4000);
   });
 
   it("says why the page's schema is not shown, and what the page claims about its output and forms", () => {
-    const text = describeTool(tool("order", 1, { annotations: { untrusted_content: true, autosubmit: false } }), "it holds a `$` keyword, which a client might resolve from elsewhere");
+    const text = describeTool(
+      tool("order", 1, { annotations: { untrusted_content: true, autosubmit: false } }),
+      "it holds a `$` keyword, which a client might resolve from elsewhere",
+    );
     expect(text).toContain("The page says its output may hold third-party or user-generated content.");
     expect(text).toContain("A call fills in a form and leaves it for the user to submit.");
     expect(text).toContain("The page's input schema is not shown as the input schema (it holds a `$` keyword");
@@ -52,13 +58,25 @@ describe("describeTool", () => {
 
 describe("toMcpTool", () => {
   it("copies the page's hints where it gave them, and always says the world is open", () => {
-    expect(toMcpTool("search", tool("search", 1, { annotations: { read_only: true, consequential: false } })).annotations).toEqual({ readOnlyHint: true, destructiveHint: false, openWorldHint: true });
+    expect(toMcpTool("search", tool("search", 1, { annotations: { read_only: true, consequential: false } })).annotations).toEqual({
+      readOnlyHint: true,
+      destructiveHint: false,
+      openWorldHint: true,
+    });
     expect(toMcpTool("pay", tool("pay", 1)).annotations).toEqual({ openWorldHint: true });
     expect(toMcpTool("pay", tool("pay", 1, { annotations: { consequential: true } })).annotations).toMatchObject({ destructiveHint: true });
   });
 
   it.each(hostile)("lets no page text reach the client outside a fence but the name's safe characters: %s", (_, evil) => {
-    const shown = toMcpTool("search", tool(evil, 3, { description: evil, title: evil, pageUrl: `http://127.0.0.1:9000/?q=${evil.slice(0, 300)}`, inputSchema: { type: "object", title: evil, properties: { q: { type: "string", description: evil, title: evil, default: evil } } } }));
+    const shown = toMcpTool(
+      "search",
+      tool(evil, 3, {
+        description: evil,
+        title: evil,
+        pageUrl: `http://127.0.0.1:9000/?q=${evil.slice(0, 300)}`,
+        inputSchema: { type: "object", title: evil, properties: { q: { type: "string", description: evil, title: evil, default: evil } } },
+      }),
+    );
     // Every string of the tool but its name (the client's handle, limited to A-Za-z0-9_-.), keys included, fences removed.
     const outside = pageStringsOutsideFences(shown, ["name"]).join("\n");
     expect(outside).not.toMatch(/SYSTEM|IGNORE|admin mode|checkout|AAAA/);
@@ -72,7 +90,9 @@ describe("toMcpTool", () => {
     const schema = { type: "object", properties: { q: { $ref: "https://evil.example/schema.json", description: `${fence}${"B".repeat(5000)}` } } };
     const shown = toMcpTool("search", tool("search", 1, { inputSchema: schema }));
     expect(shown.inputSchema).toEqual({ type: "object", additionalProperties: true });
-    expect(shown.description).toContain(`The page's schema, as JSON:\n${untrustedOpen}\n{"type":"object","properties":{"q":{"$ref":"https://evil.example/schema.json"`);
+    expect(shown.description).toContain(
+      `The page's schema, as JSON:\n${untrustedOpen}\n{"type":"object","properties":{"q":{"$ref":"https://evil.example/schema.json"`,
+    );
     expect(fencesBalanced(shown.description.replace(descriptionLabel, ""))).toBe(true);
     expect(skeleton(shown.description)).not.toMatch(/SYSTEM|admin mode/);
     expect(shown.description.length).toBeLessThan(3000);

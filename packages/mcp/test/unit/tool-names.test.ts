@@ -82,7 +82,16 @@ describe("ToolNames", () => {
 
   it("never gives two tools one name, whatever names pages choose", () => {
     const names = new ToolNames();
-    const tools = [tool("search.t2", 1), tool("search", 2), tool("search", 3), tool("search t2", 1), tool("x".repeat(300), 1), tool("x".repeat(301), 2), tool("", 3), tool("\u202e", 3)];
+    const tools = [
+      tool("search.t2", 1),
+      tool("search", 2),
+      tool("search", 3),
+      tool("search t2", 1),
+      tool("x".repeat(300), 1),
+      tool("x".repeat(301), 2),
+      tool("", 3),
+      tool("\u202e", 3),
+    ];
     const assigned = names.assign(tools);
     expect(new Set(assigned).size).toBe(tools.length);
     for (const name of assigned) expect(name).toMatch(mcpName);

@@ -1,14 +1,14 @@
 import type { IssuedKey } from "../auth/api-key-store.js";
-import { issueApiKey } from "./issue-key.js";
-import { KEY_REQUEST_SIGNAL, requestKeyFromServer } from "./key-requests.js";
-import { ConfigError, HELP_TEXT, parseCommand, type ServerConfig } from "./config.js";
-import { firstStartBanner } from "./first-start.js";
-import { createServer } from "./server.js";
-import { ChromiumLauncher } from "../browsers/chromium-launcher.js";
 import { checkChromium, chromiumCheckLine } from "../browsers/chromium-check.js";
+import { ChromiumLauncher } from "../browsers/chromium-launcher.js";
 import { sandboxCheckLine } from "../sandbox/sandbox-check.js";
 import { SandboxUids } from "../sandbox/sandbox-uids.js";
 import { claimDataDir, dataDirLayout, liveOwner } from "../storage/data-dir.js";
+import { ConfigError, HELP_TEXT, parseCommand, type ServerConfig } from "./config.js";
+import { firstStartBanner } from "./first-start.js";
+import { issueApiKey } from "./issue-key.js";
+import { KEY_REQUEST_SIGNAL, requestKeyFromServer } from "./key-requests.js";
+import { createServer } from "./server.js";
 import { openStores } from "./stores.js";
 
 /** Where the command line writes. */

@@ -184,10 +184,7 @@ On the first start with an empty data directory the server creates an organizati
 project named Default and an org-wide API key, and prints the key once.`;
 
 /** What the command line asks for. */
-export type Command =
-  | { kind: "help" }
-  | { kind: "serve"; config: ServerConfig }
-  | { kind: "keys-create"; config: ServerConfig; project: string | undefined };
+export type Command = { kind: "help" } | { kind: "serve"; config: ServerConfig } | { kind: "keys-create"; config: ServerConfig; project: string | undefined };
 
 function integer(name: string, raw: string, min: number, max: number): number {
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
@@ -199,7 +196,15 @@ function integer(name: string, raw: string, min: number, max: number): number {
 const MIB = 1024 * 1024;
 
 /** An integer flag (beating its environment variable) in `unit`s, or `undefined` when neither is set. */
-function numberSetting(flagValue: string | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string, min: number, max: number, unit: number): number | undefined {
+function numberSetting(
+  flagValue: string | undefined,
+  flagName: string,
+  env: NodeJS.ProcessEnv,
+  envName: string,
+  min: number,
+  max: number,
+  unit: number,
+): number | undefined {
   const raw = flagValue ?? env[envName];
   if (raw === undefined || raw === "") return undefined;
   return integer(flagValue === undefined ? envName : flagName, raw, min, max) * unit;
@@ -208,12 +213,16 @@ function numberSetting(flagValue: string | undefined, flagName: string, env: Nod
 /** `--trust-proxy`'s comma-separated list (beating its environment variable), checked; empty when neither is set. */
 function trustProxySetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): string[] {
   const raw = flagValue ?? env.BROWSER_SERVICE_TRUST_PROXY ?? "";
-  const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+  const entries = raw
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
   if (entries.length === 0) return [];
   try {
     trustedProxies(entries);
   } catch (error) {
-    if (error instanceof TrustProxyError) throw new ConfigError(`${flagValue === undefined ? "BROWSER_SERVICE_TRUST_PROXY" : "--trust-proxy"}: ${error.message}`);
+    if (error instanceof TrustProxyError)
+      throw new ConfigError(`${flagValue === undefined ? "BROWSER_SERVICE_TRUST_PROXY" : "--trust-proxy"}: ${error.message}`);
     throw error;
   }
   return entries;
@@ -275,37 +284,75 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
 
   const port = values.port ?? env.BROWSER_SERVICE_PORT;
   const planLimit = values["plan-limit"] ?? env.BROWSER_SERVICE_PLAN_LIMIT;
-  const projectsDisabled = values["projects-disabled"] ?? (env.BROWSER_SERVICE_PROJECTS_DISABLED === undefined ? undefined : flag("BROWSER_SERVICE_PROJECTS_DISABLED", env.BROWSER_SERVICE_PROJECTS_DISABLED));
+  const projectsDisabled =
+    values["projects-disabled"] ??
+    (env.BROWSER_SERVICE_PROJECTS_DISABLED === undefined ? undefined : flag("BROWSER_SERVICE_PROJECTS_DISABLED", env.BROWSER_SERVICE_PROJECTS_DISABLED));
   const config: ServerConfig = {
     port: port === undefined ? DEFAULT_CONFIG.port : integer(values.port === undefined ? "BROWSER_SERVICE_PORT" : "--port", port, 0, 65535),
     host: values.host ?? env.BROWSER_SERVICE_HOST ?? DEFAULT_CONFIG.host,
     dataDir: values["data-dir"] ?? env.BROWSER_SERVICE_DATA_DIR ?? DEFAULT_CONFIG.dataDir,
-    planLimit: planLimit === undefined ? DEFAULT_CONFIG.planLimit : integer(values["plan-limit"] === undefined ? "BROWSER_SERVICE_PLAN_LIMIT" : "--plan-limit", planLimit, 0, 1_000_000),
+    planLimit:
+      planLimit === undefined
+        ? DEFAULT_CONFIG.planLimit
+        : integer(values["plan-limit"] === undefined ? "BROWSER_SERVICE_PLAN_LIMIT" : "--plan-limit", planLimit, 0, 1_000_000),
     fixtures: values.fixtures ?? (env.BROWSER_SERVICE_FIXTURES || undefined),
     projectsDisabled: projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
     publicUrl: values["public-url"] ?? (env.BROWSER_SERVICE_PUBLIC_URL || undefined),
-    cdpMaxClients: numberSetting(values["cdp-max-clients"], "--cdp-max-clients", env, "BROWSER_SERVICE_CDP_MAX_CLIENTS", 1, 1000, 1) ?? DEFAULT_CONFIG.cdpMaxClients,
-    cdpMaxMessageBytes: numberSetting(values["cdp-max-message-mib"], "--cdp-max-message-mib", env, "BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB", 1, 1024, MIB) ?? DEFAULT_CONFIG.cdpMaxMessageBytes,
-    cdpMaxBufferedBytes: numberSetting(values["cdp-max-buffer-mib"], "--cdp-max-buffer-mib", env, "BROWSER_SERVICE_CDP_MAX_BUFFER_MIB", 1, 4096, MIB) ?? DEFAULT_CONFIG.cdpMaxBufferedBytes,
-    cdpMessageRate: numberSetting(values["cdp-message-rate"], "--cdp-message-rate", env, "BROWSER_SERVICE_CDP_MESSAGE_RATE", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.cdpMessageRate,
-    cdpByteRate: numberSetting(values["cdp-byte-rate-mib"], "--cdp-byte-rate-mib", env, "BROWSER_SERVICE_CDP_BYTE_RATE_MIB", 0, 4096, MIB) ?? DEFAULT_CONFIG.cdpByteRate,
-    cdpProjectMessageRate: numberSetting(values["cdp-project-message-rate"], "--cdp-project-message-rate", env, "BROWSER_SERVICE_CDP_PROJECT_MESSAGE_RATE", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.cdpProjectMessageRate,
-    cdpProjectByteRate: numberSetting(values["cdp-project-byte-rate-mib"], "--cdp-project-byte-rate-mib", env, "BROWSER_SERVICE_CDP_PROJECT_BYTE_RATE_MIB", 0, 4096, MIB) ?? DEFAULT_CONFIG.cdpProjectByteRate,
-    cdpMaxPending: numberSetting(values["cdp-max-pending"], "--cdp-max-pending", env, "BROWSER_SERVICE_CDP_MAX_PENDING", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.cdpMaxPending,
-    unsafeNoSandbox: values["unsafe-no-sandbox"] ?? (env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX === undefined ? DEFAULT_CONFIG.unsafeNoSandbox : flag("BROWSER_SERVICE_UNSAFE_NO_SANDBOX", env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX)),
-    allowPrivateNetwork: values["allow-private-network"] ?? (env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK === undefined ? DEFAULT_CONFIG.allowPrivateNetwork : flag("BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK", env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK)),
-    sandboxUidBase: numberSetting(values["sandbox-uid-base"], "--sandbox-uid-base", env, "BROWSER_SERVICE_SANDBOX_UID_BASE", 1000, 4_294_000_000, 1) ?? DEFAULT_CONFIG.sandboxUidBase,
+    cdpMaxClients:
+      numberSetting(values["cdp-max-clients"], "--cdp-max-clients", env, "BROWSER_SERVICE_CDP_MAX_CLIENTS", 1, 1000, 1) ?? DEFAULT_CONFIG.cdpMaxClients,
+    cdpMaxMessageBytes:
+      numberSetting(values["cdp-max-message-mib"], "--cdp-max-message-mib", env, "BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB", 1, 1024, MIB) ??
+      DEFAULT_CONFIG.cdpMaxMessageBytes,
+    cdpMaxBufferedBytes:
+      numberSetting(values["cdp-max-buffer-mib"], "--cdp-max-buffer-mib", env, "BROWSER_SERVICE_CDP_MAX_BUFFER_MIB", 1, 4096, MIB) ??
+      DEFAULT_CONFIG.cdpMaxBufferedBytes,
+    cdpMessageRate:
+      numberSetting(values["cdp-message-rate"], "--cdp-message-rate", env, "BROWSER_SERVICE_CDP_MESSAGE_RATE", 0, 1_000_000, 1) ??
+      DEFAULT_CONFIG.cdpMessageRate,
+    cdpByteRate:
+      numberSetting(values["cdp-byte-rate-mib"], "--cdp-byte-rate-mib", env, "BROWSER_SERVICE_CDP_BYTE_RATE_MIB", 0, 4096, MIB) ?? DEFAULT_CONFIG.cdpByteRate,
+    cdpProjectMessageRate:
+      numberSetting(values["cdp-project-message-rate"], "--cdp-project-message-rate", env, "BROWSER_SERVICE_CDP_PROJECT_MESSAGE_RATE", 0, 1_000_000, 1) ??
+      DEFAULT_CONFIG.cdpProjectMessageRate,
+    cdpProjectByteRate:
+      numberSetting(values["cdp-project-byte-rate-mib"], "--cdp-project-byte-rate-mib", env, "BROWSER_SERVICE_CDP_PROJECT_BYTE_RATE_MIB", 0, 4096, MIB) ??
+      DEFAULT_CONFIG.cdpProjectByteRate,
+    cdpMaxPending:
+      numberSetting(values["cdp-max-pending"], "--cdp-max-pending", env, "BROWSER_SERVICE_CDP_MAX_PENDING", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.cdpMaxPending,
+    unsafeNoSandbox:
+      values["unsafe-no-sandbox"] ??
+      (env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX === undefined
+        ? DEFAULT_CONFIG.unsafeNoSandbox
+        : flag("BROWSER_SERVICE_UNSAFE_NO_SANDBOX", env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX)),
+    allowPrivateNetwork:
+      values["allow-private-network"] ??
+      (env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK === undefined
+        ? DEFAULT_CONFIG.allowPrivateNetwork
+        : flag("BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK", env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK)),
+    sandboxUidBase:
+      numberSetting(values["sandbox-uid-base"], "--sandbox-uid-base", env, "BROWSER_SERVICE_SANDBOX_UID_BASE", 1000, 4_294_000_000, 1) ??
+      DEFAULT_CONFIG.sandboxUidBase,
     downloadBytes: numberSetting(values["download-mib"], "--download-mib", env, "BROWSER_SERVICE_DOWNLOAD_MIB", 1, 65536, MIB) ?? DEFAULT_CONFIG.downloadBytes,
     // A fresh profile takes about 3 MiB; Chromium does not start in much less than 32.
     profileBytes: numberSetting(values["profile-mib"], "--profile-mib", env, "BROWSER_SERVICE_PROFILE_MIB", 32, 65536, MIB) ?? DEFAULT_CONFIG.profileBytes,
     // Chromium's renderers share their pixels through /dev/shm; much less than 64 MiB fails large pages.
     shmBytes: numberSetting(values["shm-mib"], "--shm-mib", env, "BROWSER_SERVICE_SHM_MIB", 64, 65536, MIB) ?? DEFAULT_CONFIG.shmBytes,
-    bodyIdleTimeoutSec: numberSetting(values["body-idle-timeout-sec"], "--body-idle-timeout-sec", env, "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC", 0, 3600, 1) ?? DEFAULT_CONFIG.bodyIdleTimeoutSec,
+    bodyIdleTimeoutSec:
+      numberSetting(values["body-idle-timeout-sec"], "--body-idle-timeout-sec", env, "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC", 0, 3600, 1) ??
+      DEFAULT_CONFIG.bodyIdleTimeoutSec,
     rateLimit: numberSetting(values["rate-limit"], "--rate-limit", env, "BROWSER_SERVICE_RATE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimit,
-    rateLimitBurst: numberSetting(values["rate-limit-burst"], "--rate-limit-burst", env, "BROWSER_SERVICE_RATE_LIMIT_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.rateLimitBurst,
-    authFailureLimit: numberSetting(values["auth-failure-limit"], "--auth-failure-limit", env, "BROWSER_SERVICE_AUTH_FAILURE_LIMIT", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureLimit,
-    authFailureBurst: numberSetting(values["auth-failure-burst"], "--auth-failure-burst", env, "BROWSER_SERVICE_AUTH_FAILURE_BURST", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.authFailureBurst,
-    maxClientConnections: numberSetting(values["max-client-connections"], "--max-client-connections", env, "BROWSER_SERVICE_MAX_CLIENT_CONNECTIONS", 0, 1_000_000, 1) ?? DEFAULT_CONFIG.maxClientConnections,
+    rateLimitBurst:
+      numberSetting(values["rate-limit-burst"], "--rate-limit-burst", env, "BROWSER_SERVICE_RATE_LIMIT_BURST", 1, 1_000_000, 1) ??
+      DEFAULT_CONFIG.rateLimitBurst,
+    authFailureLimit:
+      numberSetting(values["auth-failure-limit"], "--auth-failure-limit", env, "BROWSER_SERVICE_AUTH_FAILURE_LIMIT", 0, 1_000_000, 1) ??
+      DEFAULT_CONFIG.authFailureLimit,
+    authFailureBurst:
+      numberSetting(values["auth-failure-burst"], "--auth-failure-burst", env, "BROWSER_SERVICE_AUTH_FAILURE_BURST", 1, 1_000_000, 1) ??
+      DEFAULT_CONFIG.authFailureBurst,
+    maxClientConnections:
+      numberSetting(values["max-client-connections"], "--max-client-connections", env, "BROWSER_SERVICE_MAX_CLIENT_CONNECTIONS", 0, 1_000_000, 1) ??
+      DEFAULT_CONFIG.maxClientConnections,
     trustProxy: trustProxySetting(values["trust-proxy"], env),
     warmBrowsers: numberSetting(values["warm-browsers"], "--warm-browsers", env, "BROWSER_SERVICE_WARM_BROWSERS", 0, 64, 1) ?? DEFAULT_CONFIG.warmBrowsers,
   };

@@ -1,8 +1,8 @@
-import { newId } from "../storage/ids.js";
 import type { IssuedKey } from "../auth/api-key-store.js";
+import type { Organization } from "../organization/organization-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { Stores } from "../routes/api-deps.js";
-import type { Organization } from "../organization/organization-store.js";
+import { newId } from "../storage/ids.js";
 
 /** What the first start created. */
 export interface FirstStart {

@@ -1,5 +1,5 @@
-import type { Stores } from "../routes/api-deps.js";
 import type { IssuedKey } from "../auth/api-key-store.js";
+import type { Stores } from "../routes/api-deps.js";
 
 /** A key cannot be issued as asked. */
 export class KeyIssueError extends Error {
@@ -21,7 +21,8 @@ export class KeyIssueError extends Error {
 export function issueApiKey(stores: Stores, project?: string): IssuedKey {
   const issued = stores.unitOfWork(() => {
     const org = stores.organizations.find();
-    if (!org) throw new KeyIssueError("no_organization", `The data directory ${stores.layout.root} has no organization yet; start the server there once first.`);
+    if (!org)
+      throw new KeyIssueError("no_organization", `The data directory ${stores.layout.root} has no organization yet; start the server there once first.`);
     if (project === undefined) return stores.apiKeys.insert(org.id, null);
     const row = stores.projects.findByIdOrName(org.id, project);
     if (!row) throw new KeyIssueError("unknown_project", `No project has the id or name "${project}" in ${stores.layout.root}.`);

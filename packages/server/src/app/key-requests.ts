@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
-import { PRIVATE_FILE_MODE, type DataDirLayout } from "../storage/data-dir.js";
 import type { IssuedKey } from "../auth/api-key-store.js";
+import { type DataDirLayout, PRIVATE_FILE_MODE } from "../storage/data-dir.js";
 import { KeyIssueError } from "./issue-key.js";
 
 // A running server holds the database exclusively, so `keys create` cannot write to it.
@@ -119,5 +119,8 @@ export async function requestKeyFromServer(layout: DataDirLayout, serverPid: num
     return answer.key;
   }
   rmSync(join(layout.keyRequestsDir, `${id}.request.json`), { force: true });
-  throw new KeyIssueError("server_unresponsive", `The server with pid ${serverPid} did not answer within ${timeoutMs} ms; is it a browser-service-server of this version?`);
+  throw new KeyIssueError(
+    "server_unresponsive",
+    `The server with pid ${serverPid} did not answer within ${timeoutMs} ms; is it a browser-service-server of this version?`,
+  );
 }

@@ -1,36 +1,36 @@
-import { limits } from "@browser-service/types";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { limits } from "@browser-service/types";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { IssuedKey } from "../auth/api-key-store.js";
 import type { BrowserLauncher } from "../browsers/browser-launcher.js";
 import { BrowserService } from "../browsers/browser-service.js";
 import { ChromiumLauncher } from "../browsers/chromium-launcher.js";
 import { WarmBrowserRecords } from "../browsers/warm-browser-records.js";
 import { WarmPool, type WarmPoolStats } from "../browsers/warm-pool.js";
-import { issueApiKey } from "./issue-key.js";
-import { answerKeyRequests } from "./key-requests.js";
-import type { IssuedKey } from "../auth/api-key-store.js";
-import { DEFAULT_CONFIG } from "./config.js";
 import { readFixturesFile } from "../fixtures/fixtures-file.js";
-import { loadFixtures } from "./load-fixtures.js";
-import { answerClientError, answerConnect, answerFrameworkError, installErrorHandling, MAX_HEADER_BYTES } from "../http/error-handler.js";
-import { installBodyReading } from "../http/request-validation.js";
-import { installRequestIdHeader, newRequestId } from "../http/request-id.js";
 import { installBodyIdleTimeout } from "../http/body-idle-timeout.js";
+import { trustedProxies } from "../http/client-key.js";
 import { installConnectionLimits } from "../http/connection-limits.js";
 import { installDurableResponses } from "../http/durable-responses.js";
+import { answerClientError, answerConnect, answerFrameworkError, installErrorHandling, MAX_HEADER_BYTES } from "../http/error-handler.js";
+import { type RateLimitSettings, RateLimits } from "../http/rate-limiter.js";
+import { installRequestIdHeader, newRequestId } from "../http/request-id.js";
+import { installBodyReading } from "../http/request-validation.js";
 import { installResponseCheck, type ResponseCheckOptions } from "../http/response-check.js";
-import { RateLimits, type RateLimitSettings } from "../http/rate-limiter.js";
-import { trustedProxies } from "../http/client-key.js";
+import { DEFAULT_CONFIG } from "./config.js";
+import { issueApiKey } from "./issue-key.js";
+import { answerKeyRequests } from "./key-requests.js";
+import { loadFixtures } from "./load-fixtures.js";
 import "../http/fastify-augment.js";
-import { initializeOrganization, type FirstStart } from "./first-start.js";
-import { registerApi } from "../routes/register-api.js";
-import { claimDataDir, dataDirLayout } from "../storage/data-dir.js";
-import { openStores } from "./stores.js";
-import { WebMcpService } from "../webmcp/webmcp-service.js";
-import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
-import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { CdpUrls, ownOrigins } from "../cdp/public-url.js";
+import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
+import { registerApi } from "../routes/register-api.js";
+import { claimDataDir, dataDirLayout } from "../storage/data-dir.js";
+import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
+import { WebMcpService } from "../webmcp/webmcp-service.js";
+import { type FirstStart, initializeOrganization } from "./first-start.js";
+import { openStores } from "./stores.js";
 
 /** Settings of {@link createServer}; all but `dataDir` have defaults. */
 export interface CreateServerOptions {
@@ -152,12 +152,16 @@ const MAX_PARAM_LENGTH = MAX_HEADER_BYTES;
 export async function createServer(options: CreateServerOptions): Promise<BrowserServiceServer> {
   let url: string | undefined;
   // Checked before anything is opened, so a bad URL leaves nothing behind.
-  const cdpUrls = new CdpUrls(options.publicUrl, () => new URL(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`).host);
+  const cdpUrls = new CdpUrls(
+    options.publicUrl,
+    () => new URL(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`).host,
+  );
   const layout = dataDirLayout(options.dataDir);
   const planLimit = options.planLimit ?? DEFAULT_CONFIG.planLimit;
   // Built before anything is opened: a bad setting throws with nothing to undo.
   const trustedProxy = options.trustProxy === undefined ? undefined : trustedProxies(options.trustProxy);
-  const launcher = options.launcher ?? new ChromiumLauncher({ allowPrivateNetwork: options.allowPrivateNetwork ?? false, unsafeNoSandbox: options.unsafeNoSandbox ?? false });
+  const launcher =
+    options.launcher ?? new ChromiumLauncher({ allowPrivateNetwork: options.allowPrivateNetwork ?? false, unsafeNoSandbox: options.unsafeNoSandbox ?? false });
   // A page's requests to this server come through its browser's egress proxy; they count as that browser's, not as 127.0.0.1's.
   const browserOfConnection = options.rateLimits?.browserOfConnection ?? launcher.browserOfConnection?.bind(launcher);
   const rateLimits = new RateLimits({
@@ -209,7 +213,10 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => app.server.emit("request", request, response));
   const webmcp = new WebMcpService(app.log);
   const warmRecords = new WarmBrowserRecords(layout.warmBrowsersDir);
-  const warmPool = warmBrowsers > 0 ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log, prepare: (launched) => webmcp.prepare(launched) }) : undefined;
+  const warmPool =
+    warmBrowsers > 0
+      ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log, prepare: (launched) => webmcp.prepare(launched) })
+      : undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.durable() });
   let firstStart: FirstStart | undefined;
   try {
@@ -252,7 +259,15 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         ...(options.cdpLimits?.clock === undefined ? {} : { clock: options.cdpLimits.clock }),
       },
     });
-    await registerApi(app, { stores, browsers, webmcp, cdpUrls, rateLimits, planLimit, projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled });
+    await registerApi(app, {
+      stores,
+      browsers,
+      webmcp,
+      cdpUrls,
+      rateLimits,
+      planLimit,
+      projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
+    });
     await app.ready();
     // Last, so that a failed start leaves no browser behind.
     warmPool?.start();

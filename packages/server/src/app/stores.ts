@@ -6,10 +6,10 @@ import { SqlitePoolReservationStore } from "../limits/sqlite-pool-reservation-st
 import { SqliteUsageStore } from "../limits/sqlite-usage-store.js";
 import { SqliteOrganizationStore } from "../organization/sqlite-organization-store.js";
 import { SqliteProjectStore } from "../projects/sqlite-project-store.js";
-import { SqliteDatabase } from "../storage/database.js";
-import { ensureDataDir, type DataDirLayout } from "../storage/data-dir.js";
-import { applyMigrations } from "../storage/migrations.js";
 import type { Stores } from "../routes/api-deps.js";
+import { type DataDirLayout, ensureDataDir } from "../storage/data-dir.js";
+import { SqliteDatabase } from "../storage/database.js";
+import { applyMigrations } from "../storage/migrations.js";
 
 /** Opens the data directory's SQLite database, brings its schema up to date, and builds the stores over it. */
 export function openStores(layout: DataDirLayout): Stores {

@@ -1,6 +1,6 @@
 import { ForbiddenError, ProjectNotFoundError } from "../http/api-errors.js";
 import type { Organization } from "../organization/organization-store.js";
-import { projectNotFound, type ProjectRow, type ProjectStore } from "../projects/project-store.js";
+import { type ProjectRow, type ProjectStore, projectNotFound } from "../projects/project-store.js";
 import type { Credential } from "./api-key-store.js";
 
 /** The name of the project header (ids only). */
@@ -30,10 +30,12 @@ export class RequestScope {
     this.#projects = projects;
     if (header === undefined) return;
     if (credential.projectId !== null && header !== credential.projectId) {
-      throw new ForbiddenError(`This API key is scoped to project ${credential.projectId} and cannot act on project ${header}; omit X-Service-Project-Id or use an org-wide key.`);
+      throw new ForbiddenError(
+        `This API key is scoped to project ${credential.projectId} and cannot act on project ${header}; omit X-Service-Project-Id or use an org-wide key.`,
+      );
     }
     const project = projects.findById(org.id, header);
-    if (!project || project.status !== "active") {
+    if (project?.status !== "active") {
       throw new ProjectNotFoundError(`No active project has the id "${header}" given in X-Service-Project-Id; names are not accepted there.`);
     }
     this.#headerProject = project;
@@ -86,7 +88,9 @@ export class RequestScope {
    */
   requireChangeable(project: ProjectRow): void {
     if (!this.isOrgWide && project.status === "archived") {
-      throw new ForbiddenError(`This API key's project ${project.id} is archived, and its own keys cannot change it; an org-wide key can (or can make it active again).`);
+      throw new ForbiddenError(
+        `This API key's project ${project.id} is archived, and its own keys cannot change it; an org-wide key can (or can make it active again).`,
+      );
     }
   }
 }

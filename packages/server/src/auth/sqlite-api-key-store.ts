@@ -1,6 +1,6 @@
-import { newApiKeySecret, newId } from "../storage/ids.js";
 import type { SqliteDatabase } from "../storage/database.js";
-import { secretDigest, type ApiKeyStore, type Credential, type IssuedKey } from "./api-key-store.js";
+import { newApiKeySecret, newId } from "../storage/ids.js";
+import { type ApiKeyStore, type Credential, type IssuedKey, secretDigest } from "./api-key-store.js";
 
 /** {@link ApiKeyStore} in SQLite. */
 export class SqliteApiKeyStore implements ApiKeyStore {
@@ -26,7 +26,11 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   authenticate(secret: string): Credential | undefined {
     // A hash lookup: comparing digests of a secret with ~190 random bits leaks nothing useful through timing.
     // Remembered only until the next write: a key removed or changed is never served from memory.
-    const row = this.#db.remembered<{ id: string; org_id: string; project_id: string | null }>("get", "SELECT id, org_id, project_id FROM api_keys WHERE secret_sha256 = ?", [secretDigest(secret)]);
+    const row = this.#db.remembered<{ id: string; org_id: string; project_id: string | null }>(
+      "get",
+      "SELECT id, org_id, project_id FROM api_keys WHERE secret_sha256 = ?",
+      [secretDigest(secret)],
+    );
     return row && { keyId: row.id, orgId: row.org_id, projectId: row.project_id };
   }
 }

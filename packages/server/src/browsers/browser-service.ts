@@ -2,13 +2,13 @@ import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
 import { ApiError, BrowserUnavailableError, InternalError } from "../http/api-errors.js";
 import type { ProjectRow } from "../projects/project-store.js";
+import type { BrowserEventLog } from "./browser-event-log.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
-import { endOrphanedBrowser } from "./orphaned-browser.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+import { type ExtensionToLoad, loadExtensions } from "./extension-loading.js";
+import { endOrphanedBrowser } from "./orphaned-browser.js";
 import { WarmBrowser } from "./warm-browser.js";
 import type { WarmPool } from "./warm-pool.js";
-import type { BrowserEventLog } from "./browser-event-log.js";
-import { loadExtensions, type ExtensionToLoad } from "./extension-loading.js";
 
 /** Told when a browser process starts and when it ends (stopped or crashed). */
 export interface BrowserLifecycle {
@@ -57,7 +57,14 @@ export class BrowserService {
    * if they already are): a new browser is sent to its start_url only then, so that its
    * page load does not take the CPU from the sync its create's response waits for.
    */
-  constructor(store: BrowserStore, launcher: BrowserLauncher, planLimit: number, log: BrowserEventLog, lifecycle: BrowserLifecycle, options: { pool?: WarmPool | undefined; committed?: () => Promise<void> | undefined } = {}) {
+  constructor(
+    store: BrowserStore,
+    launcher: BrowserLauncher,
+    planLimit: number,
+    log: BrowserEventLog,
+    lifecycle: BrowserLifecycle,
+    options: { pool?: WarmPool | undefined; committed?: () => Promise<void> | undefined } = {},
+  ) {
     this.#store = store;
     this.#launcher = launcher;
     this.#planLimit = planLimit;
@@ -161,7 +168,11 @@ export class BrowserService {
       await launched.close().catch(() => undefined);
       throw new BrowserUnavailableError(new BrowserLaunchError("The browser started without a usable tab.", error));
     }
-    await this.#lifecycle.prepare(launched).catch((error: unknown) => this.#log.warn({ err: error }, "could not follow a new browser's WebMCP tools before its start_url; the next WebMCP request connects again"));
+    await this.#lifecycle
+      .prepare(launched)
+      .catch((error: unknown) =>
+        this.#log.warn({ err: error }, "could not follow a new browser's WebMCP tools before its start_url; the next WebMCP request connects again"),
+      );
     return { launched, browser };
   }
 
@@ -184,7 +195,10 @@ export class BrowserService {
         // Its pipe closed in the meantime: the slot is freed and the next one tried.
         this.#store.remove(row.id);
         this.#log.warn({ err: error }, "a warm browser could not be handed over; trying the next");
-        warm.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close an unusable warm browser")).finally(() => taken.recorded());
+        warm
+          .close()
+          .catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close an unusable warm browser"))
+          .finally(() => taken.recorded());
         continue;
       }
       // Its session's record now names the process, for the clean-up after a kill.
@@ -259,6 +273,10 @@ export class BrowserService {
       ...(this.#pool === undefined ? [] : [this.#pool.close()]),
     ]);
     const failures = results.filter((result): result is PromiseRejectedResult => result.status === "rejected");
-    if (failures.length > 0) throw new AggregateError(failures.map((failure) => failure.reason), `${failures.length} browser(s) failed to close.`);
+    if (failures.length > 0)
+      throw new AggregateError(
+        failures.map((failure) => failure.reason),
+        `${failures.length} browser(s) failed to close.`,
+      );
   }
 }

@@ -54,7 +54,15 @@ export interface BrowserReservation {
 
 /** The API's view of a launched browser row, with the DevTools URL of the request's host. */
 export function toBrowser(row: BrowserRow, cdpWsUrl: string): Browser {
-  return { id: row.id, name: row.name, status: row.status === "crashed" ? "crashed" : "running", created_at: row.created_at, cdp_ws_url: cdpWsUrl, sandboxed: row.sandboxed === 1, extensions: row.extensions.map(({ id, name }) => ({ id, name })) };
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status === "crashed" ? "crashed" : "running",
+    created_at: row.created_at,
+    cdp_ws_url: cdpWsUrl,
+    sandboxed: row.sandboxed === 1,
+    extensions: row.extensions.map(({ id, name }) => ({ id, name })),
+  };
 }
 
 /** Browser records and their concurrency slots. */

@@ -4,8 +4,8 @@ import { access, stat } from "node:fs/promises";
 
 /** Whether browsers can start with a Chromium executable, and why not. */
 export type ChromiumCheck =
-  | { usable: true; executablePath: string; /** First line of `--version`, such as `Chromium 140.0.7339.80`. */ version: string }
-  | { usable: false; executablePath: string; /** What is wrong, as the end of a sentence naming the path. */ problem: string };
+  | { usable: true; executablePath: string /** First line of `--version`, such as `Chromium 140.0.7339.80`. */; version: string }
+  | { usable: false; executablePath: string /** What is wrong, as the end of a sentence naming the path. */; problem: string };
 
 /** The one line the server prints at start about {@link ChromiumCheck}. */
 export function chromiumCheckLine(check: ChromiumCheck): string {
@@ -33,7 +33,11 @@ export async function checkChromium(executablePath: string, timeoutMs = 5_000): 
   }
   return new Promise((resolve) => {
     execFile(executablePath, ["--version"], { timeout: timeoutMs, killSignal: "SIGKILL", encoding: "utf8" }, (error, stdout, stderr) => {
-      const firstLine = (text: string) => text.split("\n").find((line) => line.trim() !== "")?.trim() ?? "";
+      const firstLine = (text: string) =>
+        text
+          .split("\n")
+          .find((line) => line.trim() !== "")
+          ?.trim() ?? "";
       if (error === null) resolve({ usable: true, executablePath, version: firstLine(stdout) || "Chromium (version not printed)" });
       else if (error.killed) resolve(unusable(`did not answer --version within ${timeoutMs} ms`));
       else resolve(unusable(`failed on --version (exit code ${error.code ?? "none"}${firstLine(stderr || stdout) ? `: ${firstLine(stderr || stdout)}` : ""})`));

@@ -9,11 +9,19 @@ import { CdpRouter } from "../cdp/cdp-router.js";
 import { EgressConnections } from "../egress/egress-connections.js";
 import { EgressPolicy } from "../egress/egress-policy.js";
 import { LookupQueue } from "../egress/lookup-queue.js";
-import { EgressProxy, systemLookup, type HostLookup } from "../egress/socks-proxy.js";
-import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES, readSystemLayout, RELAY_PORT, sandboxCommand, type SystemLayout } from "../sandbox/sandbox-command.js";
+import { EgressProxy, type HostLookup, systemLookup } from "../egress/socks-proxy.js";
 import { checkSandbox, type SandboxCheck } from "../sandbox/sandbox-check.js";
+import {
+  DEFAULT_DOWNLOAD_BYTES,
+  DEFAULT_PROFILE_BYTES,
+  DEFAULT_SHM_BYTES,
+  RELAY_PORT,
+  readSystemLayout,
+  type SystemLayout,
+  sandboxCommand,
+} from "../sandbox/sandbox-command.js";
 import { SandboxUids } from "../sandbox/sandbox-uids.js";
-import { BrowserLaunchError, type BrowserExit, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browser-launcher.js";
+import { type BrowserExit, BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browser-launcher.js";
 
 /** Settings of {@link ChromiumLauncher}; every one has a default. */
 export interface ChromiumLauncherOptions {
@@ -219,7 +227,18 @@ export class ChromiumLauncher implements BrowserLauncher {
       const env = { PATH: "/usr/bin:/bin", HOME: userDataDir, XDG_CONFIG_HOME: join(userDataDir, ".config"), XDG_CACHE_HOME: join(userDataDir, ".cache") };
       const command = this.#unsafeNoSandbox
         ? { file: this.#executablePath, args: flags }
-        : sandboxCommand({ layout: this.#systemLayout(), browserDir: userDataDir, profileBytes: this.#profileBytes, shmBytes: this.#shmBytes, downloadDir: downloadPath, downloadBytes: this.#downloadBytes, extensionsDir, proxySocket, executablePath: this.#executablePath, flags });
+        : sandboxCommand({
+            layout: this.#systemLayout(),
+            browserDir: userDataDir,
+            profileBytes: this.#profileBytes,
+            shmBytes: this.#shmBytes,
+            downloadDir: downloadPath,
+            downloadBytes: this.#downloadBytes,
+            extensionsDir,
+            proxySocket,
+            executablePath: this.#executablePath,
+            flags,
+          });
       // Its own process group, so closing it also ends the renderer and utility processes.
       child = spawn(command.file, command.args, { detached: true, stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env, ...(owner ?? {}) });
     } catch (error) {
@@ -272,9 +291,11 @@ export class ChromiumLauncher implements BrowserLauncher {
       await release();
       const what = this.#unsafeNoSandbox ? `Chromium at ${this.#executablePath}` : `Chromium at ${this.#executablePath} in its sandbox (bwrap)`;
       const why =
-        outcome.kind === "error" ? `could not be run: ${outcome.error.message}`
-        : outcome.kind === "exited" ? `exited (code ${outcome.exit.code}, signal ${outcome.exit.signal}) before answering on its DevTools pipe`
-        : `did not answer on its DevTools pipe within ${this.#launchTimeoutMs} ms`;
+        outcome.kind === "error"
+          ? `could not be run: ${outcome.error.message}`
+          : outcome.kind === "exited"
+            ? `exited (code ${outcome.exit.code}, signal ${outcome.exit.signal}) before answering on its DevTools pipe`
+            : `did not answer on its DevTools pipe within ${this.#launchTimeoutMs} ms`;
       const cause = outcome.kind === "error" ? outcome.error : undefined;
       throw new BrowserLaunchError(`${what} ${why}. Set CHROMIUM_PATH to a working Chromium. Last stderr lines:\n${stderrTail.join("\n")}`, cause);
     }

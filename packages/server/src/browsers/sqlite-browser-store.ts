@@ -1,8 +1,8 @@
-import { newId } from "../storage/ids.js";
-import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
+import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { newId } from "../storage/ids.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 import type { BrowserExtension, BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 
@@ -65,7 +65,12 @@ export class SqliteBrowserStore implements BrowserStore {
       }
       const extensions = (request.extensions ?? []).map(({ id, name }) => ({ id, name }));
       extensions.forEach((extension, position) =>
-        this.#db.run("INSERT INTO browser_extensions (browser_id, position, extension_id, name) VALUES (?, ?, ?, ?)", [row.id, position, extension.id, extension.name]),
+        this.#db.run("INSERT INTO browser_extensions (browser_id, position, extension_id, name) VALUES (?, ?, ?, ?)", [
+          row.id,
+          position,
+          extension.id,
+          extension.name,
+        ]),
       );
       return { ...row, extensions };
     });
@@ -91,7 +96,9 @@ export class SqliteBrowserStore implements BrowserStore {
   }
 
   markCrashed(id: string): void {
-    this.#db.transaction(() => this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [id]));
+    this.#db.transaction(() =>
+      this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [id]),
+    );
   }
 
   remove(id: string): void {
@@ -102,8 +109,8 @@ export class SqliteBrowserStore implements BrowserStore {
     // No id or name holds a NUL, which SQLite's binding would cut the text at.
     if (!isStorableText(idOrName)) throw new NotFoundError("No browser has an id or name containing a NUL character.");
     const row =
-      this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName])
-      ?? this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
+      this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName]) ??
+      this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
     if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
     return this.#withExtensions(row);
   }
@@ -111,14 +118,20 @@ export class SqliteBrowserStore implements BrowserStore {
   findLaunched(id: string): (BrowserRow & { org_id: string }) | undefined {
     if (!isStorableText(id)) return undefined;
     const row = this.#db.get<StoredBrowser & { org_id: string }>(
-      `SELECT ${COLUMNS.split(", ").map((column) => `b.${column}`).join(", ")}, p.org_id AS org_id FROM browsers b JOIN projects p ON p.id = b.project_id WHERE b.id = ? AND b.${VISIBLE}`,
+      `SELECT ${COLUMNS.split(", ")
+        .map((column) => `b.${column}`)
+        .join(", ")}, p.org_id AS org_id FROM browsers b JOIN projects p ON p.id = b.project_id WHERE b.id = ? AND b.${VISIBLE}`,
       [id],
     );
     return row && this.#withExtensions(row);
   }
 
   list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean } {
-    const rows = this.#db.all<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [projectId, limit + 1, offset]);
+    const rows = this.#db.all<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [
+      projectId,
+      limit + 1,
+      offset,
+    ]);
     const page = rows.slice(0, limit);
     const extensions = this.#extensionsOf(page.map((row) => row.id));
     return { items: page.map((row) => ({ ...row, extensions: extensions.get(row.id) ?? [] })), hasMore: rows.length > limit };

@@ -1,5 +1,5 @@
-import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
 import type { BrowserEventLog } from "./browser-event-log.js";
+import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
 import { WarmBrowser } from "./warm-browser.js";
 import type { WarmBrowserRecord, WarmBrowserRecords } from "./warm-browser-records.js";
 
@@ -83,7 +83,8 @@ export class WarmPool {
   readonly #inFlight = new Set<Promise<void>>();
 
   constructor(options: WarmPoolOptions) {
-    if (!Number.isSafeInteger(options.size) || options.size < 0) throw new RangeError(`The warm pool size must be a non-negative integer; received ${options.size}.`);
+    if (!Number.isSafeInteger(options.size) || options.size < 0)
+      throw new RangeError(`The warm pool size must be a non-negative integer; received ${options.size}.`);
     this.#size = options.size;
     this.#launcher = options.launcher;
     this.#records = options.records;
@@ -181,7 +182,12 @@ export class WarmPool {
     }
     // As for a cold launch: a browser whose tools could not be followed yet still works (its
     // WebMCP connects again on the next WebMCP request), so it is kept.
-    await this.#prepare?.(launched).catch((error: unknown) => this.#log.warn({ err: error, pid: launched.pid }, "could not follow a warm browser's WebMCP tools before its start_url; the next WebMCP request connects again"));
+    await this.#prepare?.(launched).catch((error: unknown) =>
+      this.#log.warn(
+        { err: error, pid: launched.pid },
+        "could not follow a warm browser's WebMCP tools before its start_url; the next WebMCP request connects again",
+      ),
+    );
     if (this.#closed) {
       await this.#discard({ warm, record });
       return;

@@ -186,10 +186,12 @@ export class CdpConnection {
       const timer = setTimeout(() => {
         if (this.#pending.delete(id)) reject(new CdpTimeoutError(method, timeoutMs));
       }, timeoutMs);
-      const settle = <A>(fn: (value: A) => void) => (value: A) => {
-        clearTimeout(timer);
-        fn(value);
-      };
+      const settle =
+        <A>(fn: (value: A) => void) =>
+        (value: A) => {
+          clearTimeout(timer);
+          fn(value);
+        };
       this.#pending.set(id, { method, sessionId, resolve: settle(resolve as (result: unknown) => void), reject: settle(reject) });
       this.#channel.send(message);
     });
@@ -242,7 +244,11 @@ export class CdpConnection {
     const head = json.slice(0, 256);
     const tail = json.slice(-256);
     const id = /^\{"id":(\d+),/.exec(head)?.[1];
-    if (id !== undefined) return { id: Number(id), error: { code: -32000, message: `The browser's answer (${json.length} characters) is larger than the server reads (${MAX_PARSED_CHARS}).` } };
+    if (id !== undefined)
+      return {
+        id: Number(id),
+        error: { code: -32000, message: `The browser's answer (${json.length} characters) is larger than the server reads (${MAX_PARSED_CHARS}).` },
+      };
     const sessionId = EVENT_SESSION.exec(tail)?.[1];
     const reader = this.#largeReaders.get(EVENT_METHOD.exec(head)?.[1] ?? "");
     if (reader === undefined) {

@@ -1,5 +1,5 @@
 import type { CdpPipe, OversizedMessage } from "./cdp-pipe.js";
-import { parseClientCommand, type ClientCommand } from "./client-command.js";
+import { type ClientCommand, parseClientCommand } from "./client-command.js";
 import { judgeCommand, paramsInspected } from "./command-policy.js";
 import { MAX_COMMAND_DEPTH, MAX_COMMAND_STRUCTURE, scanCommandText, type TextSpan } from "./command-text.js";
 
@@ -133,7 +133,8 @@ export class CdpRouter {
     this.#pipe = pipe;
     this.#downloadPath = options.downloadPath;
     this.#filesRoot = options.filesRoot;
-    this.#onError = options.onError ?? ((error) => process.emitWarning(`The DevTools router dropped a message from the browser: ${(error as Error).stack ?? String(error)}`));
+    this.#onError =
+      options.onError ?? ((error) => process.emitWarning(`The DevTools router dropped a message from the browser: ${(error as Error).stack ?? String(error)}`));
     // These run in the pipe's stream handlers: an exception there would end the process.
     pipe.onMessage((json) => this.#guarded(() => this.#receive(json)));
     pipe.onOversized((message) => this.#guarded(() => this.#oversized(message)));
@@ -219,7 +220,13 @@ export class CdpRouter {
     }
     if (this.#pipe.backlogBytes > MAX_BACKLOG_BYTES) {
       // Clients send as fast as their sockets allow; the browser reads one command at a time.
-      channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: "The browser is not reading commands as fast as they are sent; this one was not sent. Wait for answers before sending more." } });
+      channel.deliver({
+        id: clientId,
+        error: {
+          code: SERVER_ERROR,
+          message: "The browser is not reading commands as fast as they are sent; this one was not sent. Wait for answers before sending more.",
+        },
+      });
       return;
     }
     if (method === "Browser.close") {
@@ -229,7 +236,13 @@ export class CdpRouter {
     }
     if (channel.maxPending !== undefined && channel.pendingCommands >= channel.maxPending) {
       // Each command awaiting an answer holds memory here until the browser answers, which may be never.
-      channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: `This client already has ${channel.maxPending} commands awaiting the browser's answer, the most this service allows; this one was not sent. Wait for answers before sending more.` } });
+      channel.deliver({
+        id: clientId,
+        error: {
+          code: SERVER_ERROR,
+          message: `This client already has ${channel.maxPending} commands awaiting the browser's answer, the most this service allows; this one was not sent. Wait for answers before sending more.`,
+        },
+      });
       return;
     }
     const id = this.#nextId++;
@@ -238,7 +251,8 @@ export class CdpRouter {
     // The command is written anew from what was parsed: nothing of the client's text but
     // its params (valid JSON, so without a raw NUL that would end the message early on the
     // NUL-delimited pipe and start one of the client's choosing on the router's session).
-    const params = paramsText !== undefined && !paramsInspected(method) ? paramsText : verdict.params === undefined ? undefined : JSON.stringify(verdict.params);
+    const params =
+      paramsText !== undefined && !paramsInspected(method) ? paramsText : verdict.params === undefined ? undefined : JSON.stringify(verdict.params);
     const sessionId = command.sessionId ?? channel.browserSessionId;
     const out = `{"id":${id},"method":${JSON.stringify(method)},"sessionId":${JSON.stringify(sessionId)}${params === undefined ? "" : `,"params":${params}`}}`;
     if (!this.#pipe.send(out)) {
@@ -443,7 +457,8 @@ export class CdpRouter {
   }
 
   #browserClosed(): void {
-    for (const pending of this.#pending.values()) if (pending.kind === "router") pending.reject(new CdpRouterError(`The browser closed before ${pending.method} answered.`));
+    for (const pending of this.#pending.values())
+      if (pending.kind === "router") pending.reject(new CdpRouterError(`The browser closed before ${pending.method} answered.`));
     this.#pending.clear();
     for (const channel of [...this.#channels]) this.#end(channel, "browser");
   }
@@ -509,9 +524,17 @@ export class CdpChannel {
     const scan = scanCommandText(text);
     if (!scan.ok) {
       const error =
-        scan.problem === "too_deep" ? { code: INVALID_REQUEST, message: `The command nests deeper than ${MAX_COMMAND_DEPTH} levels, which this service refuses before reading it (Chromium itself reads at most 300).` }
-        : scan.problem === "too_much_structure" ? { code: INVALID_REQUEST, message: `The command holds more than ${MAX_COMMAND_STRUCTURE} characters of JSON structure (outside strings), which this service refuses before parsing it; send large data as strings.` }
-        : { code: PARSE_ERROR, message: "Message is not valid JSON." };
+        scan.problem === "too_deep"
+          ? {
+              code: INVALID_REQUEST,
+              message: `The command nests deeper than ${MAX_COMMAND_DEPTH} levels, which this service refuses before reading it (Chromium itself reads at most 300).`,
+            }
+          : scan.problem === "too_much_structure"
+            ? {
+                code: INVALID_REQUEST,
+                message: `The command holds more than ${MAX_COMMAND_STRUCTURE} characters of JSON structure (outside strings), which this service refuses before parsing it; send large data as strings.`,
+              }
+            : { code: PARSE_ERROR, message: "Message is not valid JSON." };
       this.deliver({ id: plainId(text, scan.members.get("id")), error });
       return scan.structure;
     }

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import WebSocket from "ws";
-import type { CdpEndpointLimits } from "./client-limits.js";
 import type { CdpChannel } from "./cdp-router.js";
-import { STRUCTURE_COST, type MessageBudget } from "./message-budget.js";
+import type { CdpEndpointLimits } from "./client-limits.js";
+import { type MessageBudget, STRUCTURE_COST } from "./message-budget.js";
 import { ThrottledIntake } from "./throttled-intake.js";
 
 /** What {@link bridge} needs besides the connection and its channel. */
@@ -80,7 +80,8 @@ export function bridge(ws: WebSocket, channel: CdpChannel, options: BridgeOption
     }
   });
   channel.onClose((reason) => {
-    if (ws.readyState === WebSocket.OPEN) ws.close(reason === "browser" ? 1001 : 1000, reason === "browser" ? "The browser has stopped." : "The DevTools session ended.");
+    if (ws.readyState === WebSocket.OPEN)
+      ws.close(reason === "browser" ? 1001 : 1000, reason === "browser" ? "The browser has stopped." : "The DevTools session ended.");
   });
   ws.on("close", () => {
     intake.close();

@@ -36,9 +36,15 @@ const REFUSED_METHODS = new Map<string, string>([
   // Its commands travel inside a string the router would have to parse and route again.
   ["Target.sendMessageToTarget", "Target.sendMessageToTarget is refused on this service: attach with flatten: true and send each command with its sessionId."],
   // It hands page script a browser-wide DevTools session that the server never sees.
-  ["Target.exposeDevToolsProtocol", "Target.exposeDevToolsProtocol is refused on this service: it would give page script a DevTools session the server cannot see."],
+  [
+    "Target.exposeDevToolsProtocol",
+    "Target.exposeDevToolsProtocol is refused on this service: it would give page script a DevTools session the server cannot see.",
+  ],
   // Its devtools:// page talks to the browser through a session of its own, past these rules.
-  ["Target.openDevTools", "Target.openDevTools is refused on this service: the DevTools front end would hold a session the server cannot see; connect a DevTools client to cdp_ws_url instead."],
+  [
+    "Target.openDevTools",
+    "Target.openDevTools is refused on this service: the DevTools front end would hold a session the server cannot see; connect a DevTools client to cdp_ws_url instead.",
+  ],
 ]);
 
 // Commands that attach sessions: only flat ones, whose commands carry a sessionId the
@@ -66,7 +72,14 @@ const DOWNLOAD_METHODS = new Set(["Browser.setDownloadBehavior", "Page.setDownlo
  * Chromium could each read a different value.
  */
 export function paramsInspected(method: string): boolean {
-  return method.startsWith("Target.") || REFUSED_METHODS.has(method) || URL_PARAMS.has(method) || DOWNLOAD_METHODS.has(method) || method === "DOM.setFileInputFiles" || method === "Input.dispatchDragEvent";
+  return (
+    method.startsWith("Target.") ||
+    REFUSED_METHODS.has(method) ||
+    URL_PARAMS.has(method) ||
+    DOWNLOAD_METHODS.has(method) ||
+    method === "DOM.setFileInputFiles" ||
+    method === "Input.dispatchDragEvent"
+  );
 }
 
 /**
@@ -81,10 +94,17 @@ export function judgeCommand(method: string, params: Record<string, unknown> | u
   if (method === "Target.createBrowserContext" && (params?.proxyServer !== undefined || params?.proxyBypassList !== undefined)) {
     // In the sandbox a context's own proxy could reach only the browser's loopback; refused
     // all the same, so the egress policy is never a matter of where a client points.
-    return { kind: "refuse", message: "Target.createBrowserContext refuses proxyServer and proxyBypassList on this service: every browser's traffic leaves through the service's egress proxy." };
+    return {
+      kind: "refuse",
+      message:
+        "Target.createBrowserContext refuses proxyServer and proxyBypassList on this service: every browser's traffic leaves through the service's egress proxy.",
+    };
   }
   if (FLAT_ONLY_METHODS.has(method) && params?.flatten !== true) {
-    return { kind: "refuse", message: `${method} needs flatten: true on this service: pass flatten: true (Playwright and Puppeteer always do); a session that is not flat would carry commands the server cannot see.` };
+    return {
+      kind: "refuse",
+      message: `${method} needs flatten: true on this service: pass flatten: true (Playwright and Puppeteer always do); a session that is not flat would carry commands the server cannot see.`,
+    };
   }
   const urlParam = URL_PARAMS.get(method);
   if (urlParam !== undefined) {
@@ -110,14 +130,23 @@ export function judgeCommand(method: string, params: Record<string, unknown> | u
       const { downloadPath: _ignored, ...rest } = params;
       return { kind: "send", params: rest };
     }
-    return { kind: "send", params: { ...params, behavior: params?.behavior === "default" || params?.behavior === undefined ? "allow" : params.behavior, downloadPath: context.downloadPath } };
+    return {
+      kind: "send",
+      params: {
+        ...params,
+        behavior: params?.behavior === "default" || params?.behavior === undefined ? "allow" : params.behavior,
+        downloadPath: context.downloadPath,
+      },
+    };
   }
   return { kind: "send", params };
 }
 
 /** Why a client may not open `url`, or `undefined` when it may. */
 function urlProblem(url: unknown): string | undefined {
-  const allowed = `this service opens only ${ALLOWED_URL_SCHEMES.filter((scheme) => scheme !== "about:").map((scheme) => scheme.slice(0, -1)).join(", ")} URLs and about:blank or about:srcdoc.`;
+  const allowed = `this service opens only ${ALLOWED_URL_SCHEMES.filter((scheme) => scheme !== "about:")
+    .map((scheme) => scheme.slice(0, -1))
+    .join(", ")} URLs and about:blank or about:srcdoc.`;
   if (typeof url !== "string") return "the URL must be a string.";
   let parsed: URL;
   try {

@@ -49,7 +49,12 @@ export type CommandTextScan =
    * holds the members complete before the scan stopped, so a refusal can still name the
    * command's `id` when it came first.
    */
-  | { ok: false; problem: "too_deep" | "too_much_structure" | "malformed"; members: Map<string, TextSpan>; /** As for a success, up to where the scan stopped. */ structure: number };
+  | {
+      ok: false;
+      problem: "too_deep" | "too_much_structure" | "malformed";
+      members: Map<string, TextSpan> /** As for a success, up to where the scan stopped. */;
+      structure: number;
+    };
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

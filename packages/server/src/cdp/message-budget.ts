@@ -72,7 +72,8 @@ export class MessageBudget {
 
   /** `clock`: milliseconds on a monotonic clock (default `performance.now`). */
   constructor(limits: MessageBudgetLimits, clock: () => number = () => performance.now()) {
-    if (!(limits.messageRate >= 0) || !(limits.byteRate >= 0)) throw new RangeError(`A message budget needs rates >= 0; received ${limits.messageRate} messages/s, ${limits.byteRate} bytes/s.`);
+    if (!(limits.messageRate >= 0) || !(limits.byteRate >= 0))
+      throw new RangeError(`A message budget needs rates >= 0; received ${limits.messageRate} messages/s, ${limits.byteRate} bytes/s.`);
     this.limits = limits;
     this.#clock = clock;
     const now = clock();

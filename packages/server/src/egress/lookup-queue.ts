@@ -70,10 +70,12 @@ export class LookupQueue {
       if (queue.length > 0) this.#turns.push(browser);
       else this.#waiting.delete(browser);
       this.#running.add(browser);
-      this.#lookup(job.hostname).then(job.resolve, job.reject).finally(() => {
-        this.#running.delete(browser);
-        this.#next();
-      });
+      this.#lookup(job.hostname)
+        .then(job.resolve, job.reject)
+        .finally(() => {
+          this.#running.delete(browser);
+          this.#next();
+        });
     }
   }
 }

@@ -233,7 +233,10 @@ function open(address: string, port: number, timeoutMs: number): Promise<Socket 
     socket.once("error", (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve({ code: error.code === "ECONNREFUSED" ? REPLY.refused : error.code === "EHOSTUNREACH" || error.code === "ENETUNREACH" ? REPLY.hostUnreachable : REPLY.failure });
+      resolve({
+        code:
+          error.code === "ECONNREFUSED" ? REPLY.refused : error.code === "EHOSTUNREACH" || error.code === "ENETUNREACH" ? REPLY.hostUnreachable : REPLY.failure,
+      });
     });
   });
 }

@@ -1,18 +1,10 @@
 import { open } from "node:fs/promises";
 import { crc32 } from "node:zlib";
-import {
-  ARCHIVE_LIMITS,
-  collisionKey,
-  decodeEntryName,
-  entryTypeReason,
-  invalidNameReason,
-  unsafePathReason,
-  type ArchiveProblem,
-} from "./archive-rules.js";
+import { ARCHIVE_LIMITS, type ArchiveProblem, collisionKey, decodeEntryName, entryTypeReason, invalidNameReason, unsafePathReason } from "./archive-rules.js";
 import { COMPRESSION_METHOD, ENCRYPTION_FLAGS } from "./zip-format.js";
+import { type Entry, openZip, readEntries, type ZipFile } from "./zip-reader.js";
 import { decodeUnicodePathField } from "./zip-records.js";
 import { displayName, readZipStructure, type ZipEntryRecord } from "./zip-structure.js";
-import { openZip, readEntries, type Entry, type ZipFile } from "./zip-reader.js";
 
 // Beyond this many problems, one summary detail stands for the rest: a hostile archive of
 // 10,000 bad names must not make a 10,000-detail answer.
@@ -53,7 +45,10 @@ function inflate(zip: ZipFile, entry: Entry, budget: number): Promise<{ bytes: n
 function sizeProblem(total: number, archiveBytes: number, what: "declare" | "inflate"): ArchiveProblem {
   const verb = what === "declare" ? "declares" : "inflates to more than";
   if (total > ARCHIVE_LIMITS.maxUncompressedBytes) {
-    return { code: "uncompressed_size_exceeded", message: `The archive ${verb} ${(total / MiB).toFixed(1)} MiB uncompressed; at most ${ARCHIVE_LIMITS.maxUncompressedBytes / MiB} MiB is allowed.` };
+    return {
+      code: "uncompressed_size_exceeded",
+      message: `The archive ${verb} ${(total / MiB).toFixed(1)} MiB uncompressed; at most ${ARCHIVE_LIMITS.maxUncompressedBytes / MiB} MiB is allowed.`,
+    };
   }
   return {
     code: "compression_ratio_exceeded",
@@ -81,27 +76,40 @@ function entryProblems(entry: ZipEntryRecord, label: string): { name?: string; p
   if ("problem" in decoded) return { problems: [{ code: "invalid_entry_name", message: `Entry ${label} ${decoded.problem}.` }] };
   const name = decoded.name;
   const unsafe = unsafePathReason(name);
-  if (unsafe !== undefined) return { problems: [{ code: "unsafe_entry_path", message: `Entry ${label} ${unsafe}; every entry must stay inside the extension's root.` }] };
+  if (unsafe !== undefined)
+    return { problems: [{ code: "unsafe_entry_path", message: `Entry ${label} ${unsafe}; every entry must stay inside the extension's root.` }] };
   const invalid = invalidNameReason(name, entry.nameBytes.length);
-  if (invalid !== undefined) return { problems: [{ code: "invalid_entry_name", message: `Entry ${label} ${invalid}; use plain relative paths such as "js/background.js".` }] };
+  if (invalid !== undefined)
+    return { problems: [{ code: "invalid_entry_name", message: `Entry ${label} ${invalid}; use plain relative paths such as "js/background.js".` }] };
   const problems: ArchiveProblem[] = [];
   // The central and the local header may each carry one; one detail per entry is enough.
   const paths = entry.unicodePaths.map((field) => decodeUnicodePathField(field)?.name);
   const other = paths.find((path) => path !== name);
   if (paths.some((path) => path !== name)) {
-    problems.push({ code: "inconsistent_structure", message: `Entry ${label} has a Unicode path extra field naming ${other === undefined ? "an unreadable path" : JSON.stringify(other)}, which some tools unpack instead of its name.` });
+    problems.push({
+      code: "inconsistent_structure",
+      message: `Entry ${label} has a Unicode path extra field naming ${other === undefined ? "an unreadable path" : JSON.stringify(other)}, which some tools unpack instead of its name.`,
+    });
   }
   const type = entryTypeReason(name, entry.versionMadeBy, entry.externalAttributes);
-  if (type !== undefined) problems.push({ code: "unsupported_entry_type", message: `Entry ${label} ${type}; an extension holds only plain files and folders.` });
-  if ((entry.flags & ENCRYPTION_FLAGS) !== 0) problems.push({ code: "encrypted_entry", message: `Entry ${label} is encrypted; upload an archive without a password.` });
+  if (type !== undefined)
+    problems.push({ code: "unsupported_entry_type", message: `Entry ${label} ${type}; an extension holds only plain files and folders.` });
+  if ((entry.flags & ENCRYPTION_FLAGS) !== 0)
+    problems.push({ code: "encrypted_entry", message: `Entry ${label} is encrypted; upload an archive without a password.` });
   if (!READ_BY_EVERY_TOOL.has(entry.method)) {
     const method = METHOD_NAMES[entry.method] ?? `method ${entry.method}`;
     problems.push({ code: "unsupported_compression", message: `Entry ${label} is compressed with ${method}; only stored and deflate entries are accepted.` });
   } else if (entry.method === COMPRESSION_METHOD.stored && entry.compressedSize !== entry.uncompressedSize) {
-    problems.push({ code: "inconsistent_structure", message: `Entry ${label} is stored (not compressed) but declares ${entry.compressedSize} bytes stored and ${entry.uncompressedSize} uncompressed.` });
+    problems.push({
+      code: "inconsistent_structure",
+      message: `Entry ${label} is stored (not compressed) but declares ${entry.compressedSize} bytes stored and ${entry.uncompressedSize} uncompressed.`,
+    });
   }
   if (name.endsWith("/") && (entry.uncompressedSize !== 0 || entry.compressedSize !== 0)) {
-    problems.push({ code: "inconsistent_structure", message: `Entry ${label} is a folder (its name ends with '/') but holds ${entry.uncompressedSize} bytes.` });
+    problems.push({
+      code: "inconsistent_structure",
+      message: `Entry ${label} is a folder (its name ends with '/') but holds ${entry.uncompressedSize} bytes.`,
+    });
   }
   return { name, problems };
 }
@@ -121,7 +129,10 @@ function collisionProblems(names: { name: string; label: string }[]): ArchivePro
     if (first !== undefined) {
       problems.push({
         code: "duplicate_entry",
-        message: first === label ? `Entry ${label} appears more than once; tools keep different copies.` : `Entry ${label} collides with entry ${first}: names must differ by more than letter case or Unicode normalization, and a file and a folder cannot share a name.`,
+        message:
+          first === label
+            ? `Entry ${label} appears more than once; tools keep different copies.`
+            : `Entry ${label} collides with entry ${first}: names must differ by more than letter case or Unicode normalization, and a file and a folder cannot share a name.`,
       });
       continue;
     }

@@ -93,8 +93,8 @@ export function decodeEntryName(bytes: Buffer, flags: number): { name: string } 
 export function invalidNameReason(name: string, byteLength: number): string | undefined {
   if (name === "") return "is empty";
   if (byteLength > ARCHIVE_LIMITS.maxNameBytes) return `is ${byteLength} bytes long; at most ${ARCHIVE_LIMITS.maxNameBytes} are allowed`;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return "contains a control character";
+  // \p{Cc} is exactly U+0000–U+001F and U+007F–U+009F, the C0 and C1 controls and DEL.
+  if (/\p{Cc}/u.test(name)) return "contains a control character";
   const segments = name.split("/");
   // A trailing "/" marks a folder: its last segment is the only one allowed to be empty.
   if (segments.slice(0, -1).some((segment) => segment === "" || segment === ".") || segments.at(-1) === ".") return "has an empty or '.' segment";
@@ -112,7 +112,13 @@ export function collisionKey(name: string): string {
 // Unix file types in the high 16 bits of the external attributes (when made on Unix or macOS).
 const UNIX_HOSTS = new Set([3, 19]);
 const S_IFMT = 0o170000;
-const FILE_TYPES: Readonly<Record<number, string>> = { 0o120000: "a symbolic link", 0o020000: "a character device", 0o060000: "a block device", 0o010000: "a FIFO", 0o140000: "a socket" };
+const FILE_TYPES: Readonly<Record<number, string>> = {
+  0o120000: "a symbolic link",
+  0o020000: "a character device",
+  0o060000: "a block device",
+  0o010000: "a FIFO",
+  0o140000: "a socket",
+};
 
 /**
  * Why an entry is not a plain file or folder as unzip would create it, or `undefined`:

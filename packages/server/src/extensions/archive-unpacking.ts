@@ -33,7 +33,10 @@ export async function unpackExtensionArchive(archivePath: string, dest: string):
     throw new ArchiveUnpackError(`The stored archive ${archivePath} cannot be read.`, error);
   }
   const problems = await inspectExtensionArchive(archivePath, size);
-  if (problems.length > 0) throw new ArchiveUnpackError(`The stored archive ${archivePath} no longer passes the upload's checks: ${problems.map((problem) => problem.message).join(" ")}`);
+  if (problems.length > 0)
+    throw new ArchiveUnpackError(
+      `The stored archive ${archivePath} no longer passes the upload's checks: ${problems.map((problem) => problem.message).join(" ")}`,
+    );
   await mkdir(dirname(dest), { recursive: true, mode: 0o755 });
   // Not recursive: a folder already there is not this unpacking's to write into.
   await mkdir(dest, { mode: 0o755 });
@@ -64,7 +67,9 @@ export async function unpackExtensionArchive(archivePath: string, dest: string):
         continue;
       }
       await folder(dirname(path));
-      const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) => zip.openReadStream(entry, (error, opened) => (error ? reject(error) : resolve(opened))));
+      const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
+        zip.openReadStream(entry, (error, opened) => (error ? reject(error) : resolve(opened))),
+      );
       await pipeline(stream, createWriteStream(path, { flags: "wx", mode: 0o644 }));
       await chmod(path, 0o644);
     }

@@ -17,7 +17,10 @@ export function resolveExtensionRefs(store: ExtensionStore, projectId: string, r
     if (found === undefined) throw new ExtensionNotFoundError(`extensions[${index}]: no extension of this project has the ${by} ${JSON.stringify(value)}.`);
     const earlier = firstIndex.get(found.id);
     if (earlier !== undefined) {
-      duplicates.push({ code: "duplicate_extension", message: `/extensions/${index} names the extension ${found.id} that /extensions/${earlier} names already.` });
+      duplicates.push({
+        code: "duplicate_extension",
+        message: `/extensions/${index} names the extension ${found.id} that /extensions/${earlier} names already.`,
+      });
       return;
     }
     firstIndex.set(found.id, index);

@@ -1,9 +1,9 @@
 import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { newId } from "../storage/ids.js";
 import { NameConflictError } from "../http/api-errors.js";
-import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
+import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { newId } from "../storage/ids.js";
 import type { Extension, ExtensionStore, ExtensionUpload, ExtensionUse } from "./extension-store.js";
 
 function fsyncDirectory(dir: string): void {

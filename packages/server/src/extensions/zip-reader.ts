@@ -28,4 +28,3 @@ export function readEntries(zip: ZipFile): Promise<Entry[]> {
     zip.readEntry();
   });
 }
-

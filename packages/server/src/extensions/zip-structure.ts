@@ -8,9 +8,9 @@ import {
   decodeExtraFields,
   decodeLocalFileHeader,
   decodeZip64EndLocator,
+  type EndOfCentralDirectory,
   RECORD_SIZE,
   SIGNATURE,
-  type EndOfCentralDirectory,
 } from "./zip-records.js";
 
 // The signatures as bytes: an archive comment must hold none of them (see findEnd).
@@ -101,7 +101,8 @@ const zip64 = (where: string): ArchiveProblem => ({
  * 64 Ki positions: it compares the signature first, since a view made at each one would
  * hold the event loop ten times as long.
  */
-const endRecordAt = (tail: Buffer, at: number): EndOfCentralDirectory | undefined => (tail.readUInt32LE(at) === SIGNATURE.end ? decodeEndOfCentralDirectory(tail.subarray(at)) : undefined);
+const endRecordAt = (tail: Buffer, at: number): EndOfCentralDirectory | undefined =>
+  tail.readUInt32LE(at) === SIGNATURE.end ? decodeEndOfCentralDirectory(tail.subarray(at)) : undefined;
 
 /** Whether the end record at `at` of the file's tail, with its comment, ends the file. */
 const endsFile = (tail: Buffer, at: number, record: EndOfCentralDirectory): boolean => at + END_SIZE + record.commentLength === tail.length;
@@ -124,16 +125,30 @@ async function findEnd(reader: WindowReader): Promise<{ offset: number; record: 
     for (let j = i - 1; j >= 0; j--) {
       const earlier = endRecordAt(tail, j);
       if (earlier !== undefined && endsFile(tail, j, earlier)) {
-        return { isZip: true, problem: inconsistent("The archive ends with two end-of-central-directory records: one archive is hidden in the comment of another, and tools read different ones.") };
+        return {
+          isZip: true,
+          problem: inconsistent(
+            "The archive ends with two end-of-central-directory records: one archive is hidden in the comment of another, and tools read different ones.",
+          ),
+        };
       }
     }
     const comment = tail.subarray(i + END_SIZE);
     if (SIGNATURE_BYTES.some((signature) => comment.includes(signature))) {
-      return { isZip: true, problem: inconsistent("The archive comment holds zip record signatures (a second archive hidden in it); tools that search for the last end record read that one instead.") };
+      return {
+        isZip: true,
+        problem: inconsistent(
+          "The archive comment holds zip record signatures (a second archive hidden in it); tools that search for the last end record read that one instead.",
+        ),
+      };
     }
     return { offset: tailStart + i, record };
   }
-  if (anySignature) return { isZip: true, problem: inconsistent("Bytes follow the end-of-central-directory record: the archive has appended data that some tools read as another archive.") };
+  if (anySignature)
+    return {
+      isZip: true,
+      problem: inconsistent("Bytes follow the end-of-central-directory record: the archive has appended data that some tools read as another archive."),
+    };
   return { isZip: false, problem: { code: "not_a_zip", message: "The file is not a readable zip archive: no end-of-central-directory record." } };
 }
 
@@ -159,20 +174,44 @@ export async function readZipStructure(file: FileHandle, size: number, maxEntrie
   const problems: ArchiveProblem[] = [];
   const entries: ZipEntryRecord[] = [];
   try {
-    if (size < END_SIZE) return { isZip: false, entries, problems: [{ code: "not_a_zip", message: `The file is not a readable zip archive: ${size} bytes is too short for one.` }] };
+    if (size < END_SIZE)
+      return {
+        isZip: false,
+        entries,
+        problems: [{ code: "not_a_zip", message: `The file is not a readable zip archive: ${size} bytes is too short for one.` }],
+      };
     const end = await findEnd(reader);
     if ("problem" in end) return { isZip: end.isZip, entries, problems: [end.problem] };
     const { entryCount: count, centralDirectorySize: centralSize, centralDirectoryOffset: centralOffset } = end.record;
     const locatorAt = end.offset - RECORD_SIZE.zip64Locator;
-    if (locatorAt >= 0 && decodeZip64EndLocator(await reader.read(locatorAt, RECORD_SIZE.zip64Locator)) !== undefined) return { isZip: true, entries, problems: [zip64("The archive")] };
-    if (count === ZIP64_SENTINEL.u16 || centralSize === ZIP64_SENTINEL.u32 || centralOffset === ZIP64_SENTINEL.u32) return { isZip: true, entries, problems: [zip64("The end record")] };
+    if (locatorAt >= 0 && decodeZip64EndLocator(await reader.read(locatorAt, RECORD_SIZE.zip64Locator)) !== undefined)
+      return { isZip: true, entries, problems: [zip64("The archive")] };
+    if (count === ZIP64_SENTINEL.u16 || centralSize === ZIP64_SENTINEL.u32 || centralOffset === ZIP64_SENTINEL.u32)
+      return { isZip: true, entries, problems: [zip64("The end record")] };
     if (end.record.diskNumber !== 0 || end.record.centralDirectoryDisk !== 0 || end.record.entriesOnThisDisk !== count) {
-      return { isZip: true, entries, problems: [{ code: "unsupported_zip_feature", message: "The archive spans several disks (a split or spanned zip); upload it as one ordinary zip file." }] };
+      return {
+        isZip: true,
+        entries,
+        problems: [
+          { code: "unsupported_zip_feature", message: "The archive spans several disks (a split or spanned zip); upload it as one ordinary zip file." },
+        ],
+      };
     }
-    if (count > maxEntries) return { isZip: true, entries, problems: [{ code: "too_many_entries", message: `The archive has ${count} entries; at most ${maxEntries} are allowed.` }] };
+    if (count > maxEntries)
+      return {
+        isZip: true,
+        entries,
+        problems: [{ code: "too_many_entries", message: `The archive has ${count} entries; at most ${maxEntries} are allowed.` }],
+      };
     const centralEnd = centralOffset + centralSize;
-    if (centralEnd > end.offset) return { isZip: true, entries, problems: [inconsistent(`The central directory (bytes ${centralOffset}..${centralEnd}) overlaps the end record at byte ${end.offset}.`)] };
-    if (centralEnd !== end.offset) problems.push(inconsistent(`${end.offset - centralEnd} bytes lie between the central directory and the end record, where no entry accounts for them.`));
+    if (centralEnd > end.offset)
+      return {
+        isZip: true,
+        entries,
+        problems: [inconsistent(`The central directory (bytes ${centralOffset}..${centralEnd}) overlaps the end record at byte ${end.offset}.`)],
+      };
+    if (centralEnd !== end.offset)
+      problems.push(inconsistent(`${end.offset - centralEnd} bytes lie between the central directory and the end record, where no entry accounts for them.`));
 
     // Walk the central directory by its size, not by the end record's count: tools that
     // trust one or the other must find the same records, so both are read and compared.
@@ -213,10 +252,19 @@ export async function readZipStructure(file: FileHandle, size: number, maxEntrie
       const fields = decodeExtraFields(extra);
       if (fields === undefined) problems.push(inconsistent(`Entry ${name}: its central extra fields are malformed.`));
       else entry.unicodePaths.push(...(fields.get(EXTRA_FIELD_ID.unicodePath) ?? []).map((field) => Buffer.from(field)));
-      if (fields?.has(EXTRA_FIELD_ID.zip64) || entry.compressedSize === ZIP64_SENTINEL.u32 || entry.uncompressedSize === ZIP64_SENTINEL.u32 || entry.localHeaderOffset === ZIP64_SENTINEL.u32) {
+      if (
+        fields?.has(EXTRA_FIELD_ID.zip64) ||
+        entry.compressedSize === ZIP64_SENTINEL.u32 ||
+        entry.uncompressedSize === ZIP64_SENTINEL.u32 ||
+        entry.localHeaderOffset === ZIP64_SENTINEL.u32
+      ) {
         problems.push(zip64(`Entry ${name}`));
       }
-      if (header.diskNumberStart !== 0) problems.push({ code: "unsupported_zip_feature", message: `Entry ${name} starts on another disk (a split or spanned zip); upload one ordinary zip file.` });
+      if (header.diskNumberStart !== 0)
+        problems.push({
+          code: "unsupported_zip_feature",
+          message: `Entry ${name} starts on another disk (a split or spanned zip); upload one ordinary zip file.`,
+        });
     }
     if (entries.length !== count) {
       const names = entries.slice(count, count + 5).map((entry) => displayName(entry.nameBytes));
@@ -227,7 +275,8 @@ export async function readZipStructure(file: FileHandle, size: number, maxEntrie
       );
     }
     // Past these, offsets are not to be trusted or not all read: the tiling would only add noise.
-    if (problems.some((problem) => problem.code === "unsupported_zip_feature" || problem.code === "too_many_entries")) return { isZip: true, entries, problems };
+    if (problems.some((problem) => problem.code === "unsupported_zip_feature" || problem.code === "too_many_entries"))
+      return { isZip: true, entries, problems };
     problems.push(...(await checkLocalHeaders(reader, entries, centralOffset)));
     return { isZip: true, entries, problems };
   } catch (error) {
@@ -290,7 +339,8 @@ async function checkLocalHeaders(reader: WindowReader, entries: ZipEntryRecord[]
     const deferred = (entry.flags & GENERAL_PURPOSE_FLAGS.dataDescriptor.bit) !== 0;
     for (const key of ["crc", "compressed", "uncompressed"] as const) {
       // With a descriptor, the local header may leave these 0 until the data is written.
-      if (values[key] !== central[key] && !(deferred && values[key] === 0)) mismatches.push(`${key === "crc" ? "CRC-32" : `${key} size`} ${values[key]} (central ${central[key]})`);
+      if (values[key] !== central[key] && !(deferred && values[key] === 0))
+        mismatches.push(`${key === "crc" ? "CRC-32" : `${key} size`} ${values[key]} (central ${central[key]})`);
     }
     if (mismatches.length > 0) problems.push(inconsistent(`Entry ${name}: its local header disagrees with the central directory: ${mismatches.join(", ")}.`));
 

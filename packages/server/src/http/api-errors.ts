@@ -145,7 +145,11 @@ export class DefaultProjectError extends ApiError {
  */
 export class BrowsersRunningError extends ApiError {
   constructor(count: number) {
-    super(409, "browsers_running", `The project still has ${count} running browser${count === 1 ? "" : "s"}; delete ${count === 1 ? "it" : "them"} before archiving the project.`);
+    super(
+      409,
+      "browsers_running",
+      `The project still has ${count} running browser${count === 1 ? "" : "s"}; delete ${count === 1 ? "it" : "them"} before archiving the project.`,
+    );
   }
 }
 
@@ -264,7 +268,12 @@ export class OutcomeUnknownError extends ApiError {
  */
 export class BrowserUnavailableError extends ApiError {
   constructor(cause?: unknown) {
-    super(503, "browser_unavailable", "The service could not start a browser; no browser was started. Quote X-Request-Id when reporting it.", cause === undefined ? {} : { cause });
+    super(
+      503,
+      "browser_unavailable",
+      "The service could not start a browser; no browser was started. Quote X-Request-Id when reporting it.",
+      cause === undefined ? {} : { cause },
+    );
   }
 }
 

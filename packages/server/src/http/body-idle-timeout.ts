@@ -22,7 +22,8 @@ export function installBodyIdleTimeout(app: FastifyInstance, idleMs: number): vo
       // Listening here keeps Node from destroying the socket unanswered: the client is told why.
       request.raw.once("timeout", () => {
         const socket = request.raw.socket;
-        if (!reply.sent && !reply.raw.headersSent && socket.writable) writeRawError(socket, new RequestTimeoutError(`No part of the request body arrived for ${idleMs / 1000} s; send it again without pausing.`));
+        if (!reply.sent && !reply.raw.headersSent && socket.writable)
+          writeRawError(socket, new RequestTimeoutError(`No part of the request body arrived for ${idleMs / 1000} s; send it again without pausing.`));
         socket.destroy();
       });
     }

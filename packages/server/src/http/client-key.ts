@@ -99,5 +99,8 @@ export function clientAddressKey(address: string | undefined): string {
     const [high = 0, low = 0] = groups.slice(6);
     return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
   }
-  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(":")}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(":")}::/64`;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
 import { RateLimitedError } from "./api-errors.js";
-import { clientAddressKey, type BrowserOfConnection, type TrustedProxy } from "./client-key.js";
+import { type BrowserOfConnection, clientAddressKey, type TrustedProxy } from "./client-key.js";
 import { writeRawError } from "./raw-error-response.js";
 
 /**
@@ -58,7 +58,10 @@ export function installConnectionLimits(server: Server, options: ConnectionLimit
     const key = clientAddressKey(address);
     if ((counts.get(key) ?? 0) >= options.perClient) {
       clearTimeout(timer);
-      writeRawError(socket, new RateLimitedError(`This address already holds ${options.perClient} connections to the server, the most it allows; close some first`, 1));
+      writeRawError(
+        socket,
+        new RateLimitedError(`This address already holds ${options.perClient} connections to the server, the most it allows; close some first`, 1),
+      );
       socket.end();
       socket.destroySoon();
       return;

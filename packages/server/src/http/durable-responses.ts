@@ -12,6 +12,10 @@ export function installDurableResponses(app: FastifyInstance, commits: { durable
   app.addHook("onSend", (_request, _reply, payload, done) => {
     const durable = commits.durable();
     if (durable === undefined) done(null, payload);
-    else durable.then(() => done(null, payload), (error: unknown) => done(error as Error));
+    else
+      durable.then(
+        () => done(null, payload),
+        (error: unknown) => done(error as Error),
+      );
   });
 }

@@ -29,12 +29,20 @@ const TRANSLATIONS: Record<string, (error: FastifyError, request: FastifyRequest
   FST_ERR_CTP_BODY_TOO_LARGE: () => new PayloadTooLargeError("The request body is too large for this operation."),
   FST_ERR_CTP_INVALID_JSON_BODY: (error) => new BadRequestError("The request body is not valid JSON.", [{ code: "invalid_json", message: error.message }]),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => malformed("invalid_framing", "The body's length is not the one its Content-Length header gives."),
-  FST_ERR_BAD_URL: (_error, request) => malformed("invalid_url", `The path ${JSON.stringify(request.raw.url?.split("?")[0])} has an invalid percent-encoding; write '%' as %25.`),
+  FST_ERR_BAD_URL: (_error, request) =>
+    malformed("invalid_url", `The path ${JSON.stringify(request.raw.url?.split("?")[0])} has an invalid percent-encoding; write '%' as %25.`),
   // Unreachable while path segments may be as long as Node reads (see app/server.ts): the operation's own maxLength answers first.
   FST_ERR_MAX_PARAM_LENGTH: () => malformed("maxLength", "Path: a path segment is too long."),
-  FST_FILES_LIMIT: () => new BadRequestError("The form is invalid (1 problem).", [{ code: "too_many_files", message: "Send exactly one file part, named file." }]),
-  FST_PARTS_LIMIT: () => new BadRequestError("The form is invalid (1 problem).", [{ code: "too_many_parts", message: "The form has too many parts; send file and, optionally, name." }]),
-  FST_FIELDS_LIMIT: () => new BadRequestError("The form is invalid (1 problem).", [{ code: "too_many_parts", message: "The form has too many fields; send file and, optionally, name." }]),
+  FST_FILES_LIMIT: () =>
+    new BadRequestError("The form is invalid (1 problem).", [{ code: "too_many_files", message: "Send exactly one file part, named file." }]),
+  FST_PARTS_LIMIT: () =>
+    new BadRequestError("The form is invalid (1 problem).", [
+      { code: "too_many_parts", message: "The form has too many parts; send file and, optionally, name." },
+    ]),
+  FST_FIELDS_LIMIT: () =>
+    new BadRequestError("The form is invalid (1 problem).", [
+      { code: "too_many_parts", message: "The form has too many fields; send file and, optionally, name." },
+    ]),
 };
 
 /** Turns any error into an {@link ApiError}: known client errors keep their meaning, the rest are 500. */
@@ -100,14 +108,21 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
 type ParserError = Error & { code?: string; reason?: string };
 
 // llhttp's codes for a request whose Content-Length or Transfer-Encoding is wrong or contradictory.
-const FRAMING_CODES = new Set(["HPE_UNEXPECTED_CONTENT_LENGTH", "HPE_INVALID_CONTENT_LENGTH", "HPE_INVALID_TRANSFER_ENCODING", "HPE_INVALID_CHUNK_SIZE", "HPE_CHUNK_EXTENSIONS_OVERFLOW"]);
+const FRAMING_CODES = new Set([
+  "HPE_UNEXPECTED_CONTENT_LENGTH",
+  "HPE_INVALID_CONTENT_LENGTH",
+  "HPE_INVALID_TRANSFER_ENCODING",
+  "HPE_INVALID_CHUNK_SIZE",
+  "HPE_CHUNK_EXTENSIONS_OVERFLOW",
+]);
 
 /** What a request Node's HTTP parser refused (or gave up waiting for) is answered with. */
 export function clientErrorAnswer(error: ParserError): ApiError {
   const reason = (error.reason ?? error.message).replace(/\.+$/, "");
   if (error.code === "HPE_HEADER_OVERFLOW") return new HeadersTooLargeError(MAX_HEADER_BYTES);
   if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") return new RequestTimeoutError();
-  if (error.code === "HPE_INVALID_METHOD") return malformed("invalid_method", "The method is not one the HTTP parser knows; the API uses GET, POST, PATCH and DELETE.");
+  if (error.code === "HPE_INVALID_METHOD")
+    return malformed("invalid_method", "The method is not one the HTTP parser knows; the API uses GET, POST, PATCH and DELETE.");
   if (error.code !== undefined && FRAMING_CODES.has(error.code)) return malformed("invalid_framing", `The request's framing is invalid: ${reason}.`);
   return malformed("malformed_request", `The request cannot be parsed: ${reason}.`);
 }
@@ -136,7 +151,11 @@ export function answerClientError(this: FastifyInstance, error: ParserError, soc
  * 400 first.
  */
 export function answerConnect(_request: IncomingMessage, socket: Duplex): void {
-  if (socket.writable) writeRawError(socket, malformed("invalid_method", "CONNECT asks a proxy for a tunnel, and this server is not one; the API uses GET, POST, PATCH and DELETE."));
+  if (socket.writable)
+    writeRawError(
+      socket,
+      malformed("invalid_method", "CONNECT asks a proxy for a tunnel, and this server is not one; the API uses GET, POST, PATCH and DELETE."),
+    );
   socket.destroy();
 }
 
@@ -160,7 +179,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const apiError = request.is404 ? routeMiss(routes, request) : toApiError(error, request);
     // An unobserved WebMCP outcome is the page's doing (a slow tool, a closed tab), not a server fault.
-    if (apiError instanceof OutcomeUnknownError) request.log.info({ code: apiError.code, invocation_id: apiError.invocationId, inner_error: apiError.innerError }, apiError.message);
+    if (apiError instanceof OutcomeUnknownError)
+      request.log.info({ code: apiError.code, invocation_id: apiError.invocationId, inner_error: apiError.innerError }, apiError.message);
     else if (apiError.status >= 500) request.log.error({ err: apiError.cause ?? error }, apiError.message);
     else request.log.debug({ code: apiError.code }, apiError.message);
     return sendApiError(reply, apiError);

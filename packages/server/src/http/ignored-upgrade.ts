@@ -1,4 +1,4 @@
-import { IncomingMessage, ServerResponse, type Server } from "node:http";
+import { IncomingMessage, type Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 

@@ -16,7 +16,10 @@ export function parseJsonBody(text: string): unknown {
   } catch (error) {
     const reason = error instanceof Error ? error.message.replace(/\.+$/, "") : String(error);
     if (FORBIDDEN.test(reason)) {
-      return fail("forbidden_property_name", "The body has a property named __proto__, or a constructor holding prototype; the server refuses them anywhere in a body, as they could change objects' prototypes.");
+      return fail(
+        "forbidden_property_name",
+        "The body has a property named __proto__, or a constructor holding prototype; the server refuses them anywhere in a body, as they could change objects' prototypes.",
+      );
     }
     return fail("invalid_json", `The body is not valid JSON: ${reason.slice(0, 300)}.`);
   }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { RateLimitedError } from "./api-errors.js";
-import { clientKey, type BrowserOfConnection, type TrustedProxy } from "./client-key.js";
+import { type BrowserOfConnection, clientKey, type TrustedProxy } from "./client-key.js";
 
 export { clientAddressKey } from "./client-key.js";
 
@@ -66,7 +66,8 @@ export class TokenBuckets {
   readonly #buckets = new Map<string, Bucket>();
 
   constructor(limit: RateLimit, options: { capacity?: number; clock?: () => number } = {}) {
-    if (!(limit.rate >= 0) || !(limit.burst >= 1)) throw new RangeError(`A rate limit needs rate >= 0 and burst >= 1; received rate ${limit.rate}, burst ${limit.burst}.`);
+    if (!(limit.rate >= 0) || !(limit.burst >= 1))
+      throw new RangeError(`A rate limit needs rate >= 0 and burst >= 1; received rate ${limit.rate}, burst ${limit.burst}.`);
     this.limit = limit;
     this.#capacity = options.capacity ?? BUCKET_TABLE_CAPACITY;
     this.#clock = options.clock ?? (() => performance.now());

@@ -18,6 +18,8 @@ export function writeRawError(socket: Duplex, error: ApiError): void {
     "x-request-id": newRequestId(),
     connection: "close",
   };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   socket.write(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}\r\n${head}\r\n${body}`);
 }

@@ -1,12 +1,13 @@
+import type { ValidationIssue, Validator } from "@browser-service/validators";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { BadRequestError, type ErrorDetail } from "./api-errors.js";
-import type { ValidationIssue, Validator } from "@browser-service/validators";
 import { parseJsonBody } from "./json-body.js";
 import { operationChecks } from "./operation-validators.js";
 
 // Deprecated fields every request schema refuses; the generic message would not say why.
 const DEPRECATED: Readonly<Record<string, string>> = {
-  "/max_pooled_sessions": "/max_pooled_sessions is deprecated and can no longer be set: pooled browsers count toward max_concurrent_sessions. Remove it from the request.",
+  "/max_pooled_sessions":
+    "/max_pooled_sessions is deprecated and can no longer be set: pooled browsers count toward max_concurrent_sessions. Remove it from the request.",
 };
 
 type Location = "path" | "query" | "headers" | "body";
@@ -62,7 +63,10 @@ export function validateRequest(request: FastifyRequest): void {
  */
 function undeclaredQuery(query: unknown): ErrorDetail[] {
   const names = query !== null && typeof query === "object" ? Object.keys(query) : [];
-  return names.map((name) => ({ code: "additionalProperties", message: `${WHERE.query}/${name.replace(/~/g, "~0").replace(/\//g, "~1")} is not an allowed property.` }));
+  return names.map((name) => ({
+    code: "additionalProperties",
+    message: `${WHERE.query}/${name.replace(/~/g, "~0").replace(/\//g, "~1")} is not an allowed property.`,
+  }));
 }
 
 /** The 400 for a list of problems. */

@@ -61,7 +61,8 @@ export function installResponseCheck(app: FastifyInstance, options: ResponseChec
         }
         const code = (body.value as { code?: unknown }).code;
         const listed = operationId === undefined ? undefined : options.errorCodes?.[operationId]?.[String(status)];
-        if (status >= 400 && listed && !listed.includes(String(code))) problems.push(`error code ${String(code)} is not listed for ${operationId} ${status} (${listed.join(", ")})`);
+        if (status >= 400 && listed && !listed.includes(String(code)))
+          problems.push(`error code ${String(code)} is not listed for ${operationId} ${status} (${listed.join(", ")})`);
         if (status === 200 && Array.isArray(body.value)) {
           if (!["true", "false"].includes(String(reply.getHeader("x-has-more")))) problems.push("X-Has-More is not true or false");
           if (!/^\d+$/.test(String(reply.getHeader("x-next-offset")))) problems.push("X-Next-Offset is not a non-negative integer");

@@ -10,11 +10,17 @@ export class SqliteOrganizationStore implements OrganizationStore {
   }
 
   find(): Organization | undefined {
-    return this.#db.get<Organization>("SELECT id, default_project_id, default_project_max_concurrent_sessions, created_at FROM organizations ORDER BY created_at LIMIT 1");
+    return this.#db.get<Organization>(
+      "SELECT id, default_project_id, default_project_max_concurrent_sessions, created_at FROM organizations ORDER BY created_at LIMIT 1",
+    );
   }
 
   get(id: string): Organization {
-    const org = this.#db.remembered<Organization>("get", "SELECT id, default_project_id, default_project_max_concurrent_sessions, created_at FROM organizations WHERE id = ?", [id]);
+    const org = this.#db.remembered<Organization>(
+      "get",
+      "SELECT id, default_project_id, default_project_max_concurrent_sessions, created_at FROM organizations WHERE id = ?",
+      [id],
+    );
     if (!org) throw new Error(`Organization ${id} named by an API key does not exist; the database is inconsistent.`);
     return org;
   }

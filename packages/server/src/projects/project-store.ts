@@ -60,7 +60,10 @@ export function storableName(name: string): string {
   const result = validateCreateProjectRequest({ name: stored });
   if (!result.ok) {
     const details = result.errors.map((issue) => ({ code: issue.rule, message: `In NFC, ${issue.message}` }));
-    throw new BadRequestError(`The project name breaks the name rules once normalized to NFC (${details.length} problem${details.length === 1 ? "" : "s"}).`, details);
+    throw new BadRequestError(
+      `The project name breaks the name rules once normalized to NFC (${details.length} problem${details.length === 1 ? "" : "s"}).`,
+      details,
+    );
   }
   return stored;
 }

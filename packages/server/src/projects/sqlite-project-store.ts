@@ -1,11 +1,22 @@
-import { newId } from "../storage/ids.js";
-import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { BrowsersRunningError, DefaultProjectError, LastActiveProjectError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
-import { canonicalProjectName, nameTaken, projectNotFound, storableName, type ProjectChange, type ProjectListQuery, type ProjectRow, type ProjectStore } from "./project-store.js";
+import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { newId } from "../storage/ids.js";
+import {
+  canonicalProjectName,
+  nameTaken,
+  type ProjectChange,
+  type ProjectListQuery,
+  type ProjectRow,
+  type ProjectStore,
+  projectNotFound,
+  storableName,
+} from "./project-store.js";
 
 const COLUMNS = "id, org_id, name, status, created_at, updated_at, max_concurrent_sessions";
 // The same columns as the arguments of SQLite's json_object().
-const JSON_COLUMNS = COLUMNS.split(", ").map((column) => `'${column}', ${column}`).join(", ");
+const JSON_COLUMNS = COLUMNS.split(", ")
+  .map((column) => `'${column}', ${column}`)
+  .join(", ");
 
 // A full page (the store reads one row more than the page to learn whether more follow)
 // cut to the page, by the remembered rows it was cut from.
@@ -30,7 +41,10 @@ export class SqliteProjectStore implements ProjectStore {
 
   findByName(orgId: string, name: string): ProjectRow | undefined {
     if (!isStorableText(name)) return undefined;
-    return this.#db.get<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND name = ? AND deleted_at IS NULL`, [orgId, canonicalProjectName(name)]);
+    return this.#db.get<ProjectRow>(`SELECT ${COLUMNS} FROM projects WHERE org_id = ? AND name = ? AND deleted_at IS NULL`, [
+      orgId,
+      canonicalProjectName(name),
+    ]);
   }
 
   getByIdOrName(orgId: string, idOrName: string): ProjectRow {

@@ -1,15 +1,15 @@
 import type { ApiKeyStore } from "../auth/api-key-store.js";
 import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
+import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
+import type { CdpUrls } from "../cdp/public-url.js";
 import type { ExtensionStore } from "../extensions/extension-store.js";
+import type { RateLimits } from "../http/rate-limiter.js";
 import type { PoolReservationStore } from "../limits/pool-reservation-store.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import type { OrganizationStore } from "../organization/organization-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
 import type { DataDirLayout } from "../storage/data-dir.js";
-import type { BrowserService } from "../browsers/browser-service.js";
-import type { CdpUrls } from "../cdp/public-url.js";
-import type { RateLimits } from "../http/rate-limiter.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
 
 /**

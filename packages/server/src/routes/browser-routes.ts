@@ -1,7 +1,7 @@
 import type { CreateBrowserRequest } from "@browser-service/types";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CreateBrowserInput } from "../browsers/browser-service.js";
-import { toBrowser, type BrowserRow } from "../browsers/browser-store.js";
+import { type BrowserRow, toBrowser } from "../browsers/browser-store.js";
 import { resolveExtensionRefs } from "../extensions/extension-refs.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import type { ApiDeps } from "./api-deps.js";
@@ -18,7 +18,10 @@ export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers, 
     if (body.name !== undefined) input.name = body.name;
     if (body.start_url !== undefined) input.start_url = body.start_url;
     if (body.extensions !== undefined) {
-      input.extensions = resolveExtensionRefs(stores.extensions, project.id, body.extensions).map((use) => ({ ...use, archivePath: stores.extensions.archivePath(use.id) }));
+      input.extensions = resolveExtensionRefs(stores.extensions, project.id, body.extensions).map((use) => ({
+        ...use,
+        archivePath: stores.extensions.archivePath(use.id),
+      }));
     }
     return reply.code(201).send(show(request, await browsers.create(project, input)));
   });

@@ -1,20 +1,21 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import WebSocket, { WebSocketServer } from "ws";
+import type WebSocket from "ws";
+import { WebSocketServer } from "ws";
 import type { ApiKeyStore, Credential } from "../auth/api-key-store.js";
 import { hasAuthorization } from "../auth/bearer-token.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
+import { browserTokenMatches } from "../cdp/browser-token.js";
+import type { CdpChannel } from "../cdp/cdp-router.js";
+import { bridge } from "../cdp/client-bridge.js";
+import type { CdpEndpointLimits } from "../cdp/client-limits.js";
+import { MessageBudget, ProjectBudgets } from "../cdp/message-budget.js";
 import { ApiError, CdpClientLimitError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
 import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
-import { browserTokenMatches } from "../cdp/browser-token.js";
-import { bridge } from "../cdp/client-bridge.js";
-import type { CdpChannel } from "../cdp/cdp-router.js";
-import type { CdpEndpointLimits } from "../cdp/client-limits.js";
-import { MessageBudget, ProjectBudgets } from "../cdp/message-budget.js";
 
 /** What the endpoint needs from the rest of the server. */
 export interface CdpEndpointDeps {
@@ -79,7 +80,12 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     }
     const origin = foreignOrigin(request, deps.ownOrigins());
     if (origin !== undefined) {
-      refuse(socket, new ForbiddenError(`A DevTools connection from a web page (Origin ${JSON.stringify(origin.slice(0, 200))}) is refused: DevTools clients such as Playwright and Puppeteer send no Origin.`));
+      refuse(
+        socket,
+        new ForbiddenError(
+          `A DevTools connection from a web page (Origin ${JSON.stringify(origin.slice(0, 200))}) is refused: DevTools clients such as Playwright and Puppeteer send no Origin.`,
+        ),
+      );
       return;
     }
     // As on the API: an upgrade without a credential guesses nothing, so it is neither
@@ -105,7 +111,10 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     const access = authorized(request, row);
     if (access === "refused") {
       if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
-      refuse(socket, new UnauthorizedError("Send the browser's token (the ?token= of its cdp_ws_url) or an API key of its project as \"Authorization: Bearer <key>\"."));
+      refuse(
+        socket,
+        new UnauthorizedError('Send the browser\'s token (the ?token= of its cdp_ws_url) or an API key of its project as "Authorization: Bearer <key>".'),
+      );
       return;
     }
     const limited = access === "token" ? undefined : deps.rateLimits.takeKeyRequest(access.keyId);
@@ -168,14 +177,19 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   }
 
   /** Which credential opens the browser: its token, an API key of its project, or none. */
-  function authorized(request: IncomingMessage, row: { project_id: string; org_id: string; cdp_token_sha256: string | null }): "token" | Credential | "refused" {
+  function authorized(
+    request: IncomingMessage,
+    row: { project_id: string; org_id: string; cdp_token_sha256: string | null },
+  ): "token" | Credential | "refused" {
     const token = new URL(request.url ?? "/", "http://endpoint").searchParams.get("token");
     if (token !== null) return browserTokenMatches(token, row.cdp_token_sha256) ? "token" : "refused";
     const header = request.headers.authorization;
     const bearer = header === undefined ? undefined : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1];
     if (bearer === undefined) return "refused";
     const credential = deps.apiKeys.authenticate(bearer);
-    return credential !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id) ? credential : "refused";
+    return credential !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id)
+      ? credential
+      : "refused";
   }
 }
 
@@ -208,10 +222,14 @@ function handshakeError(request: IncomingMessage): ApiError | undefined {
   const key = request.headers["sec-websocket-key"];
   const version = request.headers["sec-websocket-version"];
   const problem = (message: string, headers: Record<string, string> = {}) =>
-    new ApiError(400, "bad_request", "The WebSocket handshake is invalid (1 problem).", { details: [{ code: "invalid_websocket_handshake", message }], headers });
+    new ApiError(400, "bad_request", "The WebSocket handshake is invalid (1 problem).", {
+      details: [{ code: "invalid_websocket_handshake", message }],
+      headers,
+    });
   if (key === undefined || !WEBSOCKET_KEY.test(key.trim())) return problem("Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455).");
   // RFC 6455 4.4: the refusal names the versions the server speaks.
-  if (version === undefined || !WEBSOCKET_VERSIONS.includes(version.trim())) return problem(`Sec-WebSocket-Version must be 13; received ${JSON.stringify(version ?? null)}.`, { "sec-websocket-version": "13, 8" });
+  if (version === undefined || !WEBSOCKET_VERSIONS.includes(version.trim()))
+    return problem(`Sec-WebSocket-Version must be 13; received ${JSON.stringify(version ?? null)}.`, { "sec-websocket-version": "13, 8" });
   return undefined;
 }
 

@@ -1,10 +1,10 @@
 import { rm } from "node:fs/promises";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
-import { BadRequestError, UnsupportedMediaTypeError, type ErrorDetail } from "../http/api-errors.js";
-import { bodyProblems, invalidRequest } from "../http/request-validation.js";
 import { inspectExtensionArchive } from "../extensions/archive-inspection.js";
 import { receiveUpload } from "../extensions/upload-receiver.js";
+import { BadRequestError, type ErrorDetail, UnsupportedMediaTypeError } from "../http/api-errors.js";
+import { bodyProblems, invalidRequest } from "../http/request-validation.js";
 import type { ApiDeps } from "./api-deps.js";
 
 // RFC 2046 5.1.1: a boundary is 1 to 70 characters, quoted or a token.
@@ -17,7 +17,10 @@ const badForm = (detail: ErrorDetail): BadRequestError => new BadRequestError("T
 /** The 400 for a form busboy could not read, or `error` itself. */
 function formError(error: unknown): unknown {
   if (error instanceof Error && !("code" in error) && MALFORMED_FORM.test(error.message)) {
-    return badForm({ code: "invalid_multipart", message: `The multipart/form-data body cannot be read: ${error.message.replace(/\.+$/, "")}; send a complete form with its closing boundary.` });
+    return badForm({
+      code: "invalid_multipart",
+      message: `The multipart/form-data body cannot be read: ${error.message.replace(/\.+$/, "")}; send a complete form with its closing boundary.`,
+    });
   }
   return error;
 }
@@ -48,7 +51,8 @@ export async function registerExtensionRoutes(app: FastifyInstance, { stores }: 
           formProblems = [...formProblems.filter((problem) => !problem.message.startsWith("/file ")), notFile];
         }
         // A name given twice is a list where the schema has one string; which one was meant cannot be known.
-        for (const name of new Set(upload.repeatedFields)) formProblems.push({ code: "type", message: `/${name} must be given once; the form has it more than once.` });
+        for (const name of new Set(upload.repeatedFields))
+          formProblems.push({ code: "type", message: `/${name} must be given once; the form has it more than once.` });
         if (formProblems.length > 0) throw invalidRequest(formProblems);
         if (upload.tempPath === undefined) throw invalidRequest([{ code: "required", message: "/file is required." }]);
         const archiveProblems = await inspectExtensionArchive(upload.tempPath, upload.sizeBytes);

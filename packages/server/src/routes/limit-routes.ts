@@ -34,7 +34,10 @@ export function registerLimitRoutes(app: FastifyInstance, { stores, planLimit }:
     };
   };
   // max_pooled_sessions is deprecated: always null, and requests setting it never get this far.
-  const projectLimits = (project: ProjectRow): ProjectLimits => ({ max_concurrent_sessions: storedCap(project.max_concurrent_sessions), max_pooled_sessions: null });
+  const projectLimits = (project: ProjectRow): ProjectLimits => ({
+    max_concurrent_sessions: storedCap(project.max_concurrent_sessions),
+    max_pooled_sessions: null,
+  });
 
   app.get("/org/limits", { config: { operationId: "getOrgLimits" } }, async (request) => orgLimits(stores.organizations.get(request.scope.org.id)));
 

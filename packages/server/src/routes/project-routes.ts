@@ -1,7 +1,7 @@
 import type { CreateProjectRequest, ListProjectsQuery, UpdateProjectRequest } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { pageOf, setPageHeaders } from "../http/paging.js";
-import { toProject, type ProjectListQuery, type ProjectRow } from "../projects/project-store.js";
+import { type ProjectListQuery, type ProjectRow, toProject } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
 /** `/org/projects` and `/org/projects/{id}`: project administration. */
@@ -51,9 +51,13 @@ export function registerProjectRoutes(app: FastifyInstance, { stores }: ApiDeps)
     return toProject(stores.projects.update(scope.org.id, project, change));
   });
 
-  app.delete<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "deleteProject", projectAdmin: true, orgWideOnly: "Deleting a project" } }, async (request, reply) => {
-    const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
-    stores.projects.delete(request.scope.org.id, project);
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: { id: string } }>(
+    "/org/projects/:id",
+    { config: { operationId: "deleteProject", projectAdmin: true, orgWideOnly: "Deleting a project" } },
+    async (request, reply) => {
+      const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
+      stores.projects.delete(request.scope.org.id, project);
+      return reply.code(204).send();
+    },
+  );
 }

@@ -57,7 +57,12 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
         const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
         if (limited) throw limited;
         const header = request.headers[PROJECT_HEADER];
-        request.scope = new RequestScope(credential, deps.stores.organizations.get(credential.orgId), deps.stores.projects, Array.isArray(header) ? header.join(",") : header);
+        request.scope = new RequestScope(
+          credential,
+          deps.stores.organizations.get(credential.orgId),
+          deps.stores.projects,
+          Array.isArray(header) ? header.join(",") : header,
+        );
       } catch (error) {
         done(error as Error);
         return;

@@ -25,28 +25,32 @@ export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: A
     return reply.type("application/json; charset=utf-8").send(json);
   });
 
-  app.post<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/invoke", { config: { operationId: "invokeWebMcpTool" } }, async (request, reply) => {
-    const body = request.body as WebMcpInvokeRequest;
-    // A rule of the body, so before the browser is looked up; and before serializing, which a deep input would overflow.
-    const problems = inputProblems(body.input);
-    if (problems.length > 0) throw invalidRequest(problems);
-    const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
-    const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
-    if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
-    // A caller that disconnects no longer waits: the invocation is then cancelled in the
-    // browser. The server lets clients half-close (app/server.ts), so a caller's FIN, which
-    // is how most clients leave, counts as leaving too.
-    const callerGone = new AbortController();
-    const socket = request.raw.socket;
-    const gone = () => {
-      if (!reply.raw.writableFinished) callerGone.abort();
-    };
-    reply.raw.once("close", gone);
-    if (socket.readableEnded) gone();
-    else {
-      socket.once("end", gone);
-      reply.raw.once("close", () => socket.off("end", gone));
-    }
-    return webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC, callerGone.signal);
-  });
+  app.post<{ Params: { id_or_name: string } }>(
+    "/browsers/:id_or_name/webmcp/invoke",
+    { config: { operationId: "invokeWebMcpTool" } },
+    async (request, reply) => {
+      const body = request.body as WebMcpInvokeRequest;
+      // A rule of the body, so before the browser is looked up; and before serializing, which a deep input would overflow.
+      const problems = inputProblems(body.input);
+      if (problems.length > 0) throw invalidRequest(problems);
+      const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
+      const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
+      if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
+      // A caller that disconnects no longer waits: the invocation is then cancelled in the
+      // browser. The server lets clients half-close (app/server.ts), so a caller's FIN, which
+      // is how most clients leave, counts as leaving too.
+      const callerGone = new AbortController();
+      const socket = request.raw.socket;
+      const gone = () => {
+        if (!reply.raw.writableFinished) callerGone.abort();
+      };
+      reply.raw.once("close", gone);
+      if (socket.readableEnded) gone();
+      else {
+        socket.once("end", gone);
+        reply.raw.once("close", () => socket.off("end", gone));
+      }
+      return webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC, callerGone.signal);
+    },
+  );
 }

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 
 /** Whether browsers can be sandboxed here, and why not. */
 export type SandboxCheck =
-  | { usable: true; /** Such as `bubblewrap 0.8.0`. */ version: string }
-  | { usable: false; /** One sentence: the cause and the fix. */ problem: string };
+  | { usable: true /** Such as `bubblewrap 0.8.0`. */; version: string }
+  | { usable: false /** One sentence: the cause and the fix. */; problem: string };
 
 /** What to install, said once wherever the sandbox's tools are missing. */
 export const SANDBOX_PACKAGES = "bubblewrap socat";
@@ -15,7 +15,10 @@ export const SANDBOX_PACKAGES = "bubblewrap socat";
  */
 export async function checkSandbox(runAs?: { uid: number; gid: number }, timeoutMs = 5_000): Promise<SandboxCheck> {
   if (process.platform !== "linux") {
-    return { usable: false, problem: `browsers are sandboxed with Linux namespaces, and this is ${process.platform}; run the server on Linux, or pass --unsafe-no-sandbox on your own machine` };
+    return {
+      usable: false,
+      problem: `browsers are sandboxed with Linux namespaces, and this is ${process.platform}; run the server on Linux, or pass --unsafe-no-sandbox on your own machine`,
+    };
   }
   const install = `install ${SANDBOX_PACKAGES} (Debian: apt-get install -y ${SANDBOX_PACKAGES}), or pass --unsafe-no-sandbox on your own machine`;
   const version = await run("bwrap", ["--version"], timeoutMs);
@@ -37,11 +40,16 @@ export async function checkSandbox(runAs?: { uid: number; gid: number }, timeout
 
 function run(file: string, args: string[], timeoutMs: number, runAs?: { uid: number; gid: number }): Promise<{ ok: boolean; output: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { timeout: timeoutMs, killSignal: "SIGKILL", encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, ...(runAs ?? {}) }, (error, stdout, stderr) => {
-      const output = (stderr || stdout).trim().split("\n").slice(-1)[0] ?? "";
-      if (error === null) resolve({ ok: true, output: stdout.trim() });
-      else resolve({ ok: false, output: (error as NodeJS.ErrnoException).code === "ENOENT" ? "not found" : output || error.message });
-    });
+    execFile(
+      file,
+      args,
+      { timeout: timeoutMs, killSignal: "SIGKILL", encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, ...(runAs ?? {}) },
+      (error, stdout, stderr) => {
+        const output = (stderr || stdout).trim().split("\n").slice(-1)[0] ?? "";
+        if (error === null) resolve({ ok: true, output: stdout.trim() });
+        else resolve({ ok: false, output: (error as NodeJS.ErrnoException).code === "ENOENT" ? "not found" : output || error.message });
+      },
+    );
   });
 }
 
@@ -53,6 +61,7 @@ export function sandboxCheckLine(check: SandboxCheck, launcher: { sandboxed: boo
   if (!launcher.sandboxed) {
     return `WARNING: browsers run WITHOUT a sandbox (--unsafe-no-sandbox): whoever holds a browser's token or a key of its project can read what this server's account reads; ${network}. For a developer's own machine only.`;
   }
-  if (!check.usable) return `Browsers cannot start: ${check.problem}. POST /browsers answers 503 browser_unavailable until this is fixed and the server restarts.`;
+  if (!check.usable)
+    return `Browsers cannot start: ${check.problem}. POST /browsers answers 503 browser_unavailable until this is fixed and the server restarts.`;
   return `Browsers run sandboxed, each in namespaces and an account of its own (${check.version}); ${network}.`;
 }

@@ -35,7 +35,18 @@ const SYSTEM_LINKS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"] as const
  * start would rebuild it (about 100 ms here). Nothing else: no passwd, no hosts, no
  * resolv.conf (the egress proxy resolves names), no machine-id.
  */
-const SYSTEM_READ_ONLY = ["/etc/fonts", "/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", "/etc/chromium.d", "/etc/chromium", "/var/cache/fontconfig"] as const;
+const SYSTEM_READ_ONLY = [
+  "/etc/fonts",
+  "/etc/ssl",
+  "/etc/ca-certificates",
+  "/etc/pki",
+  "/etc/ld.so.cache",
+  "/etc/localtime",
+  "/etc/alternatives",
+  "/etc/chromium.d",
+  "/etc/chromium",
+  "/var/cache/fontconfig",
+] as const;
 
 /** How the host's root is laid out, read once: which system directories are links, which read-only paths exist. */
 export interface SystemLayout {
@@ -104,22 +115,40 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
   const { layout, browserDir } = spec;
   for (const path of [browserDir, spec.proxySocket, spec.extensionsDir]) {
     // socat reads its address with ':' and ',' as separators; the shell gets it as an argument.
-    if (!/^\/[A-Za-z0-9._/-]+$/.test(path)) throw new RangeError(`The path ${JSON.stringify(path)} cannot be given to the sandbox: use a temporary directory whose path has only letters, digits and ._-/ (TMPDIR).`);
+    if (!/^\/[A-Za-z0-9._/-]+$/.test(path))
+      throw new RangeError(
+        `The path ${JSON.stringify(path)} cannot be given to the sandbox: use a temporary directory whose path has only letters, digits and ._-/ (TMPDIR).`,
+      );
   }
   const args = [
     "--unshare-all",
     "--unshare-user",
-    "--uid", String(SANDBOX_ID),
-    "--gid", String(SANDBOX_ID),
-    "--hostname", "browser",
+    "--uid",
+    String(SANDBOX_ID),
+    "--gid",
+    String(SANDBOX_ID),
+    "--hostname",
+    "browser",
     "--die-with-parent",
     "--clearenv",
-    "--setenv", "HOME", browserDir,
-    "--setenv", "XDG_CONFIG_HOME", `${browserDir}/.config`,
-    "--setenv", "XDG_CACHE_HOME", `${browserDir}/.cache`,
-    "--setenv", "TMPDIR", `${browserDir}/.tmp`,
-    "--setenv", "PATH", "/usr/bin:/bin",
-    "--ro-bind", "/usr", "/usr",
+    "--setenv",
+    "HOME",
+    browserDir,
+    "--setenv",
+    "XDG_CONFIG_HOME",
+    `${browserDir}/.config`,
+    "--setenv",
+    "XDG_CACHE_HOME",
+    `${browserDir}/.cache`,
+    "--setenv",
+    "TMPDIR",
+    `${browserDir}/.tmp`,
+    "--setenv",
+    "PATH",
+    "/usr/bin:/bin",
+    "--ro-bind",
+    "/usr",
+    "/usr",
   ];
   for (const [name, target] of layout.links) args.push("--symlink", target, `/${name}`);
   for (const directory of layout.directories) args.push("--ro-bind", directory, directory);
@@ -127,24 +156,48 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
   const executableDir = dirname(realpathOr(spec.executablePath));
   if (!executableDir.startsWith("/usr/")) args.push("--ro-bind", executableDir, executableDir);
   args.push(
-    "--proc", "/proc",
-    "--dev", "/dev",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
     // Every writable place is a tmpfs with a size, held in memory: a page filling its storage,
     // or a client its trace streams, fills only its own caps, never the host's disk or RAM.
-    "--size", String(spec.shmBytes), "--tmpfs", "/dev/shm",
-    "--size", String(TMP_BYTES), "--tmpfs", "/tmp",
-    "--size", String(spec.profileBytes), "--tmpfs", browserDir,
-    "--dir", `${browserDir}/.tmp`,
-    "--size", String(spec.downloadBytes), "--tmpfs", spec.downloadDir,
-    "--ro-bind", spec.extensionsDir, spec.extensionsDir,
-    "--dir", "/run",
-    "--ro-bind", spec.proxySocket, SANDBOX_PROXY_SOCKET,
+    "--size",
+    String(spec.shmBytes),
+    "--tmpfs",
+    "/dev/shm",
+    "--size",
+    String(TMP_BYTES),
+    "--tmpfs",
+    "/tmp",
+    "--size",
+    String(spec.profileBytes),
+    "--tmpfs",
+    browserDir,
+    "--dir",
+    `${browserDir}/.tmp`,
+    "--size",
+    String(spec.downloadBytes),
+    "--tmpfs",
+    spec.downloadDir,
+    "--ro-bind",
+    spec.extensionsDir,
+    spec.extensionsDir,
+    "--dir",
+    "/run",
+    "--ro-bind",
+    spec.proxySocket,
+    SANDBOX_PROXY_SOCKET,
     // The rest (the root bwrap builds, /dev) read-only: no uncapped place is left.
-    "--remount-ro", "/dev",
-    "--remount-ro", "/",
-    "--chdir", browserDir,
+    "--remount-ro",
+    "/dev",
+    "--remount-ro",
+    "/",
+    "--chdir",
+    browserDir,
     "--",
-    "/bin/sh", "-c",
+    "/bin/sh",
+    "-c",
     // The relay must not hold the DevTools pipe (fds 3 and 4), or the pipe would outlive Chromium.
     `socat TCP-LISTEN:${RELAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$1" </dev/null >/dev/null 2>&1 3>&- 4>&- & shift; exec "$@"`,
     "sandbox",

@@ -34,7 +34,8 @@ export class SandboxUids {
 
   /** `reserved`: ids that belong to real accounts or groups. Default: those of `/etc/passwd` and `/etc/group`. */
   constructor(base: number = DEFAULT_SANDBOX_UID_BASE, count: number = SANDBOX_UID_COUNT, reserved: Set<number> = accountIds()) {
-    if (!Number.isSafeInteger(base) || base < 1 || base + count > 0xffff_fffe) throw new RangeError(`The sandbox account ids ${base}..${base + count - 1} are not valid account ids (1..4294967293).`);
+    if (!Number.isSafeInteger(base) || base < 1 || base + count > 0xffff_fffe)
+      throw new RangeError(`The sandbox account ids ${base}..${base + count - 1} are not valid account ids (1..4294967293).`);
     this.#base = base;
     this.#count = count;
     this.#reserved = reserved;

@@ -157,7 +157,9 @@ export class DataDirInUseError extends Error {
   readonly code = "data_dir_in_use";
 
   constructor(layout: DataDirLayout, pid: number) {
-    super(`The data directory ${layout.root} is in use by the server with pid ${pid}. Stop it, or use another --data-dir; if no such server runs, delete ${layout.ownerFile}.`);
+    super(
+      `The data directory ${layout.root} is in use by the server with pid ${pid}. Stop it, or use another --data-dir; if no such server runs, delete ${layout.ownerFile}.`,
+    );
     this.name = "DataDirInUseError";
   }
 }

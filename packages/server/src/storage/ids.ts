@@ -47,5 +47,5 @@ export function isIdOf(kind: keyof typeof ID_PREFIXES, value: string): boolean {
 
 /** A new API key secret: `bsk_` and 32 base62 characters (about 190 random bits). */
 export function newApiKeySecret(): string {
-  return "bsk_" + randomString(BASE62, 32);
+  return `bsk_${randomString(BASE62, 32)}`;
 }

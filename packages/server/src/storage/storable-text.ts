@@ -21,7 +21,10 @@ export function assertStorable(params: SqlParams): void {
   const values = Array.isArray(params) ? params : Object.values(params);
   for (const value of values) {
     if (typeof value === "string" && !isStorableText(value)) {
-      throw new StorageError("storage_misuse", "A statement parameter contains a NUL character, which SQLite's binding would cut the text at; check it before it reaches the database.");
+      throw new StorageError(
+        "storage_misuse",
+        "A statement parameter contains a NUL character, which SQLite's binding would cut the text at; check it before it reaches the database.",
+      );
     }
   }
 }

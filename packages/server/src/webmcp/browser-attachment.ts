@@ -1,10 +1,10 @@
+import { CdpConnection, type CdpDisconnectedError, type CdpEvent, CdpSessionClosedError } from "../cdp/cdp-connection.js";
 import type { CdpRouter, DroppedEvent } from "../cdp/cdp-router.js";
-import { CdpConnection, CdpSessionClosedError, type CdpDisconnectedError, type CdpEvent } from "../cdp/cdp-connection.js";
 import type { PageFrame, PageFrameTree, TargetInfo, ToolInvokedEvent, ToolRespondedEvent } from "./cdp-protocol.js";
 import { InvocationEvents } from "./invocation-events.js";
 import type { SourceNumbers } from "./source-numbers.js";
 import type { ToolRefTable } from "./tool-refs.js";
-import { ToolRegistry, type Registration, type RegistryLog } from "./tool-registry.js";
+import { type Registration, type RegistryLog, ToolRegistry } from "./tool-registry.js";
 import { readToolsAdded } from "./tools-added-text.js";
 
 /** What an attachment shares with the browser it belongs to, across reconnections. */
@@ -146,7 +146,11 @@ export class BrowserAttachment {
   async #readToolsAdded(json: string, sessionId: string | undefined): Promise<void> {
     if (sessionId === undefined) return;
     try {
-      const read = await readToolsAdded(json, (tools) => this.registry.toolsAdded(sessionId, tools), () => !this.connection.closed);
+      const read = await readToolsAdded(
+        json,
+        (tools) => this.registry.toolsAdded(sessionId, tools),
+        () => !this.connection.closed,
+      );
       if (!read) this.registry.messageDropped(sessionId);
     } catch (error) {
       this.#log.warn({ err: error }, "could not read a large report of WebMCP tools");

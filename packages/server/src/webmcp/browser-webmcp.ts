@@ -3,11 +3,11 @@ import type { CdpRouter } from "../cdp/cdp-router.js";
 import { InternalError, ToolNotFoundError, ToolRefStaleError } from "../http/api-errors.js";
 import { ifNoneMatchHits } from "../http/entity-tags.js";
 import { BrowserAttachment } from "./browser-attachment.js";
+import { SharedBuild } from "./shared-build.js";
 import { SourceNumbers } from "./source-numbers.js";
 import { runInvocation } from "./tool-invocation.js";
-import { ToolRefTable } from "./tool-refs.js";
-import { SharedBuild } from "./shared-build.js";
 import { buildToolList, type ToolListBody } from "./tool-list-body.js";
+import { ToolRefTable } from "./tool-refs.js";
 import type { Registration, RegistryLog, ToolRegistry } from "./tool-registry.js";
 
 /** A listing whose `If-None-Match` named the current snapshot: its tag, no body. */

@@ -72,7 +72,11 @@ export class FormFillCheck {
   async reflects(): Promise<boolean> {
     const { sessionId, backendNodeId } = this.#form;
     const { contextId, inputObjectId } = await (this.#world ??= this.#prepare());
-    const { object } = await this.#connection.send<{ object: { objectId?: string } }>("DOM.resolveNode", { backendNodeId, executionContextId: contextId, objectGroup: OBJECT_GROUP }, sessionId);
+    const { object } = await this.#connection.send<{ object: { objectId?: string } }>(
+      "DOM.resolveNode",
+      { backendNodeId, executionContextId: contextId, objectGroup: OBJECT_GROUP },
+      sessionId,
+    );
     if (object.objectId === undefined) return false;
     try {
       const { result, exceptionDetails } = await this.#connection.send<{ result: { value?: unknown }; exceptionDetails?: { text?: string } }>(
@@ -90,17 +94,23 @@ export class FormFillCheck {
   /** Releases the objects the check made in the page; safe to call when it never ran. */
   dispose(): void {
     if (this.#world === undefined) return;
-    this.#world.then(
-      () => this.#connection.send("Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }, this.#form.sessionId),
-      () => undefined,
-    ).catch(() => {
-      // The frame is gone, and its objects with it.
-    });
+    this.#world
+      .then(
+        () => this.#connection.send("Runtime.releaseObjectGroup", { objectGroup: OBJECT_GROUP }, this.#form.sessionId),
+        () => undefined,
+      )
+      .catch(() => {
+        // The frame is gone, and its objects with it.
+      });
   }
 
   async #prepare(): Promise<{ contextId: number; inputObjectId: string }> {
     const { sessionId, frameId } = this.#form;
-    const { executionContextId } = await this.#connection.send<{ executionContextId: number }>("Page.createIsolatedWorld", { frameId, worldName: WORLD_NAME }, sessionId);
+    const { executionContextId } = await this.#connection.send<{ executionContextId: number }>(
+      "Page.createIsolatedWorld",
+      { frameId, worldName: WORLD_NAME },
+      sessionId,
+    );
     const { result, exceptionDetails } = await this.#connection.send<{ result: { objectId?: string }; exceptionDetails?: { text?: string } }>(
       "Runtime.callFunctionOn",
       { executionContextId, functionDeclaration: KEEP_INPUT, arguments: [{ value: this.#input }], objectGroup: OBJECT_GROUP },

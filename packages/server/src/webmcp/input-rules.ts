@@ -34,13 +34,20 @@ export function inputProblems(input: unknown): ErrorDetail[] {
     if (typeof value === "string") {
       if (!badUnicode && UNPAIRED_SURROGATE.test(value)) {
         badUnicode = true;
-        problems.push({ code: "invalid_unicode", message: `${shown(pointer)} holds an unpaired surrogate, which the browser cannot pass to the page; send well-formed Unicode.` });
+        problems.push({
+          code: "invalid_unicode",
+          message: `${shown(pointer)} holds an unpaired surrogate, which the browser cannot pass to the page; send well-formed Unicode.`,
+        });
       }
       continue;
     }
     if (value === null || typeof value !== "object") continue;
     if (depth > MAX_INPUT_DEPTH) {
-      if (!tooDeep) problems.push({ code: "maxDepth", message: `/input is nested more than ${MAX_INPUT_DEPTH} levels deep (at ${shown(pointer)}); it may be nested at most ${MAX_INPUT_DEPTH}.` });
+      if (!tooDeep)
+        problems.push({
+          code: "maxDepth",
+          message: `/input is nested more than ${MAX_INPUT_DEPTH} levels deep (at ${shown(pointer)}); it may be nested at most ${MAX_INPUT_DEPTH}.`,
+        });
       tooDeep = true;
       continue;
     }
@@ -48,7 +55,10 @@ export function inputProblems(input: unknown): ErrorDetail[] {
       const itemPointer = `${pointer}/${pointerPart(key)}`;
       if (!badName && !PROPERTY_NAME.test(key)) {
         badName = true;
-        problems.push({ code: "non_ascii_property_name", message: `The property name at ${shown(itemPointer)} has characters past ASCII, which the browser refuses in a tool's input; string values may hold any.` });
+        problems.push({
+          code: "non_ascii_property_name",
+          message: `The property name at ${shown(itemPointer)} has characters past ASCII, which the browser refuses in a tool's input; string values may hold any.`,
+        });
       }
       stack.push({ value: item, pointer: itemPointer, depth: depth + 1 });
     }

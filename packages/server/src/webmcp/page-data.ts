@@ -106,7 +106,8 @@ export function toToolDefinition(raw: unknown): ToolDefinitionCheck {
   if (raw.name.length > PAGE_DATA_LIMITS.toolNameChars) return { ok: false, reason: `its name is longer than ${PAGE_DATA_LIMITS.toolNameChars} characters` };
   const inputSchema = isPlainObject(raw.inputSchema) ? raw.inputSchema : {};
   const schemaBytes = Buffer.byteLength(JSON.stringify(inputSchema));
-  if (schemaBytes > PAGE_DATA_LIMITS.inputSchemaBytes) return { ok: false, reason: `its input schema is ${schemaBytes} bytes, over ${PAGE_DATA_LIMITS.inputSchemaBytes}` };
+  if (schemaBytes > PAGE_DATA_LIMITS.inputSchemaBytes)
+    return { ok: false, reason: `its input schema is ${schemaBytes} bytes, over ${PAGE_DATA_LIMITS.inputSchemaBytes}` };
   const backendNodeId = typeof raw.backendNodeId === "number" && Number.isInteger(raw.backendNodeId) ? raw.backendNodeId : undefined;
   const name = raw.name;
   const description = truncate(typeof raw.description === "string" ? raw.description : "", PAGE_DATA_LIMITS.descriptionChars);
@@ -122,20 +123,26 @@ export type InvocationOutcome = Omit<WebMcpInvocationResult, "invocation_id">;
 export function toInvocationOutcome(event: ToolRespondedEvent): InvocationOutcome {
   if (event.outputDroppedBytes !== undefined) {
     const why = `the browser's report of it (${event.outputDroppedBytes} bytes) is over the service's limit of ${PAGE_DATA_LIMITS.outputBytes} bytes for an output and was dropped as it arrived`;
-    return event.status === "Completed" ? { status: "completed", error_text: `The tool completed, but ${why}.` } : { status: "error", error_text: `The tool failed, and ${why}.` };
+    return event.status === "Completed"
+      ? { status: "completed", error_text: `The tool completed, but ${why}.` }
+      : { status: "error", error_text: `The tool failed, and ${why}.` };
   }
   if (event.status === "Completed") {
     if (event.output === undefined) return { status: "completed" };
     const bytes = Buffer.byteLength(JSON.stringify(event.output) ?? "");
     if (bytes > PAGE_DATA_LIMITS.outputBytes) {
-      return { status: "completed", error_text: `The tool completed, but its output (${bytes} bytes serialized) is over the service's limit of ${PAGE_DATA_LIMITS.outputBytes} bytes and was dropped.` };
+      return {
+        status: "completed",
+        error_text: `The tool completed, but its output (${bytes} bytes serialized) is over the service's limit of ${PAGE_DATA_LIMITS.outputBytes} bytes and was dropped.`,
+      };
     }
     return { status: "completed", output: event.output };
   }
   if (event.status === "Canceled") return { status: "canceled" };
   // Chromium leaves errorText empty when the tool threw; the exception then says why.
-  const text = (typeof event.errorText === "string" && event.errorText !== "" ? event.errorText : undefined)
-    ?? (typeof event.exception?.description === "string" && event.exception.description !== "" ? event.exception.description : undefined)
-    ?? "The tool failed without an error message.";
+  const text =
+    (typeof event.errorText === "string" && event.errorText !== "" ? event.errorText : undefined) ??
+    (typeof event.exception?.description === "string" && event.exception.description !== "" ? event.exception.description : undefined) ??
+    "The tool failed without an error message.";
   return { status: "error", error_text: truncate(text, PAGE_DATA_LIMITS.errorTextChars) };
 }

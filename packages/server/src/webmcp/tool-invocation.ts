@@ -1,7 +1,7 @@
 import type { WebMcpInvocationResult } from "@browser-service/types";
-import { InternalError, OutcomeUnknownError, ToolRefStaleError, type ErrorDetail } from "../http/api-errors.js";
-import type { BrowserAttachment } from "./browser-attachment.js";
 import { CdpDisconnectedError, CdpNotConnectedError, CdpProtocolError, CdpSessionClosedError, CdpTimeoutError } from "../cdp/cdp-connection.js";
+import { type ErrorDetail, InternalError, OutcomeUnknownError, ToolRefStaleError } from "../http/api-errors.js";
+import type { BrowserAttachment } from "./browser-attachment.js";
 import type { ToolRespondedEvent } from "./cdp-protocol.js";
 import { FormFillCheck, type FormLocation } from "./form-fill-check.js";
 import { toInvocationOutcome } from "./page-data.js";
@@ -34,7 +34,8 @@ const AWAITING_OUTPUT = { form_populated: true, submitted: false } as const;
 
 const CANCEL_PENDING: ErrorDetail = {
   code: "cancellation_pending",
-  message: "The browser had not yet acknowledged the invocation; the service asks it to cancel the invocation (WebMCP.cancelInvocation) as soon as it does. The page may still act before it stops.",
+  message:
+    "The browser had not yet acknowledged the invocation; the service asks it to cancel the invocation (WebMCP.cancelInvocation) as soon as it does. The page may still act before it stops.",
 };
 
 /**
@@ -67,7 +68,8 @@ export async function runInvocation(attachment: BrowserAttachment, request: Invo
   const timer = setTimeout(() => finish({ kind: "timeout" }), timeoutSec * 1000);
   // A closing connection clears the registry, which reports every session gone.
   const stopGoneWatch = attachment.registry.onGone((goneSession, goneFrame) => {
-    if (goneSession === sessionId && (goneFrame === undefined || goneFrame === frameId)) finish({ kind: attachment.connection.closed ? "disconnected" : "vanished" });
+    if (goneSession === sessionId && (goneFrame === undefined || goneFrame === frameId))
+      finish({ kind: attachment.connection.closed ? "disconnected" : "vanished" });
   });
   const abandon = () => finish({ kind: "abandoned" });
   if (signal?.aborted) abandon();
@@ -79,13 +81,23 @@ export async function runInvocation(attachment: BrowserAttachment, request: Invo
 
   try {
     const sent = attachment.connection.send<{ invocationId: string }>("WebMCP.invokeTool", { frameId, toolName: registration.tool.name, input }, sessionId);
-    const first = await Promise.race([sent.then((reply) => ({ kind: "started" as const, reply }), (error: unknown) => ({ kind: "refused" as const, error })), unobserved]);
+    const first = await Promise.race([
+      sent.then(
+        (reply) => ({ kind: "started" as const, reply }),
+        (error: unknown) => ({ kind: "refused" as const, error }),
+      ),
+      unobserved,
+    ]);
     if (first.kind === "refused") return refused(attachment, registration, first.error);
     if (first.kind !== "started") {
       // The tool may run all the same: once the browser's reply names the invocation, it
       // is asked to cancel, unless its tab or frame (or the connection) is already gone.
       const cancelLater = first.kind === "timeout" || first.kind === "abandoned";
-      if (cancelLater) sent.then(({ invocationId }) => requestCancel(attachment, sessionId, invocationId, log), () => undefined);
+      if (cancelLater)
+        sent.then(
+          ({ invocationId }) => requestCancel(attachment, sessionId, invocationId, log),
+          () => undefined,
+        );
       throw outcomeUnknown(first, undefined, timeoutSec, cancelLater ? CANCEL_PENDING : undefined);
     }
     const invocationId = first.reply.invocationId;
@@ -94,7 +106,12 @@ export async function runInvocation(attachment: BrowserAttachment, request: Invo
       invoked: () => {
         if (!form || formCheck) return;
         formCheck = new FormFillCheck(attachment.connection, form, input);
-        watchFormFill(formCheck, () => settled, () => finish({ kind: "awaiting_submission" }), log);
+        watchFormFill(
+          formCheck,
+          () => settled,
+          () => finish({ kind: "awaiting_submission" }),
+          log,
+        );
       },
       responded: (event) => finish({ kind: "responded", event }),
     });
@@ -124,10 +141,17 @@ export async function runInvocation(attachment: BrowserAttachment, request: Invo
 async function requestCancel(attachment: BrowserAttachment, sessionId: string, invocationId: string, log: RegistryLog): Promise<ErrorDetail> {
   try {
     await attachment.connection.send("WebMCP.cancelInvocation", { invocationId }, sessionId, CANCEL_ACK_MS);
-    return { code: "cancellation_requested", message: "The service asked the browser to cancel the invocation (WebMCP.cancelInvocation) and the browser accepted; the page may still have acted before it stopped." };
+    return {
+      code: "cancellation_requested",
+      message:
+        "The service asked the browser to cancel the invocation (WebMCP.cancelInvocation) and the browser accepted; the page may still have acted before it stopped.",
+    };
   } catch (error) {
     log.warn({ invocationId, err: error }, "the browser did not accept a WebMCP cancellation");
-    return { code: "cancellation_failed", message: `The service asked the browser to cancel the invocation, but it did not accept: ${(error as Error).message}` };
+    return {
+      code: "cancellation_failed",
+      message: `The service asked the browser to cancel the invocation, but it did not accept: ${(error as Error).message}`,
+    };
   }
 }
 
@@ -162,10 +186,15 @@ function refused(attachment: BrowserAttachment, registration: Registration, erro
     attachment.registry.forget(registration);
     throw new ToolRefStaleError(`The tool registration is gone in the browser (${error.message}); discover tools again.`);
   }
-  if (error instanceof CdpNotConnectedError) throw new ToolRefStaleError("The connection to the browser was replaced; its tool registrations are gone. Discover tools again.");
+  if (error instanceof CdpNotConnectedError)
+    throw new ToolRefStaleError("The connection to the browser was replaced; its tool registrations are gone. Discover tools again.");
   if (error instanceof CdpSessionClosedError || error instanceof CdpDisconnectedError || error instanceof CdpTimeoutError) {
     // The command was sent; whether the browser started the tool is unknown.
-    throw new OutcomeUnknownError("The tool's tab or frame closed, the browser did not answer, or the browser connection was lost while the invocation was being started; the tool may have run.", undefined, { code: error.code, message: error.message });
+    throw new OutcomeUnknownError(
+      "The tool's tab or frame closed, the browser did not answer, or the browser connection was lost while the invocation was being started; the tool may have run.",
+      undefined,
+      { code: error.code, message: error.message },
+    );
   }
   throw new InternalError("The browser refused to invoke the tool.", error);
 }

@@ -1,6 +1,6 @@
 import { InternalError } from "../http/api-errors.js";
 import { BodyTag } from "../http/entity-tags.js";
-import { capText, PAGE_DATA_LIMITS, type OmissionReason } from "./page-data.js";
+import { capText, type OmissionReason, PAGE_DATA_LIMITS } from "./page-data.js";
 import type { SourceNumbers } from "./source-numbers.js";
 import type { Registration, TabRecord, ToolRegistry } from "./tool-registry.js";
 

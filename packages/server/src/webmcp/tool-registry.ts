@@ -1,5 +1,5 @@
 import type { PageFrame, PageFrameTree, TargetInfo } from "./cdp-protocol.js";
-import { capText, definitionBytes, PAGE_DATA_LIMITS, toToolDefinition, type OmissionReason, type ToolDefinition } from "./page-data.js";
+import { capText, definitionBytes, type OmissionReason, PAGE_DATA_LIMITS, type ToolDefinition, toToolDefinition } from "./page-data.js";
 import type { SourceNumbers } from "./source-numbers.js";
 import type { ToolRefTable } from "./tool-refs.js";
 
@@ -123,7 +123,14 @@ export class ToolRegistry {
   /** Records a newly attached tab. */
   addPageSession(sessionId: string, info: TargetInfo, windowId: Promise<number | undefined>): SessionRecord {
     this.#version++;
-    const tab: TabRecord = { targetId: info.targetId, tabNumber: this.#numbers.tab(info.targetId), url: withoutFragment(info.url), windowId: undefined, windowPending: undefined, registrationCount: 0 };
+    const tab: TabRecord = {
+      targetId: info.targetId,
+      tabNumber: this.#numbers.tab(info.targetId),
+      url: withoutFragment(info.url),
+      windowId: undefined,
+      windowPending: undefined,
+      registrationCount: 0,
+    };
     tab.windowPending = windowId.then((id) => {
       // The tab is listed from now on.
       this.#version++;
@@ -303,7 +310,11 @@ export class ToolRegistry {
   #limitReached(session: SessionRecord, frameId: string, tool: ToolDefinition): OmissionReason | undefined {
     if ((session.documentCounts.get(frameId) ?? 0) >= PAGE_DATA_LIMITS.registrationsPerDocument) return "document_limit";
     if (session.tab.registrationCount >= PAGE_DATA_LIMITS.registrationsPerTab) return "tab_limit";
-    if (this.#registrationCount >= PAGE_DATA_LIMITS.registrationsPerBrowser || this.#definitionBytes + definitionBytes(tool) > PAGE_DATA_LIMITS.definitionBytesPerBrowser) return "browser_limit";
+    if (
+      this.#registrationCount >= PAGE_DATA_LIMITS.registrationsPerBrowser ||
+      this.#definitionBytes + definitionBytes(tool) > PAGE_DATA_LIMITS.definitionBytesPerBrowser
+    )
+      return "browser_limit";
     return undefined;
   }
 
@@ -350,7 +361,10 @@ export class ToolRegistry {
 
   /** Whether the registration is still live in the registry. */
   isRegistered(registration: Registration): boolean {
-    return registration.session.registrations.get(registrationKey(registration.frameId, registration.tool.name)) === registration && this.#sessions.get(registration.session.sessionId) === registration.session;
+    return (
+      registration.session.registrations.get(registrationKey(registration.frameId, registration.tool.name)) === registration &&
+      this.#sessions.get(registration.session.sessionId) === registration.session
+    );
   }
 
   /** Drops one registration the browser says no longer exists. */
@@ -396,7 +410,14 @@ export class ToolRegistry {
   }
 
   #addSession(fields: Pick<SessionRecord, "sessionId" | "targetId" | "kind" | "tab" | "parent">): SessionRecord {
-    const session: SessionRecord = { ...fields, children: new Set(), frames: new Map(), registrations: new Map(), documentCounts: new Map(), omitted: new Map() };
+    const session: SessionRecord = {
+      ...fields,
+      children: new Set(),
+      frames: new Map(),
+      registrations: new Map(),
+      documentCounts: new Map(),
+      omitted: new Map(),
+    };
     this.#sessions.set(session.sessionId, session);
     return session;
   }

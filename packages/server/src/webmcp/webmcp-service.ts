@@ -1,6 +1,6 @@
 import type { BrowserEventLog } from "../browsers/browser-event-log.js";
-import type { BrowserLifecycle } from "../browsers/browser-service.js";
 import type { LaunchedBrowser } from "../browsers/browser-launcher.js";
+import type { BrowserLifecycle } from "../browsers/browser-service.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { ConflictError } from "../http/api-errors.js";
 import { BrowserWebMcp, type SnapshotBuildCounts } from "./browser-webmcp.js";
@@ -39,7 +39,11 @@ export class WebMcpService implements BrowserLifecycle {
     this.#prepared.delete(launched);
     const webmcp = prepared ?? new BrowserWebMcp(launched.cdp, this.#log, this.#counts);
     this.#browsers.set(browserId, webmcp);
-    webmcp.connect().catch((error: unknown) => this.#log.warn({ browser: browserId, err: error }, "could not connect to a new browser's DevTools for WebMCP; the next WebMCP request tries again"));
+    webmcp
+      .connect()
+      .catch((error: unknown) =>
+        this.#log.warn({ browser: browserId, err: error }, "could not connect to a new browser's DevTools for WebMCP; the next WebMCP request tries again"),
+      );
   }
 
   /** A browser's process ended (stopped or crashed): its tools and refs are gone. */

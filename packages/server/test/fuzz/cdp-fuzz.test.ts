@@ -1,9 +1,9 @@
-import type { Browser } from "@browser-service/types";
 import { PageServer } from "@browser-service/test-pages";
+import type { Browser } from "@browser-service/types";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_COMMAND_DEPTH } from "../../src/cdp/command-text.js";
-import { CdpRawClient, type CdpMessage } from "../support/cdp-raw-client.js";
+import { type CdpMessage, CdpRawClient } from "../support/cdp-raw-client.js";
 import { depthOf } from "../support/json-depth.js";
 import { useTestServer } from "../support/test-server.js";
 import { TrackingLauncher } from "../support/tracking-launcher.js";
@@ -24,30 +24,75 @@ const BATCH_SIZE = 30;
 // How long a batch's answers are awaited: commands Chromium never answers (a promise that never settles) are only counted.
 const BATCH_WAIT_MS = 5_000;
 
-const ALWAYS_REFUSED = ["Target.sendMessageToTarget", "Target.exposeDevToolsProtocol", "Browser.crash", "Browser.crashGpuProcess", "Extensions.loadUnpacked", "Extensions.uninstall", "Tethering.bind"];
+const ALWAYS_REFUSED = [
+  "Target.sendMessageToTarget",
+  "Target.exposeDevToolsProtocol",
+  "Browser.crash",
+  "Browser.crashGpuProcess",
+  "Extensions.loadUnpacked",
+  "Extensions.uninstall",
+  "Tethering.bind",
+];
 const FLAT_ONLY = ["Target.attachToTarget", "Target.setAutoAttach"];
 const URL_METHODS = ["Page.navigate", "Target.createTarget", "Network.loadNetworkResource"];
 const METHODS = [
   ...ALWAYS_REFUSED,
   ...FLAT_ONLY,
   ...URL_METHODS,
-  "Target.autoAttachRelated", "Target.attachToBrowserTarget", "Target.detachFromTarget", "Target.getTargets", "Target.getTargetInfo", "Target.closeTarget",
-  "Target.createBrowserContext", "Target.disposeBrowserContext", "Target.setDiscoverTargets", "Browser.getVersion", "Browser.setDownloadBehavior",
-  "Page.setDownloadBehavior", "Runtime.evaluate", "DOM.setFileInputFiles", "Input.dispatchDragEvent", "Fetch.enable", "No.such",
+  "Target.autoAttachRelated",
+  "Target.attachToBrowserTarget",
+  "Target.detachFromTarget",
+  "Target.getTargets",
+  "Target.getTargetInfo",
+  "Target.closeTarget",
+  "Target.createBrowserContext",
+  "Target.disposeBrowserContext",
+  "Target.setDiscoverTargets",
+  "Browser.getVersion",
+  "Browser.setDownloadBehavior",
+  "Page.setDownloadBehavior",
+  "Runtime.evaluate",
+  "DOM.setFileInputFiles",
+  "Input.dispatchDragEvent",
+  "Fetch.enable",
+  "No.such",
 ];
-const REFUSED_URLS = ["file:///etc/passwd", "FILE:///etc/passwd", " file:///etc/shadow", "view-source:file:///etc/passwd", "filesystem:file:///x", "chrome://version", "chrome://inducebrowsercrashforrealz", "about:crash", "javascript:1", "/etc/passwd"];
+const REFUSED_URLS = [
+  "file:///etc/passwd",
+  "FILE:///etc/passwd",
+  " file:///etc/shadow",
+  "view-source:file:///etc/passwd",
+  "filesystem:file:///x",
+  "chrome://version",
+  "chrome://inducebrowsercrashforrealz",
+  "about:crash",
+  "javascript:1",
+  "/etc/passwd",
+];
 const OUTSIDE_FILES = ["/etc/passwd", "relative.txt", "__PROFILE__/../../etc/passwd", "__PROFILE__x/upload.txt", "__PROFILE__/upload.txt\u0000"];
 // Expressions that end: a page stuck in a loop would hold the fuzzer, not test the server.
-const EXPRESSIONS = ["1 + 1", "new Promise(() => {})", "'x'.repeat(1e6)", "document.title", "let v = []; for (let i = 0; i < 20000; i++) v = [v]; v", "window.close()"];
+const EXPRESSIONS = [
+  "1 + 1",
+  "new Promise(() => {})",
+  "'x'.repeat(1e6)",
+  "document.title",
+  "let v = []; for (let i = 0; i < 20000; i++) v = [v]; v",
+  "window.close()",
+];
 
 /** A piece of JSON text (placeholders such as `__SESSION__` are filled in when it is sent). */
 type Piece = string;
 const text = (value: unknown): Piece => JSON.stringify(value) ?? "null";
 const nested = (depth: number, open: string, close: string, inner = "0") => `${open.repeat(depth)}${inner}${close.repeat(depth)}`;
 
-const deepPiece = fc.tuple(fc.integer({ min: MAX_COMMAND_DEPTH - 5, max: 25_000 }), fc.boolean()).map(([depth, arrays]) => (arrays ? nested(depth, "[", "]") : nested(depth, '{"a":', "}")));
+const deepPiece = fc
+  .tuple(fc.integer({ min: MAX_COMMAND_DEPTH - 5, max: 25_000 }), fc.boolean())
+  .map(([depth, arrays]) => (arrays ? nested(depth, "[", "]") : nested(depth, '{"a":', "}")));
 const placeholder = fc.constantFrom('"__TARGET__"', '"__BROWSER_TARGET__"', '"__SESSION__"', '"__STOLEN__"', '"__CONTEXT__"');
-const urlPiece = fc.oneof(fc.constantFrom(...REFUSED_URLS.map(text)), fc.constantFrom('"__PAGE__"', text("about:blank"), text("data:text/html,<p>d"), text(""), text("chrome-extension://abc/x.html")));
+const urlPiece = fc.oneof(
+  fc.constantFrom(...REFUSED_URLS.map(text)),
+  fc.constantFrom('"__PAGE__"', text("about:blank"), text("data:text/html,<p>d"), text(""), text("chrome-extension://abc/x.html")),
+);
 const filesPiece = fc.array(fc.oneof(fc.constantFrom(...OUTSIDE_FILES), fc.constant("__PROFILE__/upload.txt")), { maxLength: 3 }).map(text);
 const anyPiece: fc.Arbitrary<Piece> = fc.oneof(
   { weight: 8, arbitrary: fc.jsonValue({ maxDepth: 3 }).map(text) },
@@ -59,18 +104,58 @@ const anyPiece: fc.Arbitrary<Piece> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...EXPRESSIONS.map(text)) },
   { weight: 1, arbitrary: fc.constant(text(JSON.stringify({ id: 1, method: "Browser.close" }))) },
 );
-const KEYS = ["targetId", "flatten", "url", "sessionId", "message", "files", "expression", "downloadPath", "behavior", "autoAttach", "waitForDebuggerOnStart", "awaitPromise", "returnByValue", "frameId", "data", "browserContextId", "newWindow", "discover"];
+const KEYS = [
+  "targetId",
+  "flatten",
+  "url",
+  "sessionId",
+  "message",
+  "files",
+  "expression",
+  "downloadPath",
+  "behavior",
+  "autoAttach",
+  "waitForDebuggerOnStart",
+  "awaitPromise",
+  "returnByValue",
+  "frameId",
+  "data",
+  "browserContextId",
+  "newWindow",
+  "discover",
+];
 // Members likely to get a command past Chromium's own checks, so that it reaches real work.
 const SENSIBLE: Record<string, fc.Arbitrary<[string, Piece][]>> = {
-  "Target.attachToTarget": fc.tuple(placeholder, fc.constantFrom("true", "false", '"true"', "")).map(([target, flatten]) => [["targetId", target], ...(flatten === "" ? [] : [["flatten", flatten] as [string, Piece]])]),
-  "Target.setAutoAttach": fc.constantFrom("true", "false", "").map((flatten) => [["autoAttach", "true"], ["waitForDebuggerOnStart", "false"], ...(flatten === "" ? [] : [["flatten", flatten] as [string, Piece]])]),
-  "Target.sendMessageToTarget": fc.tuple(placeholder, fc.constantFrom("targetId", "sessionId")).map(([to, key]) => [[key, to], ["message", text(JSON.stringify({ id: 1, method: "Browser.close" }))]]),
+  "Target.attachToTarget": fc
+    .tuple(placeholder, fc.constantFrom("true", "false", '"true"', ""))
+    .map(([target, flatten]) => [["targetId", target], ...(flatten === "" ? [] : [["flatten", flatten] as [string, Piece]])]),
+  "Target.setAutoAttach": fc
+    .constantFrom("true", "false", "")
+    .map((flatten) => [["autoAttach", "true"], ["waitForDebuggerOnStart", "false"], ...(flatten === "" ? [] : [["flatten", flatten] as [string, Piece]])]),
+  "Target.sendMessageToTarget": fc.tuple(placeholder, fc.constantFrom("targetId", "sessionId")).map(([to, key]) => [
+    [key, to],
+    ["message", text(JSON.stringify({ id: 1, method: "Browser.close" }))],
+  ]),
   "Page.navigate": urlPiece.map((url) => [["url", url]]),
   "Target.createTarget": urlPiece.map((url) => [["url", url]]),
-  "Network.loadNetworkResource": urlPiece.map((url) => [["url", url], ["frameId", '"__FRAME__"'], ["options", text({ disableCache: true, includeCredentials: false })]]),
-  "DOM.setFileInputFiles": filesPiece.map((files) => [["files", files], ["nodeId", "1"]]),
-  "Runtime.evaluate": fc.constantFrom(...EXPRESSIONS).map((expression) => [["expression", text(expression)], ["awaitPromise", "true"], ["returnByValue", "true"]]),
-  "Browser.setDownloadBehavior": fc.constant([["behavior", text("allow")], ["downloadPath", text("/tmp/not-here")]]),
+  "Network.loadNetworkResource": urlPiece.map((url) => [
+    ["url", url],
+    ["frameId", '"__FRAME__"'],
+    ["options", text({ disableCache: true, includeCredentials: false })],
+  ]),
+  "DOM.setFileInputFiles": filesPiece.map((files) => [
+    ["files", files],
+    ["nodeId", "1"],
+  ]),
+  "Runtime.evaluate": fc.constantFrom(...EXPRESSIONS).map((expression) => [
+    ["expression", text(expression)],
+    ["awaitPromise", "true"],
+    ["returnByValue", "true"],
+  ]),
+  "Browser.setDownloadBehavior": fc.constant([
+    ["behavior", text("allow")],
+    ["downloadPath", text("/tmp/not-here")],
+  ]),
 };
 
 /** One generated message: the command's parts, and how its text may be broken on the wire. */
@@ -88,22 +173,49 @@ interface Plan {
 }
 
 // The commands the rules are about come more often than the rest.
-const WEIGHTS: Record<string, number> = { "Target.attachToTarget": 4, "Target.setAutoAttach": 3, "Page.navigate": 4, "Target.createTarget": 3, "Network.loadNetworkResource": 3, "Runtime.evaluate": 4, "DOM.setFileInputFiles": 3 };
+const WEIGHTS: Record<string, number> = {
+  "Target.attachToTarget": 4,
+  "Target.setAutoAttach": 3,
+  "Page.navigate": 4,
+  "Target.createTarget": 3,
+  "Network.loadNetworkResource": 3,
+  "Runtime.evaluate": 4,
+  "DOM.setFileInputFiles": 3,
+};
 const PAGE_DOMAIN = /^(Page|Runtime|Network|DOM|Input|Fetch)\./;
 const methodArbitrary = fc.oneof(...METHODS.map((method) => ({ weight: WEIGHTS[method] ?? 1, arbitrary: fc.constant(method) })));
 
 const planArbitrary: fc.Arbitrary<Plan> = methodArbitrary.chain((method) =>
   fc.record({
     method: fc.constant(method),
-    methodPiece: fc.oneof({ weight: 19, arbitrary: fc.constant(text(method)) }, { weight: 1, arbitrary: fc.constantFrom("1", "null", '""', text(method.toLowerCase())) }),
-    idPiece: fc.oneof({ weight: 30, arbitrary: fc.constant("__ID__") }, { weight: 2, arbitrary: fc.constantFrom("1e400", "123456789012345678901234567890", "-1", "1.5", '"7"', "null") }, { weight: 1, arbitrary: fc.constant(undefined) }),
-    members: fc.tuple(SENSIBLE[method] ?? fc.constant([]), fc.array(fc.tuple(fc.constantFrom(...KEYS), anyPiece), { maxLength: 2 })).map(([sensible, extra]) => [...sensible, ...extra]),
-    paramsShape: fc.oneof({ weight: 8, arbitrary: fc.constant("object" as const) }, { weight: 1, arbitrary: fc.constantFrom("other" as const, "none" as const) }),
+    methodPiece: fc.oneof(
+      { weight: 19, arbitrary: fc.constant(text(method)) },
+      { weight: 1, arbitrary: fc.constantFrom("1", "null", '""', text(method.toLowerCase())) },
+    ),
+    idPiece: fc.oneof(
+      { weight: 30, arbitrary: fc.constant("__ID__") },
+      { weight: 2, arbitrary: fc.constantFrom("1e400", "123456789012345678901234567890", "-1", "1.5", '"7"', "null") },
+      { weight: 1, arbitrary: fc.constant(undefined) },
+    ),
+    members: fc
+      .tuple(SENSIBLE[method] ?? fc.constant([]), fc.array(fc.tuple(fc.constantFrom(...KEYS), anyPiece), { maxLength: 2 }))
+      .map(([sensible, extra]) => [...sensible, ...extra]),
+    paramsShape: fc.oneof(
+      { weight: 8, arbitrary: fc.constant("object" as const) },
+      { weight: 1, arbitrary: fc.constantFrom("other" as const, "none" as const) },
+    ),
     otherParams: fc.oneof(fc.constantFrom("[]", '"x"', "3", "null"), deepPiece),
     // Page-level domains mostly on the client's page session, browser-level ones mostly on its browser session.
-    sessionPiece: fc.oneof({ weight: PAGE_DOMAIN.test(method) ? 1 : 8, arbitrary: fc.constant(undefined) }, { weight: PAGE_DOMAIN.test(method) ? 8 : 1, arbitrary: fc.constant('"__SESSION__"') }, { weight: 1, arbitrary: fc.constantFrom('"__STOLEN__"', text("[".repeat(20_000)), "7", '"nope"') }),
+    sessionPiece: fc.oneof(
+      { weight: PAGE_DOMAIN.test(method) ? 1 : 8, arbitrary: fc.constant(undefined) },
+      { weight: PAGE_DOMAIN.test(method) ? 8 : 1, arbitrary: fc.constant('"__SESSION__"') },
+      { weight: 1, arbitrary: fc.constantFrom('"__STOLEN__"', text("[".repeat(20_000)), "7", '"nope"') },
+    ),
     duplicateMethod: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-    breakage: fc.oneof({ weight: 12, arbitrary: fc.constant("none" as const) }, { weight: 1, arbitrary: fc.constantFrom("truncate" as const, "raw-nul" as const, "binary-invalid-utf8" as const, "wrap-array" as const) }),
+    breakage: fc.oneof(
+      { weight: 12, arbitrary: fc.constant("none" as const) },
+      { weight: 1, arbitrary: fc.constantFrom("truncate" as const, "raw-nul" as const, "binary-invalid-utf8" as const, "wrap-array" as const) },
+    ),
     at: fc.double({ min: 0, max: 1, noNaN: true }),
   }),
 );
@@ -164,7 +276,10 @@ afterAll(async () => {
   console.log(
     `cdp fuzz (seed ${SEED}, scale ${SCALE}): ${counts.batches} batches, ${counts.messages} messages (${counts.broken} broken on the wire), ` +
       `${counts.answered} answers (${counts.errors} errors), ${counts.refusedByRule} refused by a rule, ${counts.unanswered} never answered within the wait\n` +
-      `rules met: ${[...byRule].sort().map(([rule, n]) => `${rule}×${n}`).join(", ")}`,
+      `rules met: ${[...byRule]
+        .sort()
+        .map(([rule, n]) => `${rule}×${n}`)
+        .join(", ")}`,
   );
 });
 
@@ -244,7 +359,8 @@ describe("DevTools endpoint fuzzing", () => {
             } catch {
               parsed = undefined;
             }
-            if (plan.idPiece === "__ID__" && typeof parsed === "object" && parsed !== null) expected.set(id, { rule: mustRefuse(parsed as Record<string, unknown>, profile), text: message });
+            if (plan.idPiece === "__ID__" && typeof parsed === "object" && parsed !== null)
+              expected.set(id, { rule: mustRefuse(parsed as Record<string, unknown>, profile), text: message });
             attacker.sendRaw(message);
             continue;
           }
@@ -253,7 +369,8 @@ describe("DevTools endpoint fuzzing", () => {
           if (plan.breakage === "truncate") attacker.sendRaw(message.slice(0, cut));
           else if (plan.breakage === "raw-nul") attacker.sendRaw(`${message.slice(0, cut)}\u0000${message.slice(cut)}`);
           else if (plan.breakage === "wrap-array") attacker.sendRaw(`[${message}]`);
-          else attacker.sendRaw(Buffer.concat([Buffer.from(message.slice(0, cut)), Buffer.from([0xff, 0xc3]), Buffer.from(message.slice(cut))]), { binary: true });
+          else
+            attacker.sendRaw(Buffer.concat([Buffer.from(message.slice(0, cut)), Buffer.from([0xff, 0xc3]), Buffer.from(message.slice(cut))]), { binary: true });
         }
         const answerOf = (id: number): CdpMessage | undefined => attacker.received.find((message) => message.id === id);
         const ruled = [...expected].filter(([, { rule }]) => rule !== undefined);
@@ -271,7 +388,8 @@ describe("DevTools endpoint fuzzing", () => {
         counts.errors += answers.filter((message) => message.error !== undefined).length;
         counts.unanswered += [...expected.keys()].filter((id) => answerOf(id) === undefined).length;
         // Every answer names a command this client sent (0: one the server could not read).
-        for (const answer of answers) if (answer.id !== 0 && (answer.id as number) < 1000) failures.push(`an answer to an id never sent: ${JSON.stringify(answer).slice(0, 200)}`);
+        for (const answer of answers)
+          if (answer.id !== 0 && (answer.id as number) < 1000) failures.push(`an answer to an id never sent: ${JSON.stringify(answer).slice(0, 200)}`);
       } finally {
         await attacker.close();
         await stolen.close();
@@ -279,8 +397,14 @@ describe("DevTools endpoint fuzzing", () => {
       counts.batches++;
       expect(failures, `seed ${SEED + batch}`).toEqual([]);
       expect(serverErrors, `seed ${SEED + batch}`).toEqual([]);
-      for (const [browser, projectId] of [[target, t.defaultProjectId], [neighbour, neighbourProject]] as const) {
-        const row = await t.client({ projectId }).browsers.get(browser.id).catch(() => undefined);
+      for (const [browser, projectId] of [
+        [target, t.defaultProjectId],
+        [neighbour, neighbourProject],
+      ] as const) {
+        const row = await t
+          .client({ projectId })
+          .browsers.get(browser.id)
+          .catch(() => undefined);
         expect(row?.status ?? "gone", browser.id).toBe("running");
         expect((await t.client({ projectId }).browsers.list()).map((each) => each.id)).toContain(browser.id);
         expect(await controlEvaluates(browser)).toBe(2);

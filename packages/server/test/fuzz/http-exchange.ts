@@ -32,15 +32,20 @@ export class HttpSender {
       };
       const headers = { ...request.headers, ...(request.body === undefined ? {} : { "content-length": String(request.body.length) }) };
       let responded = false;
-      const outgoing = httpRequest({ host: this.#host, port: this.#port, method: request.method, path: request.target, headers, agent: this.#agent, timeout: EXCHANGE_TIMEOUT_MS }, (response) => {
-        responded = true;
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => done({ status: response.statusCode ?? 0, headers: flatten(response.headers), body: Buffer.concat(chunks).toString("utf8") }));
-        response.on("error", (error) => done({ error: `response: ${error.message}` }));
-        // After "end" this changes nothing; before it, the answer was cut short.
-        response.on("close", () => done({ error: "the response was cut short" }));
-      });
+      const outgoing = httpRequest(
+        { host: this.#host, port: this.#port, method: request.method, path: request.target, headers, agent: this.#agent, timeout: EXCHANGE_TIMEOUT_MS },
+        (response) => {
+          responded = true;
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () =>
+            done({ status: response.statusCode ?? 0, headers: flatten(response.headers), body: Buffer.concat(chunks).toString("utf8") }),
+          );
+          response.on("error", (error) => done({ error: `response: ${error.message}` }));
+          // After "end" this changes nothing; before it, the answer was cut short.
+          response.on("close", () => done({ error: "the response was cut short" }));
+        },
+      );
       outgoing.on("timeout", () => outgoing.destroy(new Error(`no response within ${EXCHANGE_TIMEOUT_MS} ms`)));
       // A server may answer (413) and close before a large body is written: the answer
       // counts, the write error does not. Without an answer yet, one may still be on its way.

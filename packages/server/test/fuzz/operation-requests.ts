@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { RawJson, SchemaArbitraries, toJson, type JsonSchema, type SchemaContext } from "./schema-arbitrary.js";
+import { type JsonSchema, RawJson, SchemaArbitraries, type SchemaContext, toJson } from "./schema-arbitrary.js";
 
 /** The spec's document, as far as requests are made from it. */
 export interface OpenApiDocument {
@@ -132,7 +132,28 @@ const PATH_POOLS: Readonly<Record<string, keyof Pools>> = {
 };
 
 // Strings that read as integers to a lax parser but are not plain decimal digits.
-const NOT_DECIMAL = ["", "abc", "1.5", "5.0", "0x10", "+5", "1e3", " 5", "5 ", "\u0665", "\uff15", "1_000", "0b1", "Infinity", "NaN", "-", "1,2", "true", "[1]", "5\u0000"];
+const NOT_DECIMAL = [
+  "",
+  "abc",
+  "1.5",
+  "5.0",
+  "0x10",
+  "+5",
+  "1e3",
+  " 5",
+  "5 ",
+  "\u0665",
+  "\uff15",
+  "1_000",
+  "0b1",
+  "Infinity",
+  "NaN",
+  "-",
+  "1,2",
+  "true",
+  "[1]",
+  "5\u0000",
+];
 
 const pick = (pool: keyof Pools) => fc.nat().map((index) => new PoolPick(pool, index));
 
@@ -168,7 +189,11 @@ export class RequestFactory {
    */
   constructor(
     spec: OpenApiDocument,
-    options: { formats: SchemaContext["formats"]; overrides?: Readonly<Record<string, Readonly<Record<string, fc.Arbitrary<unknown>>>>>; proseRules?: Readonly<Record<string, readonly ProseRule[]>> },
+    options: {
+      formats: SchemaContext["formats"];
+      overrides?: Readonly<Record<string, Readonly<Record<string, fc.Arbitrary<unknown>>>>>;
+      proseRules?: Readonly<Record<string, readonly ProseRule[]>>;
+    },
   ) {
     this.#spec = spec;
     this.#formats = options.formats;
@@ -193,29 +218,46 @@ export class RequestFactory {
     const validPath = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, this.#validPathValue(operation, p.name, p.schema)])));
     // A `name` filter (listProjects) also gets names that exist, so that it finds something.
     const validQuery = fc
-      .record(Object.fromEntries(queryParams.map((p) => [p.name, this.#validParamValue(p.schema, p.name === "name" ? "projects" : undefined)])), { requiredKeys: queryParams.filter((p) => p.required).map((p) => p.name) })
+      .record(Object.fromEntries(queryParams.map((p) => [p.name, this.#validParamValue(p.schema, p.name === "name" ? "projects" : undefined)])), {
+        requiredKeys: queryParams.filter((p) => p.required).map((p) => p.name),
+      })
       .map((values) => Object.entries(values).map(([name, value]) => [name, String(value)] as [string, string]));
     // The project header: absent, an active project, or any value the schema allows (mostly unknown ids: 404).
     const validHeaders = fc.record(
-      Object.fromEntries(headerParams.map((p) => [p.name, fc.oneof({ weight: 2, arbitrary: pick("activeProjectIds") }, { weight: 1, arbitrary: headerValues(p.schema) })])),
+      Object.fromEntries(
+        headerParams.map((p) => [p.name, fc.oneof({ weight: 2, arbitrary: pick("activeProjectIds") }, { weight: 1, arbitrary: headerValues(p.schema) })]),
+      ),
       { requiredKeys: headerParams.filter((p) => p.required).map((p) => p.name) },
     );
     // Requests that break a rule send no project header: an unknown or just archived project would be 404 first.
     const quietHeaders = fc.constant({});
     const validBody = this.#validBody(operation, schemas);
-    const plan = (parts: { label?: string; expect?: readonly number[]; pathParams?: fc.Arbitrary<Record<string, unknown>>; query?: fc.Arbitrary<[string, string][]>; headers?: fc.Arbitrary<Record<string, unknown>>; body?: fc.Arbitrary<BodyPlan>; auth?: fc.Arbitrary<AuthChoice> }): fc.Arbitrary<RequestPlan> =>
+    const plan = (parts: {
+      label?: string;
+      expect?: readonly number[];
+      pathParams?: fc.Arbitrary<Record<string, unknown>>;
+      query?: fc.Arbitrary<[string, string][]>;
+      headers?: fc.Arbitrary<Record<string, unknown>>;
+      body?: fc.Arbitrary<BodyPlan>;
+      auth?: fc.Arbitrary<AuthChoice>;
+    }): fc.Arbitrary<RequestPlan> =>
       fc
         .record({
           pathParams: parts.pathParams ?? validPath,
           query: parts.query ?? validQuery,
           headers: parts.headers ?? (parts.label === undefined ? validHeaders : quietHeaders),
           body: parts.body ?? validBody,
-          auth: parts.auth ?? (parts.label === undefined ? fc.oneof({ weight: 6, arbitrary: fc.constant<AuthChoice>("org") }, { weight: 1, arbitrary: fc.constant<AuthChoice>("scoped") }) : fc.constant<AuthChoice>("org")),
+          auth:
+            parts.auth ??
+            (parts.label === undefined
+              ? fc.oneof({ weight: 6, arbitrary: fc.constant<AuthChoice>("org") }, { weight: 1, arbitrary: fc.constant<AuthChoice>("scoped") })
+              : fc.constant<AuthChoice>("org")),
         })
         .map((values) => ({ operationId: operation.operationId, label: parts.label ?? "valid", ...(parts.expect ? { expect: parts.expect } : {}), ...values }));
 
     const invalid: OperationCases["invalid"] = [];
-    const add = (label: string, expect: readonly number[], parts: Parameters<typeof plan>[0]) => invalid.push({ label, plans: plan({ ...parts, label, expect }) });
+    const add = (label: string, expect: readonly number[], parts: Parameters<typeof plan>[0]) =>
+      invalid.push({ label, plans: plan({ ...parts, label, expect }) });
 
     add("auth none", [401], { auth: fc.constant("none") });
     add("auth unknown key", [401], { auth: fc.constant("garbage") });
@@ -228,19 +270,34 @@ export class RequestFactory {
         add(`path ${p.name} ${rule}`, expect, { pathParams: fc.tuple(validPath, values).map(([path, value]) => ({ ...path, [p.name]: value })) });
       }
       // A lone surrogate has no UTF-8 form: sent as a lax encoder writes it, the path is not valid percent-encoded UTF-8.
-      add(`path ${p.name} not UTF-8`, [400], { pathParams: fc.tuple(validPath, fc.constantFrom("\ud800", "a\udfff", "\udbff\ud800")).map(([path, value]) => ({ ...path, [p.name]: value })) });
+      add(`path ${p.name} not UTF-8`, [400], {
+        pathParams: fc.tuple(validPath, fc.constantFrom("\ud800", "a\udfff", "\udbff\ud800")).map(([path, value]) => ({ ...path, [p.name]: value })),
+      });
     }
     for (const p of queryParams) {
       const others = validQuery.map((query) => query.filter(([name]) => name !== p.name));
       const violations = p.schema.type === "integer" ? integerParamViolations(p.schema) : this.#stringParamViolations(p.schema);
-      for (const [rule, values] of violations) add(`query ${p.name} ${rule}`, rule === "maxLength" ? [400, 431] : [400], { query: fc.tuple(others, values).map(([query, value]) => [...query, [p.name, value]]) });
-      add(`query ${p.name} repeated`, [400], { query: fc.tuple(others, this.#validParamValue(p.schema), this.#validParamValue(p.schema)).map(([query, a, b]) => [...query, [p.name, String(a)], [p.name, String(b)]]) });
+      for (const [rule, values] of violations)
+        add(`query ${p.name} ${rule}`, rule === "maxLength" ? [400, 431] : [400], {
+          query: fc.tuple(others, values).map(([query, value]) => [...query, [p.name, value]]),
+        });
+      add(`query ${p.name} repeated`, [400], {
+        query: fc
+          .tuple(others, this.#validParamValue(p.schema), this.#validParamValue(p.schema))
+          .map(([query, a, b]) => [...query, [p.name, String(a)], [p.name, String(b)]]),
+      });
     }
-    add("query unknown parameter", [400], { query: fc.tuple(validQuery, fc.constantFrom("foo", "Offset", "LIMIT", "__proto__", "constructor", "project_id", "")).map(([query, name]) => [...query, [name, "1"]]) });
+    add("query unknown parameter", [400], {
+      query: fc
+        .tuple(validQuery, fc.constantFrom("foo", "Offset", "LIMIT", "__proto__", "constructor", "project_id", ""))
+        .map(([query, name]) => [...query, [name, "1"]]),
+    });
     for (const p of headerParams) {
       // An empty or overlong project header names no project: the header check (404) may answer before validation (400).
       for (const [rule, values] of this.#stringParamViolations(p.schema)) {
-        add(`header ${p.name} ${rule}`, [400, 404, 431], { headers: values.filter((value) => !/[^\x20-\x7e]/.test(value)).map((value) => ({ [p.name]: value })) });
+        add(`header ${p.name} ${rule}`, [400, 404, 431], {
+          headers: values.filter((value) => !/[^\x20-\x7e]/.test(value)).map((value) => ({ [p.name]: value })),
+        });
       }
     }
     if (operation.body) this.#bodyViolations(operation, schemas, add);
@@ -263,7 +320,10 @@ export class RequestFactory {
     if (typeof schema.minLength === "number" && schema.minLength > 0) out.push(["minLength", fc.constant("x".repeat(schema.minLength - 1))]);
     if (typeof schema.maxLength === "number") {
       const max = schema.maxLength;
-      out.push(["maxLength", fc.constantFrom("a".repeat(max + 1), "\u00e9".repeat(max + 1), "\ud83d\ude00".repeat(max + 1), "a".repeat(8 * 1024), "a".repeat(100 * 1024))]);
+      out.push([
+        "maxLength",
+        fc.constantFrom("a".repeat(max + 1), "\u00e9".repeat(max + 1), "\ud83d\ude00".repeat(max + 1), "a".repeat(8 * 1024), "a".repeat(100 * 1024)),
+      ]);
     }
     return out;
   }
@@ -274,7 +334,14 @@ export class RequestFactory {
       // An operation without a body ignores whatever is sent.
       return fc.oneof(
         { weight: 6, arbitrary: fc.constant<BodyPlan>({ kind: "none" }) },
-        { weight: 1, arbitrary: fc.constantFrom<BodyPlan>({ kind: "text", text: "", contentType: "application/json" }, { kind: "text", text: "{not json", contentType: "application/json" }, { kind: "text", text: "hello", contentType: "text/plain" }) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom<BodyPlan>(
+            { kind: "text", text: "", contentType: "application/json" },
+            { kind: "text", text: "{not json", contentType: "application/json" },
+            { kind: "text", text: "hello", contentType: "text/plain" },
+          ),
+        },
       );
     }
     if (body.mediaType === "multipart/form-data") return this.#validForm(body.schema, schemas).map((parts): BodyPlan => ({ kind: "form", parts }));
@@ -285,40 +352,83 @@ export class RequestFactory {
     return fc.oneof(
       { weight: 4, arbitrary: values },
       { weight: 1, arbitrary: withTypes },
-      { weight: 2, arbitrary: fc.constantFrom<BodyPlan>({ kind: "none" }, { kind: "text", text: "", contentType: "application/json" }, { kind: "text", text: "" }) },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom<BodyPlan>({ kind: "none" }, { kind: "text", text: "", contentType: "application/json" }, { kind: "text", text: "" }),
+      },
     );
   }
 
   /** A valid form: every property a part (the `file` one a real archive), text parts as the schema allows. */
   #validForm(schema: JsonSchema, schemas: SchemaArbitraries): fc.Arbitrary<FormPart[]> {
-    return schemas.valid(schema).map((value) =>
-      Object.entries(value as Record<string, unknown>).map(([name, field]): FormPart => (name === "file" ? { name, value: "zip", filename: "extension.zip" } : { name, value: String(field) })),
-    );
+    return schemas
+      .valid(schema)
+      .map((value) =>
+        Object.entries(value as Record<string, unknown>).map(
+          ([name, field]): FormPart => (name === "file" ? { name, value: "zip", filename: "extension.zip" } : { name, value: String(field) }),
+        ),
+      );
   }
 
-  #bodyViolations(operation: SpecOperation, schemas: SchemaArbitraries, add: (label: string, expect: readonly number[], parts: { body: fc.Arbitrary<BodyPlan> }) => void): void {
+  #bodyViolations(
+    operation: SpecOperation,
+    schemas: SchemaArbitraries,
+    add: (label: string, expect: readonly number[], parts: { body: fc.Arbitrary<BodyPlan> }) => void,
+  ): void {
     const body = operation.body as NonNullable<SpecOperation["body"]>;
     if (body.mediaType === "multipart/form-data") {
       this.#formViolations(body.schema, schemas, add);
       return;
     }
     for (const violation of schemas.violations(body.schema)) {
-      add(`body ${violation.pointer || "/"} ${violation.rule}`, [400], { body: violation.values.map((value): BodyPlan => ({ kind: "json", value, contentType: "application/json" })) });
+      add(`body ${violation.pointer || "/"} ${violation.rule}`, [400], {
+        body: violation.values.map((value): BodyPlan => ({ kind: "json", value, contentType: "application/json" })),
+      });
     }
     const valid = schemas.valid(body.schema);
-    const text = (contentType: string | undefined) => valid.map((value): BodyPlan => ({ kind: "text", text: toJson(value), ...(contentType === undefined ? {} : { contentType }) }));
-    for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "application/jsonx", "application/json-patch+json", "text/json"]) add(`content-type ${contentType}`, [415], { body: text(contentType) });
+    const text = (contentType: string | undefined) =>
+      valid.map((value): BodyPlan => ({ kind: "text", text: toJson(value), ...(contentType === undefined ? {} : { contentType }) }));
+    for (const contentType of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/xml",
+      "application/jsonx",
+      "application/json-patch+json",
+      "text/json",
+    ])
+      add(`content-type ${contentType}`, [415], { body: text(contentType) });
     add("content-type missing", [400, 415], { body: text(undefined) });
-    add("content-type unparsable", [400, 415], { body: fc.constantFrom("json", "application/", "/", ";", "application/json, text/plain").chain((type) => text(type)) });
-    add("body malformed JSON", [400], {
-      body: fc.constantFrom('{"a":', "{a:1}", "{'a':1}", '{"a":1,}', "NaN", '{"a":1}garbage', "[", "\u0000", '{"a":"\\ud800', '{"a":"\\x41"}').map((json): BodyPlan => ({ kind: "text", text: json, contentType: "application/json" })),
+    add("content-type unparsable", [400, 415], {
+      body: fc.constantFrom("json", "application/", "/", ";", "application/json, text/plain").chain((type) => text(type)),
     });
-    add("body prototype keys", [400], { body: fc.constantFrom('{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"admin":true}}}').map((json): BodyPlan => ({ kind: "text", text: json, contentType: "application/json" })) });
+    add("body malformed JSON", [400], {
+      body: fc
+        .constantFrom('{"a":', "{a:1}", "{'a':1}", '{"a":1,}', "NaN", '{"a":1}garbage', "[", "\u0000", '{"a":"\\ud800', '{"a":"\\x41"}')
+        .map((json): BodyPlan => ({ kind: "text", text: json, contentType: "application/json" })),
+    });
+    add("body prototype keys", [400], {
+      body: fc
+        .constantFrom('{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"admin":true}}}')
+        .map((json): BodyPlan => ({ kind: "text", text: json, contentType: "application/json" })),
+    });
     // 10,000 and 100,000 levels: a recursive parser, validator or serializer overflows its stack on these.
-    add("body deeply nested", [400], { body: fc.constantFrom(10_000, 100_000).map((depth): BodyPlan => ({ kind: "text", text: `${"[".repeat(depth)}${"]".repeat(depth)}`, contentType: "application/json" })) });
-    add("body too large", [413], { body: fc.constantFrom(2 * 1024 * 1024, 1024 * 1024 + 5 * 1024).map((size): BodyPlan => ({ kind: "bytes", size, contentType: "application/json" })) });
+    add("body deeply nested", [400], {
+      body: fc
+        .constantFrom(10_000, 100_000)
+        .map((depth): BodyPlan => ({ kind: "text", text: `${"[".repeat(depth)}${"]".repeat(depth)}`, contentType: "application/json" })),
+    });
+    add("body too large", [413], {
+      body: fc.constantFrom(2 * 1024 * 1024, 1024 * 1024 + 5 * 1024).map((size): BodyPlan => ({ kind: "bytes", size, contentType: "application/json" })),
+    });
     if (body.required) {
-      add("body empty", [400], { body: fc.constantFrom<BodyPlan>({ kind: "text", text: "", contentType: "application/json" }, { kind: "none" }, { kind: "text", text: " \r\n", contentType: "application/json" }) });
+      add("body empty", [400], {
+        body: fc.constantFrom<BodyPlan>(
+          { kind: "text", text: "", contentType: "application/json" },
+          { kind: "none" },
+          { kind: "text", text: " \r\n", contentType: "application/json" },
+        ),
+      });
     }
     // Rules the spec states in prose, which the schema cannot carry.
     for (const extra of this.#proseRules[operation.operationId] ?? []) {
@@ -326,35 +436,82 @@ export class RequestFactory {
     }
   }
 
-  #formViolations(schema: JsonSchema, schemas: SchemaArbitraries, add: (label: string, expect: readonly number[], parts: { body: fc.Arbitrary<BodyPlan> }) => void): void {
+  #formViolations(
+    schema: JsonSchema,
+    schemas: SchemaArbitraries,
+    add: (label: string, expect: readonly number[], parts: { body: fc.Arbitrary<BodyPlan> }) => void,
+  ): void {
     const valid = this.#validForm(schema, schemas);
-    const form = (parts: fc.Arbitrary<FormPart[]>, label: string, expect: readonly number[] = [400]) => add(label, expect, { body: parts.map((list): BodyPlan => ({ kind: "form", parts: list })) });
+    const form = (parts: fc.Arbitrary<FormPart[]>, label: string, expect: readonly number[] = [400]) =>
+      add(label, expect, { body: parts.map((list): BodyPlan => ({ kind: "form", parts: list })) });
     // The schema's violations that a form can carry: text parts only, so no wrong types.
     for (const violation of schemas.violations(schema)) {
       if (violation.rule === "type") continue;
       const parts = violation.values
         .filter((value) => typeof value === "object" && value !== null && Object.values(value).every((field) => typeof field === "string"))
-        .map((value) => Object.entries(value as Record<string, string>).map(([name, field]): FormPart => (name === "file" ? { name, value: "zip", filename: "extension.zip" } : { name, value: field })))
+        .map((value) =>
+          Object.entries(value as Record<string, string>).map(
+            ([name, field]): FormPart => (name === "file" ? { name, value: "zip", filename: "extension.zip" } : { name, value: field }),
+          ),
+        )
         // Part names go in a quoted header parameter; those that cannot be written there are not this case.
         .filter((parts) => parts.every((part) => /^[\x20-\x7e]+$/.test(part.name) && !/["\\]/.test(part.name)));
       form(parts, `form ${violation.pointer || "/"} ${violation.rule}`);
     }
-    form(valid.map((parts) => parts.map((part) => (part.name === "file" ? { ...part, value: "junk" as const } : part))), "form file not a zip");
-    form(valid.map((parts) => parts.map((part) => (part.name === "file" ? { ...part, value: "empty" as const } : part))), "form file empty");
-    form(valid.map((parts) => parts.map((part) => (part.name === "file" ? { name: "file", value: "PK\u0003\u0004" } : part))), "form file without filename");
-    form(valid.map((parts) => [...parts, { name: "file", value: "zip" as const, filename: "second.zip" }]), "form two files");
-    form(valid.map((parts) => [...parts, { name: "other", value: "zip" as const, filename: "other.zip" }]), "form extra file");
-    form(valid.map((parts) => [...parts.filter((part) => part.name !== "name"), { name: "name", value: "first" }, { name: "name", value: "again" }]), "form name twice");
+    form(
+      valid.map((parts) => parts.map((part) => (part.name === "file" ? { ...part, value: "junk" as const } : part))),
+      "form file not a zip",
+    );
+    form(
+      valid.map((parts) => parts.map((part) => (part.name === "file" ? { ...part, value: "empty" as const } : part))),
+      "form file empty",
+    );
+    form(
+      valid.map((parts) => parts.map((part) => (part.name === "file" ? { name: "file", value: "PK\u0003\u0004" } : part))),
+      "form file without filename",
+    );
+    form(
+      valid.map((parts) => [...parts, { name: "file", value: "zip" as const, filename: "second.zip" }]),
+      "form two files",
+    );
+    form(
+      valid.map((parts) => [...parts, { name: "other", value: "zip" as const, filename: "other.zip" }]),
+      "form extra file",
+    );
+    form(
+      valid.map((parts) => [...parts.filter((part) => part.name !== "name"), { name: "name", value: "first" }, { name: "name", value: "again" }]),
+      "form name twice",
+    );
     add("content-type application/json", [415], { body: fc.constant<BodyPlan>({ kind: "text", text: '{"name":"x"}', contentType: "application/json" }) });
     add("content-type text/plain", [415], { body: fc.constant<BodyPlan>({ kind: "text", text: "x", contentType: "text/plain" }) });
     add("content-type missing", [400, 415], { body: fc.constant<BodyPlan>({ kind: "text", text: "x" }) });
     add("form boundary missing or bad", [400], {
-      body: fc.constantFrom("multipart/form-data", "multipart/form-data; boundary=", 'multipart/form-data; boundary=""', `multipart/form-data; boundary=${"b".repeat(71)}`, "multipart/form-data; boundary=a; boundary=b").map((contentType): BodyPlan => ({ kind: "text", text: "--x\r\n", contentType })),
+      body: fc
+        .constantFrom(
+          "multipart/form-data",
+          "multipart/form-data; boundary=",
+          'multipart/form-data; boundary=""',
+          `multipart/form-data; boundary=${"b".repeat(71)}`,
+          "multipart/form-data; boundary=a; boundary=b",
+        )
+        .map((contentType): BodyPlan => ({ kind: "text", text: "--x\r\n", contentType })),
     });
     add("form truncated", [400], {
-      body: fc.constantFrom("--XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.zip\"\r\n\r\nPK", "--XX\r\nContent-Disposition: form-da", "hello world", "--XX--", "").map((text): BodyPlan => ({ kind: "text", text, contentType: "multipart/form-data; boundary=XX" })),
+      body: fc
+        .constantFrom(
+          '--XX\r\nContent-Disposition: form-data; name="file"; filename="a.zip"\r\n\r\nPK',
+          "--XX\r\nContent-Disposition: form-da",
+          "hello world",
+          "--XX--",
+          "",
+        )
+        .map((text): BodyPlan => ({ kind: "text", text, contentType: "multipart/form-data; boundary=XX" })),
     });
-    form(valid.map((parts) => parts.map((part) => (part.name === "file" ? { ...part, value: "oversized" as const } : part))), "form file too large", [413]);
+    form(
+      valid.map((parts) => parts.map((part) => (part.name === "file" ? { ...part, value: "oversized" as const } : part))),
+      "form file too large",
+      [413],
+    );
   }
 }
 
@@ -367,13 +524,23 @@ function urlSafe(values: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
 function headerValues(schema: JsonSchema): fc.Arbitrary<string> {
   const max = typeof schema.maxLength === "number" ? schema.maxLength : 255;
   const edge = fc.stringMatching(/^[\x21-\x7e]$/);
-  return fc.oneof(fc.tuple(edge, fc.string({ unit: fc.stringMatching(/^[\x20-\x7e]$/), maxLength: Math.min(max - 2, 60) }), edge).map(([a, middle, b]) => `${a}${middle}${b}`), edge, fc.constant("p".repeat(max)));
+  return fc.oneof(
+    fc
+      .tuple(edge, fc.string({ unit: fc.stringMatching(/^[\x20-\x7e]$/), maxLength: Math.min(max - 2, 60) }), edge)
+      .map(([a, middle, b]) => `${a}${middle}${b}`),
+    edge,
+    fc.constant("p".repeat(max)),
+  );
 }
 
 function integerParamViolations(schema: JsonSchema): [string, fc.Arbitrary<string>][] {
   const out: [string, fc.Arbitrary<string>][] = [["type", fc.constantFrom(...NOT_DECIMAL)]];
   if (typeof schema.minimum === "number") out.push(["minimum", fc.constantFrom(String(schema.minimum - 1), "-1", "-9223372036854775808")]);
-  if (typeof schema.maximum === "number") out.push(["maximum", fc.constantFrom(String(schema.maximum + 1), "9223372036854775807", "9223372036854775808", "87739548417998464", `1${"0".repeat(400)}`)]);
+  if (typeof schema.maximum === "number")
+    out.push([
+      "maximum",
+      fc.constantFrom(String(schema.maximum + 1), "9223372036854775807", "9223372036854775808", "87739548417998464", `1${"0".repeat(400)}`),
+    ]);
   return out;
 }
 
@@ -386,7 +553,8 @@ export function percentEncode(value: string): string {
   let out = "";
   for (const char of value) {
     const code = char.codePointAt(0) as number;
-    if (code >= 0xd800 && code <= 0xdfff) out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((byte) => `%${byte.toString(16).toUpperCase()}`).join("");
+    if (code >= 0xd800 && code <= 0xdfff)
+      out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((byte) => `%${byte.toString(16).toUpperCase()}`).join("");
     else out += encodeURIComponent(char);
   }
   return out;
@@ -401,7 +569,8 @@ export function resolvePicks(value: unknown, pools: Pools): unknown {
   if (value instanceof RawJson || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item) => resolvePicks(item, pools));
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) Object.defineProperty(out, key, { value: resolvePicks(item, pools), enumerable: true, writable: true, configurable: true });
+  for (const [key, item] of Object.entries(value))
+    Object.defineProperty(out, key, { value: resolvePicks(item, pools), enumerable: true, writable: true, configurable: true });
   return out;
 }
 
@@ -426,7 +595,13 @@ export function buildRequest(operation: SpecOperation, plan: RequestPlan, pools:
   const query = plan.query.map(([name, value]) => `${percentEncode(name)}=${percentEncode(value)}`).join("&");
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(resolvePicks(plan.headers, pools) as Record<string, unknown>)) headers[name] = String(value);
-  const auth = { org: `Bearer ${credentials.orgKey}`, scoped: `Bearer ${credentials.scopedKey}`, none: undefined, garbage: "Bearer bsk_not_a_key_of_this_server", "not-bearer": `Basic ${Buffer.from("user:pass").toString("base64")}` }[plan.auth];
+  const auth = {
+    org: `Bearer ${credentials.orgKey}`,
+    scoped: `Bearer ${credentials.scopedKey}`,
+    none: undefined,
+    garbage: "Bearer bsk_not_a_key_of_this_server",
+    "not-bearer": `Basic ${Buffer.from("user:pass").toString("base64")}`,
+  }[plan.auth];
   if (auth !== undefined) headers.authorization = auth;
   let body: Buffer | undefined;
   const bodyPlan = plan.body;
@@ -458,10 +633,22 @@ function formBody(parts: FormPart[], files: FormFiles): Buffer {
   const chunks: Buffer[] = [];
   for (const part of parts) {
     const content =
-      part.value === "zip" ? files.zip : part.value === "junk" ? Buffer.from("this is not a zip archive") : part.value === "empty" ? Buffer.alloc(0) : part.value === "oversized" ? Buffer.alloc(files.maxArchiveBytes + 1) : Buffer.from(part.value);
+      part.value === "zip"
+        ? files.zip
+        : part.value === "junk"
+          ? Buffer.from("this is not a zip archive")
+          : part.value === "empty"
+            ? Buffer.alloc(0)
+            : part.value === "oversized"
+              ? Buffer.alloc(files.maxArchiveBytes + 1)
+              : Buffer.from(part.value);
     const filename = part.filename === undefined ? "" : `; filename="${part.filename}"`;
     const type = part.filename === undefined ? "" : "\r\nContent-Type: application/zip";
-    chunks.push(Buffer.from(`--${FORM_BOUNDARY}\r\nContent-Disposition: form-data; name="${part.name}"${filename}${type}\r\n\r\n`), content, Buffer.from("\r\n"));
+    chunks.push(
+      Buffer.from(`--${FORM_BOUNDARY}\r\nContent-Disposition: form-data; name="${part.name}"${filename}${type}\r\n\r\n`),
+      content,
+      Buffer.from("\r\n"),
+    );
   }
   chunks.push(Buffer.from(`--${FORM_BOUNDARY}--\r\n`));
   return Buffer.concat(chunks);

@@ -29,7 +29,14 @@ export interface Race {
 
 const COPIES = 8;
 
-const json = (context: RaceContext, operationId: string, method: string, target: string, body?: unknown, headers: Record<string, string> = {}): HttpRequest => ({
+const json = (
+  context: RaceContext,
+  operationId: string,
+  method: string,
+  target: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): HttpRequest => ({
   operationId,
   label: "race",
   method,
@@ -46,8 +53,10 @@ const idOf = (answer: Exchange) => ("status" in answer ? (JSON.parse(answer.body
 function exactlyOne(answers: Exchange[], success: number, others: readonly number[]): string[] {
   const statuses = answers.map(statusOf);
   const problems: string[] = [];
-  if (count(answers, success) !== 1) problems.push(`${count(answers, success)} of ${answers.length} got ${success}, expected exactly one (statuses ${statuses.join(", ")})`);
-  if (statuses.some((status) => status !== success && !others.includes(status))) problems.push(`statuses ${statuses.join(", ")}: only ${success} and ${others.join(", ")} are possible`);
+  if (count(answers, success) !== 1)
+    problems.push(`${count(answers, success)} of ${answers.length} got ${success}, expected exactly one (statuses ${statuses.join(", ")})`);
+  if (statuses.some((status) => status !== success && !others.includes(status)))
+    problems.push(`statuses ${statuses.join(", ")}: only ${success} and ${others.join(", ")} are possible`);
   return problems;
 }
 
@@ -67,7 +76,11 @@ export const RACES: readonly Race[] = [
       const name = context.unique("race");
       const requests = Array.from({ length: COPIES }, () => json(context, "createProject", "POST", "/org/projects", { name }));
       const answers = await context.together(requests);
-      return { label: this.label, sent: requests.map((request, i) => ({ request, answer: answers[i] as Exchange })), problems: exactlyOne(answers, 201, [409]) };
+      return {
+        label: this.label,
+        sent: requests.map((request, i) => ({ request, answer: answers[i] as Exchange })),
+        problems: exactlyOne(answers, 201, [409]),
+      };
     },
   },
   {
@@ -78,7 +91,11 @@ export const RACES: readonly Race[] = [
       const name = context.unique("race-renamed");
       const requests = ids.map((id) => json(context, "updateProject", "PATCH", `/org/projects/${id}`, { name }));
       const answers = await context.together(requests);
-      return { label: this.label, sent: requests.map((request, i) => ({ request, answer: answers[i] as Exchange })), problems: exactlyOne(answers, 200, [409]) };
+      return {
+        label: this.label,
+        sent: requests.map((request, i) => ({ request, answer: answers[i] as Exchange })),
+        problems: exactlyOne(answers, 200, [409]),
+      };
     },
   },
   {
@@ -87,20 +104,29 @@ export const RACES: readonly Race[] = [
       const name = context.unique("race-ext");
       const boundary = "race-boundary";
       const body = Buffer.concat([
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n${name}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.zip"\r\nContent-Type: application/zip\r\n\r\n`),
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n${name}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.zip"\r\nContent-Type: application/zip\r\n\r\n`,
+        ),
         context.zip,
         Buffer.from(`\r\n--${boundary}--\r\n`),
       ]);
-      const requests = Array.from({ length: COPIES }, (): HttpRequest => ({
-        operationId: "uploadExtension",
-        label: "race",
-        method: "POST",
-        target: "/extensions",
-        headers: { authorization: `Bearer ${context.orgKey}`, "content-type": `multipart/form-data; boundary=${boundary}` },
-        body,
-      }));
+      const requests = Array.from(
+        { length: COPIES },
+        (): HttpRequest => ({
+          operationId: "uploadExtension",
+          label: "race",
+          method: "POST",
+          target: "/extensions",
+          headers: { authorization: `Bearer ${context.orgKey}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+          body,
+        }),
+      );
       const answers = await context.together(requests);
-      return { label: this.label, sent: requests.map((request, i) => ({ request, answer: answers[i] as Exchange })), problems: exactlyOne(answers, 201, [409]) };
+      return {
+        label: this.label,
+        sent: requests.map((request, i) => ({ request, answer: answers[i] as Exchange })),
+        problems: exactlyOne(answers, 201, [409]),
+      };
     },
   },
   {
@@ -109,14 +135,20 @@ export const RACES: readonly Race[] = [
       const id = await created(context, context.unique("race-delete"));
       const requests = Array.from({ length: COPIES }, () => json(context, "deleteProject", "DELETE", `/org/projects/${id}`));
       const answers = await context.together(requests);
-      return { label: this.label, sent: requests.map((request, i) => ({ request, answer: answers[i] as Exchange })), problems: exactlyOne(answers, 204, [404]) };
+      return {
+        label: this.label,
+        sent: requests.map((request, i) => ({ request, answer: answers[i] as Exchange })),
+        problems: exactlyOne(answers, 204, [404]),
+      };
     },
   },
   {
     label: "one project's cap set to 8 values at once",
     async run(context) {
       const id = await created(context, context.unique("race-cap"));
-      const requests = Array.from({ length: COPIES }, (_, i) => json(context, "updateProjectLimits", "PATCH", `/org/projects/${id}/limits`, { max_concurrent_sessions: i + 1 }));
+      const requests = Array.from({ length: COPIES }, (_, i) =>
+        json(context, "updateProjectLimits", "PATCH", `/org/projects/${id}/limits`, { max_concurrent_sessions: i + 1 }),
+      );
       const answers = await context.together(requests);
       const problems = answers.every((answer) => statusOf(answer) === 200) ? [] : [`statuses ${answers.map(statusOf).join(", ")}, expected 200 each`];
       const after = await context.alone(json(context, "getProjectLimits", "GET", `/org/projects/${id}/limits`));
@@ -139,7 +171,8 @@ export const RACES: readonly Race[] = [
       const [browser, archived, deleted] = answers.map(statusOf) as [number, number, number];
       const problems: string[] = [];
       // A project with a running browser can be neither archived nor deleted (the spec's Projects tag).
-      if (browser === 201 && (archived === 200 || deleted === 204)) problems.push(`the browser started (201) and the project was ${archived === 200 ? "archived" : "deleted"} too`);
+      if (browser === 201 && (archived === 200 || deleted === 204))
+        problems.push(`the browser started (201) and the project was ${archived === 200 ? "archived" : "deleted"} too`);
       if (browser === 201) {
         const list = await context.alone(json(context, "listBrowsers", "GET", "/browsers", undefined, { "x-service-project-id": id }));
         for (const row of "status" in list && list.status === 200 ? (JSON.parse(list.body) as { id: string }[]) : []) {

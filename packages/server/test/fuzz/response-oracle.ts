@@ -42,7 +42,8 @@ export function answerProblems(request: Judged, exchange: Exchange, allowed5xx: 
   const code = parsed.ok && typeof parsed.value === "object" && parsed.value !== null ? (parsed.value as { code?: unknown }).code : undefined;
   if (status >= 500) {
     const documented = request.operationId === undefined ? [] : (allowed5xx[request.operationId]?.[String(status)] ?? []);
-    if (!documented.includes(String(code))) problems.push(`5xx: ${status} ${String(code)} is not a documented answer of ${request.operationId ?? "an unrouted request"}`);
+    if (!documented.includes(String(code)))
+      problems.push(`5xx: ${status} ${String(code)} is not a documented answer of ${request.operationId ?? "an unrouted request"}`);
   }
   if (request.expect && !request.expect.includes(status)) problems.push(`status ${status}, expected ${request.expect.join(" or ")}`);
   if (!request.expect && [413, 415].includes(status)) problems.push(`a valid request got ${status}`);
@@ -55,9 +56,13 @@ export function answerProblems(request: Judged, exchange: Exchange, allowed5xx: 
     if (!parsed.ok) problems.push(`error body is not JSON: ${JSON.stringify(body.slice(0, 200))}`);
     else {
       const check = validateError(parsed.value);
-      if (!check.ok) problems.push(`error body is not the Error schema: ${check.errors.map((issue) => `${issue.pointer || "/"} ${issue.message}`).join("; ")} in ${body.slice(0, 200)}`);
+      if (!check.ok)
+        problems.push(
+          `error body is not the Error schema: ${check.errors.map((issue) => `${issue.pointer || "/"} ${issue.message}`).join("; ")} in ${body.slice(0, 200)}`,
+        );
       const details = (parsed.value as { details?: unknown[] }).details;
-      if (code === "bad_request" && !(Array.isArray(details) && details.length > 0)) problems.push("bad_request without details: the spec promises one entry per problem");
+      if (code === "bad_request" && !(Array.isArray(details) && details.length > 0))
+        problems.push("bad_request without details: the spec promises one entry per problem");
     }
   }
   return problems;
@@ -72,7 +77,12 @@ export function semanticProblems(operationId: string | undefined, sentBody: unkn
   if ("error" in exchange || exchange.status >= 300) return [];
   const answered = parse(exchange.body);
   const value = (answered.ok ? answered.value : undefined) as { name?: unknown; flow_status?: unknown; flow_expires_at?: unknown } | undefined;
-  if (operationId === "getAuthConnection" && value?.flow_status === "IN_PROGRESS" && typeof value.flow_expires_at === "string" && Date.parse(value.flow_expires_at) <= Date.now()) {
+  if (
+    operationId === "getAuthConnection" &&
+    value?.flow_status === "IN_PROGRESS" &&
+    typeof value.flow_expires_at === "string" &&
+    Date.parse(value.flow_expires_at) <= Date.now()
+  ) {
     return [`a flow that expired at ${value.flow_expires_at} reads as IN_PROGRESS, not EXPIRED`];
   }
   if (operationId !== "createProject" && operationId !== "updateProject") return [];

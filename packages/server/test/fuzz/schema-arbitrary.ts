@@ -38,10 +38,45 @@ export interface Violation {
 }
 
 // Keywords that only describe: they constrain nothing a request must meet.
-const ANNOTATIONS = new Set(["title", "description", "examples", "example", "default", "deprecated", "readOnly", "writeOnly", "contentMediaType", "$comment", "x-max-bytes",
+const ANNOTATIONS = new Set([
+  "title",
+  "description",
+  "examples",
+  "example",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "contentMediaType",
+  "$comment",
+  "x-max-bytes",
   // An archive's bounds: the fuzzer sends one good archive as the file part, never a generated one.
-  "x-max-entries", "x-max-entry-name-bytes", "x-max-unpacked-bytes", "x-max-compression-ratio"]);
-const SUPPORTED = new Set(["$ref", "type", "enum", "const", "minimum", "maximum", "minLength", "maxLength", "pattern", "format", "not", "properties", "required", "additionalProperties", "minProperties", "items", "uniqueItems", "oneOf", "x-max-depth"]);
+  "x-max-entries",
+  "x-max-entry-name-bytes",
+  "x-max-unpacked-bytes",
+  "x-max-compression-ratio",
+]);
+const SUPPORTED = new Set([
+  "$ref",
+  "type",
+  "enum",
+  "const",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "format",
+  "not",
+  "properties",
+  "required",
+  "additionalProperties",
+  "minProperties",
+  "items",
+  "uniqueItems",
+  "oneOf",
+  "x-max-depth",
+]);
 
 /**
  * Characters that have broken or fooled servers: controls (NUL first), line and paragraph
@@ -50,15 +85,78 @@ const SUPPORTED = new Set(["$ref", "type", "enum", "const", "minimum", "maximum"
  * the characters that mean something in paths, queries and JSON.
  */
 export const EDGE_CHARACTERS: readonly string[] = [
-  "\u0000", "\u0001", "\u0009", "\u000a", "\u000d", "\u001f", "\u007f", "\u0085", "\u00a0", "\u00ad", "\u061c", "\u180e",
-  "\u200b", "\u200d", "\u200e", "\u200f", "\u2028", "\u2029", "\u202a", "\u202e", "\u2060", "\u2066", "\u2069", "\ufeff", "\ufffd", "\ufff9",
-  "\ud800", "\udbff", "\udc00", "\udfff", "\u0301", "e\u0301", "\u1100\u1161", "\ud83d\ude00", "\ud83d\udc69\u200d\ud83d\udcbb", "\ud801\udc37",
-  "\u0130", "\u00df", "\ufb01", "\u4e2d", "\u0627", "\u05d0", " ", "\\", '"', "'", "/", "%", "%2F", "?", "#", "&", "=", "+", ";", ",", ":", "..", "*", "<", ">", "{", "}",
+  "\u0000",
+  "\u0001",
+  "\u0009",
+  "\u000a",
+  "\u000d",
+  "\u001f",
+  "\u007f",
+  "\u0085",
+  "\u00a0",
+  "\u00ad",
+  "\u061c",
+  "\u180e",
+  "\u200b",
+  "\u200d",
+  "\u200e",
+  "\u200f",
+  "\u2028",
+  "\u2029",
+  "\u202a",
+  "\u202e",
+  "\u2060",
+  "\u2066",
+  "\u2069",
+  "\ufeff",
+  "\ufffd",
+  "\ufff9",
+  "\ud800",
+  "\udbff",
+  "\udc00",
+  "\udfff",
+  "\u0301",
+  "e\u0301",
+  "\u1100\u1161",
+  "\ud83d\ude00",
+  "\ud83d\udc69\u200d\ud83d\udcbb",
+  "\ud801\udc37",
+  "\u0130",
+  "\u00df",
+  "\ufb01",
+  "\u4e2d",
+  "\u0627",
+  "\u05d0",
+  " ",
+  "\\",
+  '"',
+  "'",
+  "/",
+  "%",
+  "%2F",
+  "?",
+  "#",
+  "&",
+  "=",
+  "+",
+  ";",
+  ",",
+  ":",
+  "..",
+  "*",
+  "<",
+  ">",
+  "{",
+  "}",
 ];
 
 /** Strings over printable ASCII, other Unicode and {@link EDGE_CHARACTERS}. */
 export function edgyString(constraints: { minLength?: number; maxLength?: number } = {}): fc.Arbitrary<string> {
-  const unit = fc.oneof({ weight: 4, arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }) }, { weight: 2, arbitrary: fc.constantFrom(...EDGE_CHARACTERS) });
+  const unit = fc.oneof(
+    { weight: 4, arbitrary: fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 1 }) },
+    { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }) },
+    { weight: 2, arbitrary: fc.constantFrom(...EDGE_CHARACTERS) },
+  );
   return fc.string({ unit, ...constraints });
 }
 
@@ -142,7 +240,8 @@ export class SchemaArbitraries {
 
   // `not` with a pattern is the only `not` a value can meet (`not: {}` marks a property that may not be sent).
   #breaksNot(not: JsonSchema, value: unknown, pointer: string): boolean {
-    if (typeof not.pattern !== "string" || Object.keys(not).length !== 1) throw new Error(`schema-arbitrary: only "not" with a pattern (or {}) is supported, at ${pointer}`);
+    if (typeof not.pattern !== "string" || Object.keys(not).length !== 1)
+      throw new Error(`schema-arbitrary: only "not" with a pattern (or {}) is supported, at ${pointer}`);
     return typeof value === "string" && new RegExp(not.pattern, "u").test(value);
   }
 
@@ -157,7 +256,12 @@ export class SchemaArbitraries {
         return fc.oneof(fc.constantFrom(min, max), fc.integer({ min, max }));
       }
       case "number":
-        return fc.double({ noNaN: true, noDefaultInfinity: true, ...(typeof s.minimum === "number" ? { min: s.minimum } : {}), ...(typeof s.maximum === "number" ? { max: s.maximum } : {}) });
+        return fc.double({
+          noNaN: true,
+          noDefaultInfinity: true,
+          ...(typeof s.minimum === "number" ? { min: s.minimum } : {}),
+          ...(typeof s.maximum === "number" ? { max: s.maximum } : {}),
+        });
       case "boolean":
         return fc.boolean();
       case "null":
@@ -185,7 +289,12 @@ export class SchemaArbitraries {
     if (typeof s.pattern === "string") {
       const pattern = new RegExp(s.pattern, "u");
       // fast-check's own strings matching the pattern are mostly ASCII; Unicode ones that match come beside them.
-      return fc.oneof(fc.stringMatching(pattern), edgyString({ minLength: 1, maxLength: 12 }).filter((value) => pattern.test(value))).filter(fits);
+      return fc
+        .oneof(
+          fc.stringMatching(pattern),
+          edgyString({ minLength: 1, maxLength: 12 }).filter((value) => pattern.test(value)),
+        )
+        .filter(fits);
     }
     const longest = maxLength === undefined ? 40 : Math.min(maxLength, 40);
     const edges = [edgyString({ minLength, maxLength: longest }).filter(fits)];
@@ -202,9 +311,13 @@ export class SchemaArbitraries {
     const required = new Set((s.required ?? []) as string[]);
     const model: Record<string, fc.Arbitrary<unknown>> = {};
     // A property whose schema is `not: {}` may not be sent (a deprecated field): never part of a valid value.
-    for (const [name, property] of this.#properties(s)) if (!(property.not !== undefined && isEmptySchema(property.not))) model[name] = this.valid(property, `${pointer}/${name}`);
+    for (const [name, property] of this.#properties(s))
+      if (!(property.not !== undefined && isEmptySchema(property.not))) model[name] = this.valid(property, `${pointer}/${name}`);
     const open = s.additionalProperties === true || (s.additionalProperties === undefined && s.properties === undefined);
-    const values = open && Object.keys(model).length === 0 ? fc.dictionary(edgyString({ maxLength: 10 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 }) : fc.record(model, { requiredKeys: [...required] });
+    const values =
+      open && Object.keys(model).length === 0
+        ? fc.dictionary(edgyString({ maxLength: 10 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 })
+        : fc.record(model, { requiredKeys: [...required] });
     const minProperties = typeof s.minProperties === "number" ? s.minProperties : 0;
     return minProperties > 0 ? values.filter((value) => Object.keys(value).length >= minProperties) : values;
   }
@@ -213,20 +326,38 @@ export class SchemaArbitraries {
   violations(schema: JsonSchema, pointer = ""): Violation[] {
     const s = this.#deref(schema, pointer);
     const out: Violation[] = [];
-    const add = (rule: string, ...values: fc.Arbitrary<unknown>[]) => out.push({ pointer, rule, values: values.length === 1 ? (values[0] as fc.Arbitrary<unknown>) : fc.oneof(...values) });
+    const add = (rule: string, ...values: fc.Arbitrary<unknown>[]) =>
+      out.push({ pointer, rule, values: values.length === 1 ? (values[0] as fc.Arbitrary<unknown>) : fc.oneof(...values) });
     if (s.not !== undefined && isEmptySchema(s.not)) {
       add("not", fc.jsonValue({ maxDepth: 1 }));
       return out;
     }
     if (s.const !== undefined || Array.isArray(s.enum)) {
       const allowed = (s.const !== undefined ? [s.const] : (s.enum as unknown[])).map((value) => JSON.stringify(value));
-      const others = fc.oneof(edgyString({ maxLength: 12 }), fc.constantFrom(...allowed.map((text) => JSON.parse(text) as unknown).filter((value) => typeof value === "string").flatMap((value) => [(value as string).toUpperCase(), ` ${value as string}`, `${value as string}\u0000`])));
-      add("enum", others.filter((value) => !allowed.includes(JSON.stringify(value))));
+      const others = fc.oneof(
+        edgyString({ maxLength: 12 }),
+        fc.constantFrom(
+          ...allowed
+            .map((text) => JSON.parse(text) as unknown)
+            .filter((value) => typeof value === "string")
+            .flatMap((value) => [(value as string).toUpperCase(), ` ${value as string}`, `${value as string}\u0000`]),
+        ),
+      );
+      add(
+        "enum",
+        others.filter((value) => !allowed.includes(JSON.stringify(value))),
+      );
     }
     if (Array.isArray(s.oneOf)) {
       const branches = s.oneOf as JsonSchema[];
       // Two branches' properties at once: an object that is more than one of them.
-      if (branches.length > 1) add("oneOf", fc.tuple(this.valid(branches[0] as JsonSchema, pointer), this.valid(branches[1] as JsonSchema, pointer)).map(([a, b]) => ({ ...(a as object), ...(b as object) })));
+      if (branches.length > 1)
+        add(
+          "oneOf",
+          fc
+            .tuple(this.valid(branches[0] as JsonSchema, pointer), this.valid(branches[1] as JsonSchema, pointer))
+            .map(([a, b]) => ({ ...(a as object), ...(b as object) })),
+        );
     }
     if (typeof s.type === "string") {
       const type = s.type;
@@ -236,7 +367,11 @@ export class SchemaArbitraries {
       if (type === "object") out.push(...this.#objectViolations(s, pointer));
       if (type === "array" && s.items !== undefined) {
         for (const inner of this.violations(s.items as JsonSchema, `${pointer}/items`)) out.push({ ...inner, values: inner.values.map((value) => [value]) });
-        if (s.uniqueItems === true) add("uniqueItems", this.valid(s.items as JsonSchema, `${pointer}/items`).map((value) => [value, value]));
+        if (s.uniqueItems === true)
+          add(
+            "uniqueItems",
+            this.valid(s.items as JsonSchema, `${pointer}/items`).map((value) => [value, value]),
+          );
       }
     }
     if (s.not !== undefined && typeof (s.not as JsonSchema).pattern === "string") {
@@ -245,7 +380,10 @@ export class SchemaArbitraries {
     if (typeof s["x-max-depth"] === "number") {
       // One level too deep, and far deeper (a recursive parser, validator or serializer overflows its stack there); as text, since building it would too.
       const max = s["x-max-depth"];
-      add("maxDepth", fc.constantFrom(max + 1, 5_000, 100_000).map((depth) => new RawJson(`${'{"a":'.repeat(depth - 1)}{}${"}".repeat(depth - 1)}`)));
+      add(
+        "maxDepth",
+        fc.constantFrom(max + 1, 5_000, 100_000).map((depth) => new RawJson(`${'{"a":'.repeat(depth - 1)}{}${"}".repeat(depth - 1)}`)),
+      );
     }
     return out;
   }
@@ -257,7 +395,16 @@ export class SchemaArbitraries {
     if (minLength > 0) out.push({ pointer, rule: "minLength", values: fc.constant("x".repeat(minLength - 1)) });
     if (maxLength !== undefined) {
       // One past the limit, in one-unit and astral characters (a limit counted in UTF-16 units would pass the first only), and far past it.
-      out.push({ pointer, rule: "maxLength", values: fc.constantFrom("m".repeat(maxLength + 1), "\ud83d\ude00".repeat(maxLength + 1), "\u00e9".repeat(maxLength + 1), "m".repeat(Math.max(maxLength * 40, 100_000))) });
+      out.push({
+        pointer,
+        rule: "maxLength",
+        values: fc.constantFrom(
+          "m".repeat(maxLength + 1),
+          "\ud83d\ude00".repeat(maxLength + 1),
+          "\u00e9".repeat(maxLength + 1),
+          "m".repeat(Math.max(maxLength * 40, 100_000)),
+        ),
+      });
     }
     if (typeof s.pattern === "string") {
       const pattern = new RegExp(s.pattern, "u");
@@ -270,12 +417,43 @@ export class SchemaArbitraries {
           return [...chars.slice(0, index), edge, ...chars.slice(index)].join("");
         }),
       );
-      out.push({ pointer, rule: "pattern", values: breaking.filter((value) => !pattern.test(value) && codePoints(value) >= minLength && (maxLength === undefined || codePoints(value) <= maxLength)) });
+      out.push({
+        pointer,
+        rule: "pattern",
+        values: breaking.filter(
+          (value) => !pattern.test(value) && codePoints(value) >= minLength && (maxLength === undefined || codePoints(value) <= maxLength),
+        ),
+      });
     }
     if (s.format === "uri") {
       // Never a host other than this machine's: a server that wrongly took one would make Chromium go there.
-      out.push({ pointer, rule: "format", values: fc.constantFrom("not a uri", "http://127.0.0.1:1/a b", "http://[::1", "http://127.0.0.1/%ZZ", "//127.0.0.1/", "\u0000http://127.0.0.1/", "http://127.0.0.1/\u00e9") });
-      out.push({ pointer, rule: "pattern", values: fc.constantFrom("ftp://127.0.0.1/", "file:///etc/passwd", "javascript:alert(1)", "data:text/html,hi", "chrome://settings", "about:blank", "HTTP://127.0.0.1/", " http://127.0.0.1/") });
+      out.push({
+        pointer,
+        rule: "format",
+        values: fc.constantFrom(
+          "not a uri",
+          "http://127.0.0.1:1/a b",
+          "http://[::1",
+          "http://127.0.0.1/%ZZ",
+          "//127.0.0.1/",
+          "\u0000http://127.0.0.1/",
+          "http://127.0.0.1/\u00e9",
+        ),
+      });
+      out.push({
+        pointer,
+        rule: "pattern",
+        values: fc.constantFrom(
+          "ftp://127.0.0.1/",
+          "file:///etc/passwd",
+          "javascript:alert(1)",
+          "data:text/html,hi",
+          "chrome://settings",
+          "about:blank",
+          "HTTP://127.0.0.1/",
+          " http://127.0.0.1/",
+        ),
+      });
     }
     return out;
   }
@@ -289,8 +467,14 @@ export class SchemaArbitraries {
     }
     if (s.additionalProperties === false) {
       const names = new Set(properties.map(([name]) => name));
-      const extra = fc.oneof(edgyString({ minLength: 1, maxLength: 10 }), fc.constantFrom("__proto__", "constructor", "prototype", "toString", "", "NAME", "name ", "id")).filter((name) => !names.has(name));
-      out.push({ pointer, rule: "additionalProperties", values: fc.tuple(base, extra, fc.jsonValue({ maxDepth: 2 })).map(([value, key, extraValue]) => defineKey({ ...value }, key, extraValue)) });
+      const extra = fc
+        .oneof(edgyString({ minLength: 1, maxLength: 10 }), fc.constantFrom("__proto__", "constructor", "prototype", "toString", "", "NAME", "name ", "id"))
+        .filter((name) => !names.has(name));
+      out.push({
+        pointer,
+        rule: "additionalProperties",
+        values: fc.tuple(base, extra, fc.jsonValue({ maxDepth: 2 })).map(([value, key, extraValue]) => defineKey({ ...value }, key, extraValue)),
+      });
     }
     if (typeof s.minProperties === "number" && s.minProperties > 0) out.push({ pointer, rule: "minProperties", values: fc.constant({}) });
     for (const [name, property] of properties) {
@@ -304,15 +488,29 @@ export class SchemaArbitraries {
 
 function numberViolations(s: JsonSchema, pointer: string, type: string): Violation[] {
   const out: Violation[] = [];
-  if (type === "integer") out.push({ pointer, rule: "type", values: fc.constantFrom(1.5, 0.1, -2.5, new RawJson("1e400"), new RawJson("-1e400"), new RawJson("1.5e0")) });
+  if (type === "integer")
+    out.push({ pointer, rule: "type", values: fc.constantFrom(1.5, 0.1, -2.5, new RawJson("1e400"), new RawJson("-1e400"), new RawJson("1.5e0")) });
   if (typeof s.minimum === "number") {
     const min = s.minimum;
-    out.push({ pointer, rule: "minimum", values: fc.oneof(fc.constantFrom(min - 1, -1e20, Number.MIN_SAFE_INTEGER), fc.integer({ min: Number.MIN_SAFE_INTEGER, max: min - 1 })) });
+    out.push({
+      pointer,
+      rule: "minimum",
+      values: fc.oneof(fc.constantFrom(min - 1, -1e20, Number.MIN_SAFE_INTEGER), fc.integer({ min: Number.MIN_SAFE_INTEGER, max: min - 1 })),
+    });
   }
   if (typeof s.maximum === "number") {
     const max = s.maximum;
     // Past the bound, past 2^53 (the issue's 87739548417998464 was stored rounded), past 2^63 and past any double.
-    const huge = [max + 1, 1e20, 1e29, 87739548417998464, 2 ** 63, new RawJson("9007199254740993"), new RawJson("9223372036854775808"), new RawJson(`1${"0".repeat(400)}`)];
+    const huge = [
+      max + 1,
+      1e20,
+      1e29,
+      87739548417998464,
+      2 ** 63,
+      new RawJson("9007199254740993"),
+      new RawJson("9223372036854775808"),
+      new RawJson(`1${"0".repeat(400)}`),
+    ];
     out.push({ pointer, rule: "maximum", values: fc.oneof(fc.constantFrom(...huge), fc.integer({ min: max + 1, max: Number.MAX_SAFE_INTEGER })) });
   }
   return out;

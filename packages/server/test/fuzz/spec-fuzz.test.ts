@@ -1,24 +1,33 @@
 import { createHash } from "node:crypto";
-import { createRequire } from "node:module";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { limits, type Browser } from "@browser-service/types";
+import { PageServer } from "@browser-service/test-pages";
+import { type Browser, limits } from "@browser-service/types";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PageServer } from "@browser-service/test-pages";
 import { checkChromium } from "../../src/browsers/chromium-check.js";
 import { ARCHIVE_LIMITS } from "../../src/extensions/archive-rules.js";
 import { managedAuth, writeFixtures } from "../support/fixtures.js";
 import { tempDataDir, useTestServer } from "../support/test-server.js";
 import { waitForTools } from "../support/webmcp-driver.js";
 import { goodExtensionZip } from "../support/zip-writer.js";
-import { HttpSender, sendRaw, type Exchange } from "./http-exchange.js";
-import { edgyString } from "./schema-arbitrary.js";
-import { buildRequest, RequestFactory, specOperations, PoolPick, type HttpRequest, type OpenApiDocument, type Pools, type SpecOperation } from "./operation-requests.js";
+import { type Exchange, HttpSender, sendRaw } from "./http-exchange.js";
+import {
+  buildRequest,
+  type HttpRequest,
+  type OpenApiDocument,
+  PoolPick,
+  type Pools,
+  RequestFactory,
+  type SpecOperation,
+  specOperations,
+} from "./operation-requests.js";
 import { RACES, type RaceContext } from "./races.js";
 import { RAW_CASES, type RawContext } from "./raw-cases.js";
-import { answerProblems, semanticProblems, type Allowed5xx } from "./response-oracle.js";
+import { type Allowed5xx, answerProblems, semanticProblems } from "./response-oracle.js";
+import { edgyString } from "./schema-arbitrary.js";
 
 // The spec-driven fuzz suite: for every operation of the bundled spec, requests made from
 // its schemas (valid ones, and ones breaking each rule of each parameter and body
@@ -121,7 +130,9 @@ function documented5xx(chromiumUsable: boolean): Allowed5xx {
       const byStatus: Record<string, string[]> = {};
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         if (!status.startsWith("5")) continue;
-        const target = response.$ref ? (spec.components.responses as Record<string, { "x-error-codes"?: string[] }>)[response.$ref.split("/").pop() as string] : response;
+        const target = response.$ref
+          ? (spec.components.responses as Record<string, { "x-error-codes"?: string[] }>)[response.$ref.split("/").pop() as string]
+          : response;
         byStatus[status] = (target?.["x-error-codes"] ?? []).filter((code) => code !== "internal_error" && (code !== "browser_unavailable" || !chromiumUsable));
       }
       out[operation.operationId] = byStatus;
@@ -168,13 +179,24 @@ async function exchange(request: HttpRequest): Promise<void> {
     sentBody = undefined;
   }
   const problems = [
-    ...answerProblems({ operationId: request.operationId, label: request.label, method: request.method, ...(request.expect ? { expect: request.expect } : {}) }, answer, allowed5xx),
+    ...answerProblems(
+      { operationId: request.operationId, label: request.label, method: request.method, ...(request.expect ? { expect: request.expect } : {}) },
+      answer,
+      allowed5xx,
+    ),
     ...semanticProblems(request.operationId, sentBody, answer),
     ...t.mismatches.slice(mismatchesBefore).flatMap((mismatch) => mismatch.problems.map((problem) => `response check: ${problem}`)),
   ];
   if (problems.length > 0) {
     const serverError = "status" in answer ? serverErrors.get(answer.headers["x-request-id"] ?? "") : undefined;
-    failures.push({ operation: request.operationId ?? "-", label: request.label, request: describeRequest(request, Infinity), answer: describeAnswer(answer), problems, ...(serverError ? { serverError } : {}) });
+    failures.push({
+      operation: request.operationId ?? "-",
+      label: request.label,
+      request: describeRequest(request, Infinity),
+      answer: describeAnswer(answer),
+      problems,
+      ...(serverError ? { serverError } : {}),
+    });
   }
 }
 
@@ -187,7 +209,10 @@ function report(operation: string): string[] {
       if (!seen.has(key)) seen.set(key, { ...failure, problems: [problem] });
     }
   }
-  return [...seen.values()].map((f) => `[${f.label}] ${f.problems[0]}\n    request: ${excerpt(f.request)}\n    answer: ${f.answer}${f.serverError ? `\n    server: ${excerpt(f.serverError, 600)}` : ""}`);
+  return [...seen.values()].map(
+    (f) =>
+      `[${f.label}] ${f.problems[0]}\n    request: ${excerpt(f.request)}\n    answer: ${f.answer}${f.serverError ? `\n    server: ${excerpt(f.serverError, 600)}` : ""}`,
+  );
 }
 
 beforeAll(async () => {
@@ -203,7 +228,14 @@ afterAll(async () => {
 
 const t = useTestServer(() => {
   const dataDir = tempDataDir();
-  const flow = { flow_status: "IN_PROGRESS", flow_step: "AWAITING_INPUT", flow_type: "LOGIN", flow_expires_at: "2020-01-01T00:00:00Z", hosted_url: "https://login.example.org/h", live_view_url: "https://live.example.org/v" };
+  const flow = {
+    flow_status: "IN_PROGRESS",
+    flow_step: "AWAITING_INPUT",
+    flow_type: "LOGIN",
+    flow_expires_at: "2020-01-01T00:00:00Z",
+    hosted_url: "https://login.example.org/h",
+    live_view_url: "https://live.example.org/v",
+  };
   const connections = [
     { project: "Default", ...managedAuth("mac_plain") },
     { project: "Default", ...managedAuth("mac_expired_flow", flow) },
@@ -227,18 +259,37 @@ beforeAll(async () => {
   );
   const toolRefs = fc.nat().map((index) => new PoolPick("toolRefs", index));
   // WebMcpInvokeRequest.input, as its description restricts it: ASCII property names, well-formed strings (of any script).
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a name is made of any ASCII characters, controls included; \p{Cc} is only the controls.
   const asciiName = fc.string({ unit: fc.stringMatching(/^[\x00-\x7f]$/), maxLength: 12 }).filter((name) => name !== "__proto__");
   const anyText = edgyString({ maxLength: 12 }).filter((text) => !/\p{Cs}/u.test(text));
   const input = fc.dictionary(asciiName, fc.oneof(fc.jsonValue({ maxDepth: 3 }), anyText), { maxKeys: 6 });
   factory = new RequestFactory(spec, {
     formats: { uri: loopbackUrls },
-    overrides: { invokeWebMcpTool: { "/tool_ref": fc.oneof({ weight: 3, arbitrary: toolRefs }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }), "/input": input } },
+    overrides: {
+      invokeWebMcpTool: {
+        "/tool_ref": fc.oneof({ weight: 3, arbitrary: toolRefs }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }),
+        "/input": input,
+      },
+    },
     proseRules: {
       invokeWebMcpTool: [
-        { label: "/input property name past ASCII", values: fc.tuple(toolRefs, fc.constantFrom("\u00e9", "\u540d\u524d", "\u200e", "\ud83d\ude00", "a\u0301", "\ud800")).map(([tool_ref, name]) => ({ tool_ref, input: { ok: { [name]: 1 } } })) },
+        {
+          label: "/input property name past ASCII",
+          values: fc
+            .tuple(toolRefs, fc.constantFrom("\u00e9", "\u540d\u524d", "\u200e", "\ud83d\ude00", "a\u0301", "\ud800"))
+            .map(([tool_ref, name]) => ({ tool_ref, input: { ok: { [name]: 1 } } })),
+        },
         // JSON.parse makes __proto__ an own property, as a client's JSON would carry it.
-        { label: "/input __proto__ or constructor.prototype", values: fc.tuple(toolRefs, fc.constantFrom('{"__proto__":{"admin":true}}', '{"a":[{"constructor":{"prototype":{}}}]}')).map(([tool_ref, input]) => ({ tool_ref, input: JSON.parse(input) as unknown })) },
-        { label: "/input unpaired surrogate", values: fc.tuple(toolRefs, fc.constantFrom("\ud800", "a\udfff", "\udbff\ud800")).map(([tool_ref, text]) => ({ tool_ref, input: { a: [text] } })) },
+        {
+          label: "/input __proto__ or constructor.prototype",
+          values: fc
+            .tuple(toolRefs, fc.constantFrom('{"__proto__":{"admin":true}}', '{"a":[{"constructor":{"prototype":{}}}]}'))
+            .map(([tool_ref, input]) => ({ tool_ref, input: JSON.parse(input) as unknown })),
+        },
+        {
+          label: "/input unpaired surrogate",
+          values: fc.tuple(toolRefs, fc.constantFrom("\ud800", "a\udfff", "\udbff\ud800")).map(([tool_ref, text]) => ({ tool_ref, input: { a: [text] } })),
+        },
       ],
     },
   });
@@ -265,7 +316,13 @@ afterAll(async () => {
     writeFileSync(FAILURES_FILE, `${JSON.stringify({ seed: SEED, scale: SCALE, failures }, null, 2)}\n`);
     console.log(`spec fuzz: every failure in full in ${FAILURES_FILE}`);
   }
-  const reached = [...statuses].map(([operation, byStatus]) => `  ${operation}: ${[...byStatus].sort().map(([status, n]) => `${status}×${n}`).join(" ")}`);
+  const reached = [...statuses].map(
+    ([operation, byStatus]) =>
+      `  ${operation}: ${[...byStatus]
+        .sort()
+        .map(([status, n]) => `${status}×${n}`)
+        .join(" ")}`,
+  );
   console.log(
     `spec fuzz (seed ${SEED}, scale ${SCALE}): ${counts.requests} generated requests over ${counts.operations} of ${operations.length} operations, ${counts.raw} raw HTTP cases, ${counts.raced} racing requests; ` +
       `${failures.length} failed requests in ${operationsFailed} operations\nstatuses by operation:\n${reached.join("\n")}\nraces:\n${raceOutcomes.join("\n")}`,
@@ -277,7 +334,9 @@ describe("spec-driven fuzzing", () => {
     expect([...operations.map((operation) => operation.operationId)].sort()).toEqual([...ORDER].sort());
   });
 
-  const ordered = ORDER.map((id) => operations.find((operation) => operation.operationId === id)).filter((operation): operation is SpecOperation => operation !== undefined);
+  const ordered = ORDER.map((id) => operations.find((operation) => operation.operationId === id)).filter(
+    (operation): operation is SpecOperation => operation !== undefined,
+  );
   for (const operation of ordered) {
     it(`${operation.operationId}: valid requests and one case per broken rule`, async () => {
       await refreshPools();
@@ -302,7 +361,12 @@ describe("spec-driven fuzzing", () => {
     if (operation.operationId === "createBrowser") {
       it("raw HTTP: framing, limits, methods, encodings, upgrades and the DevTools endpoint", async () => {
         const token = new URL(browser.cdp_ws_url ?? "ws://x/?token=").searchParams.get("token") ?? "";
-        const context: RawContext = { orgKey: t.orgKey, browserId: browser.id, browserToken: token, projectId: pools.activeProjectIds.find((id) => id !== t.defaultProjectId) ?? t.defaultProjectId };
+        const context: RawContext = {
+          orgKey: t.orgKey,
+          browserId: browser.id,
+          browserToken: token,
+          projectId: pools.activeProjectIds.find((id) => id !== t.defaultProjectId) ?? t.defaultProjectId,
+        };
         for (const rawCase of RAW_CASES) {
           const mismatchesBefore = t.mismatches.length;
           const bytes = rawCase.bytes(context);
@@ -310,10 +374,22 @@ describe("spec-driven fuzzing", () => {
           counts.raw++;
           const method = String(bytes).split(" ")[0] ?? "";
           const problems = [
-            ...answerProblems({ operationId: undefined, label: rawCase.label, method, ...(rawCase.expect ? { expect: rawCase.expect } : {}), ...(rawCase.code ? { code: rawCase.code } : {}), ...(rawCase.allow ? { allow: rawCase.allow } : {}) }, answer, allowed5xx),
+            ...answerProblems(
+              {
+                operationId: undefined,
+                label: rawCase.label,
+                method,
+                ...(rawCase.expect ? { expect: rawCase.expect } : {}),
+                ...(rawCase.code ? { code: rawCase.code } : {}),
+                ...(rawCase.allow ? { allow: rawCase.allow } : {}),
+              },
+              answer,
+              allowed5xx,
+            ),
             ...t.mismatches.slice(mismatchesBefore).flatMap((mismatch) => mismatch.problems.map((problem) => `response check: ${problem}`)),
           ];
-          if (problems.length > 0) failures.push({ operation: "raw", label: rawCase.label, request: excerpt(String(bytes), 200), answer: describeAnswer(answer), problems });
+          if (problems.length > 0)
+            failures.push({ operation: "raw", label: rawCase.label, request: excerpt(String(bytes), 200), answer: describeAnswer(answer), problems });
         }
         expect(report("raw"), `seed ${SEED}`).toEqual([]);
       });
@@ -323,7 +399,9 @@ describe("spec-driven fuzzing", () => {
   it("races: the same request several times at once keeps the spec's rules", async () => {
     // Room for a browser in the race that starts one: no other browser, no cap of 0 left by the fuzzer.
     await deleteAllBrowsers();
-    await t.client().limits.update({ default_project_max_concurrent_sessions: limits.schemas.UpdateOrgLimitsRequest.default_project_max_concurrent_sessions.maximum });
+    await t
+      .client()
+      .limits.update({ default_project_max_concurrent_sessions: limits.schemas.UpdateOrgLimitsRequest.default_project_max_concurrent_sessions.maximum });
     const racer = new HttpSender(t.url, 8);
     let made = 0;
     const context: RaceContext = {
@@ -341,10 +419,19 @@ describe("spec-driven fuzzing", () => {
         raceOutcomes.push(`  ${race.label}: ${result.sent.map(({ answer }) => ("status" in answer ? answer.status : "none")).join(" ")}`);
         const problems = [
           ...result.problems,
-          ...result.sent.flatMap(({ request, answer }) => answerProblems({ operationId: request.operationId, label: race.label, method: request.method }, answer, allowed5xx)),
+          ...result.sent.flatMap(({ request, answer }) =>
+            answerProblems({ operationId: request.operationId, label: race.label, method: request.method }, answer, allowed5xx),
+          ),
           ...t.mismatches.slice(mismatchesBefore).flatMap((mismatch) => mismatch.problems.map((problem) => `response check: ${problem}`)),
         ];
-        if (problems.length > 0) failures.push({ operation: "race", label: race.label, request: result.sent.map(({ request }) => describeRequest(request)).join("\n"), answer: result.sent.map(({ answer }) => describeAnswer(answer)).join("\n"), problems });
+        if (problems.length > 0)
+          failures.push({
+            operation: "race",
+            label: race.label,
+            request: result.sent.map(({ request }) => describeRequest(request)).join("\n"),
+            answer: result.sent.map(({ answer }) => describeAnswer(answer)).join("\n"),
+            problems,
+          });
       }
     } finally {
       racer.close();

@@ -1,7 +1,12 @@
 import WebSocket from "ws";
 
 /** A DevTools message as the server sent it to a client. */
-export type CdpMessage = Record<string, unknown> & { id?: number; method?: string; error?: { code: number; message: string }; result?: Record<string, unknown> };
+export type CdpMessage = Record<string, unknown> & {
+  id?: number;
+  method?: string;
+  error?: { code: number; message: string };
+  result?: Record<string, unknown>;
+};
 
 /** How a connection ended: its close code and reason. */
 export interface CdpClose {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
@@ -42,10 +42,14 @@ export interface ChildServer {
  * 127.0.0.1, without warm browsers unless `args` asks for them (a later flag wins).
  */
 export async function spawnServer(dataDir: string, args: string[] = []): Promise<ChildServer> {
-  const child = spawn(process.execPath, [BIN, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--warm-browsers", "0", "--allow-private-network", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, LOG_LEVEL: "warn" },
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--warm-browsers", "0", "--allow-private-network", ...args],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, LOG_LEVEL: "warn" },
+    },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

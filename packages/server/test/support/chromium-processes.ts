@@ -49,7 +49,10 @@ export interface ListeningSocket {
  */
 function listeningInNamespaceOf(pid: number): Map<string, string> {
   const listening = new Map<string, string>();
-  for (const [table, v6] of [[`/proc/${pid}/net/tcp`, false], [`/proc/${pid}/net/tcp6`, true]] as const) {
+  for (const [table, v6] of [
+    [`/proc/${pid}/net/tcp`, false],
+    [`/proc/${pid}/net/tcp6`, true],
+  ] as const) {
     const text = readText(table);
     if (text === undefined) continue;
     for (const line of text.split("\n").slice(1)) {
@@ -57,7 +60,12 @@ function listeningInNamespaceOf(pid: number): Map<string, string> {
       // Column 1 is the local address (hex, host byte order for IPv4), 3 the state (0A = LISTEN), 9 the inode.
       if (columns[3] !== "0A" || columns[9] === undefined || columns[1] === undefined) continue;
       const [address = "", port = "0"] = columns[1].split(":");
-      const host = v6 ? `[${address}]` : (address.match(/../g) ?? []).reverse().map((byte) => parseInt(byte, 16)).join(".");
+      const host = v6
+        ? `[${address}]`
+        : (address.match(/../g) ?? [])
+            .reverse()
+            .map((byte) => parseInt(byte, 16))
+            .join(".");
       listening.set(columns[9], `${host}:${parseInt(port, 16)}`);
     }
   }
@@ -115,10 +123,21 @@ export function processesNaming(text: string): number[] {
  * are re-parented and no longer descend from it.
  */
 export function chromiumBrowserPids(serverPid?: number): number[] {
-  const candidates = serverPid === undefined ? readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number) : descendants(serverPid);
+  const candidates =
+    serverPid === undefined
+      ? readdirSync("/proc")
+          .filter((entry) => /^\d+$/.test(entry))
+          .map(Number)
+      : descendants(serverPid);
   return candidates.filter((pid) => {
     const args = commandLine(pid);
     // bwrap's own command line names the same flags: the browser is the process it runs.
-    return args !== undefined && !args[0]?.endsWith("bwrap") && args.includes("--remote-debugging-pipe") && args.some((arg) => arg.startsWith("--user-data-dir=") && arg.includes("browser-service-chromium-")) && !args.some((arg) => arg.startsWith("--type="));
+    return (
+      args !== undefined &&
+      !args[0]?.endsWith("bwrap") &&
+      args.includes("--remote-debugging-pipe") &&
+      args.some((arg) => arg.startsWith("--user-data-dir=") && arg.includes("browser-service-chromium-")) &&
+      !args.some((arg) => arg.startsWith("--type="))
+    );
   });
 }

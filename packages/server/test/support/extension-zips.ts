@@ -14,12 +14,24 @@ export function extensionZip(manifest: object | string, files: Record<string, st
  */
 export function markingExtension(marker: string): Buffer {
   return extensionZip(
-    { manifest_version: 3, name: `Marker ${marker}`, version: "1.0", content_scripts: [{ matches: ["<all_urls>"], js: ["mark.js"], run_at: "document_start" }] },
-    { "mark.js": `document.documentElement.dataset.markedBy = [document.documentElement.dataset.markedBy, ${JSON.stringify(marker)}].filter(Boolean).join(" ");\n` },
+    {
+      manifest_version: 3,
+      name: `Marker ${marker}`,
+      version: "1.0",
+      content_scripts: [{ matches: ["<all_urls>"], js: ["mark.js"], run_at: "document_start" }],
+    },
+    {
+      "mark.js": `document.documentElement.dataset.markedBy = [document.documentElement.dataset.markedBy, ${JSON.stringify(marker)}].filter(Boolean).join(" ");\n`,
+    },
   );
 }
 
-const BLOCK_RULE = { id: 1, priority: 1, action: { type: "block" }, condition: { urlFilter: "/blocked", resourceTypes: ["xmlhttprequest", "main_frame", "sub_frame", "script", "image", "other"] } };
+const BLOCK_RULE = {
+  id: 1,
+  priority: 1,
+  action: { type: "block" },
+  condition: { urlFilter: "/blocked", resourceTypes: ["xmlhttprequest", "main_frame", "sub_frame", "script", "image", "other"] },
+};
 
 /**
  * A Manifest V3 extension whose service worker blocks every request whose URL contains

@@ -8,7 +8,11 @@ export function multipartBody(fields: Record<string, string>, files: Record<stri
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
   for (const [name, data] of Object.entries(files)) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.zip"\r\nContent-Type: application/zip\r\n\r\n`), data, Buffer.from("\r\n"));
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.zip"\r\nContent-Type: application/zip\r\n\r\n`),
+      data,
+      Buffer.from("\r\n"),
+    );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(parts), headers: { "content-type": `multipart/form-data; boundary=${boundary}` } };

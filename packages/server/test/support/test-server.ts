@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type BrowserServiceClient, type ClientOptions } from "@browser-service/client";
+import { type BrowserServiceClient, type ClientOptions, createClient } from "@browser-service/client";
 import { afterAll, beforeAll, expect } from "vitest";
-import { createServer, type BrowserServiceServer, type CreateServerOptions, type ResponseMismatch } from "../../src/index.js";
+import { type BrowserServiceServer, type CreateServerOptions, createServer, type ResponseMismatch } from "../../src/index.js";
 import { specErrorCodes } from "./spec-error-codes.js";
 
 /** A server on 127.0.0.1 with an ephemeral port, its org-wide key, and every spec mismatch it sent. */

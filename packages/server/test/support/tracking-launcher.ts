@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { ChromiumLauncher, type BrowserLauncher, type ChromiumLauncherOptions, type LaunchedBrowser, type LaunchOptions } from "../../src/index.js";
+import { type BrowserLauncher, ChromiumLauncher, type ChromiumLauncherOptions, type LaunchedBrowser, type LaunchOptions } from "../../src/index.js";
 
 /** Real Chromium, with every launched browser kept so a test can find its process. */
 export class TrackingLauncher implements BrowserLauncher {

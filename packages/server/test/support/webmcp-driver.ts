@@ -1,6 +1,6 @@
 import type { BrowserServiceClient } from "@browser-service/client";
 import type { WebMcpTool, WebMcpToolList } from "@browser-service/types";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 
 /** A browser of the service driven as a user drives it: Playwright over its `cdp_ws_url`. */
 export interface DrivenBrowser {
@@ -51,7 +51,12 @@ export async function waitForTools(client: BrowserServiceClient, browser: string
  * Lists a browser's tools until `ready` accepts the whole answer (tools and `omitted`),
  * for tests of what a snapshot leaves out; at most `attempts` reads, 100 ms apart.
  */
-export async function waitForList(client: BrowserServiceClient, browser: string, ready: (list: WebMcpToolList) => boolean, attempts = 600): Promise<WebMcpToolList> {
+export async function waitForList(
+  client: BrowserServiceClient,
+  browser: string,
+  ready: (list: WebMcpToolList) => boolean,
+  attempts = 600,
+): Promise<WebMcpToolList> {
   let list: WebMcpToolList = { tools: [] };
   for (let attempt = 0; attempt < attempts; attempt++) {
     list = await client.webmcp.listTools(browser);

@@ -91,7 +91,20 @@ export function buildZip(entries: ZipEntryInput[], options: ZipOptions = {}): Bu
     const flags = (entry.flags ?? 0x0800) | (entry.dataDescriptor ? 0x0008 : 0);
     const extra = entry.extra ?? Buffer.alloc(0);
     const sizes = entry.dataDescriptor ? [u32(0), u32(0), u32(0)] : [u32(crc), u32(stored.length), u32(size)];
-    const local = Buffer.concat([u32(0x04034b50), u16(20), u16(flags), u16(method), u16(0), u16(0x21), ...sizes, u16(localName.length), u16(extra.length), localName, extra, stored]);
+    const local = Buffer.concat([
+      u32(0x04034b50),
+      u16(20),
+      u16(flags),
+      u16(method),
+      u16(0),
+      u16(0x21),
+      ...sizes,
+      u16(localName.length),
+      u16(extra.length),
+      localName,
+      extra,
+      stored,
+    ]);
     const descriptor = entry.dataDescriptor ? Buffer.concat([u32(0x08074b50), u32(crc), u32(stored.length), u32(size)]) : Buffer.alloc(0);
     // "Made by" Unix (3) when a mode is given, so the mode in the high 16 bits counts.
     const madeBy = entry.unixMode === undefined ? 20 : (3 << 8) | 20;
@@ -99,8 +112,25 @@ export function buildZip(entries: ZipEntryInput[], options: ZipOptions = {}): Bu
     if (!entry.localOnly) {
       centrals.push(
         Buffer.concat([
-          u32(0x02014b50), u16(madeBy), u16(20), u16(flags), u16(method), u16(0), u16(0x21), u32(crc), u32(stored.length), u32(size),
-          u16(name.length), u16(extra.length), u16(0), u16(0), u16(0), u32(attributes), u32(localOffsets[entry.sharesLocalOf ?? -1] ?? offset), name, extra,
+          u32(0x02014b50),
+          u16(madeBy),
+          u16(20),
+          u16(flags),
+          u16(method),
+          u16(0),
+          u16(0x21),
+          u32(crc),
+          u32(stored.length),
+          u32(size),
+          u16(name.length),
+          u16(extra.length),
+          u16(0),
+          u16(0),
+          u16(0),
+          u32(attributes),
+          u32(localOffsets[entry.sharesLocalOf ?? -1] ?? offset),
+          name,
+          extra,
         ]),
       );
     }
@@ -124,7 +154,11 @@ export function buildZip(entries: ZipEntryInput[], options: ZipOptions = {}): Bu
 /** A small valid extension: a manifest and a background script. */
 export function goodExtensionZip(): Buffer {
   return buildZip([
-    { name: "manifest.json", data: JSON.stringify({ manifest_version: 3, name: "Test", version: "1.0", background: { service_worker: "bg.js" } }), deflate: true },
+    {
+      name: "manifest.json",
+      data: JSON.stringify({ manifest_version: 3, name: "Test", version: "1.0", background: { service_worker: "bg.js" } }),
+      deflate: true,
+    },
     { name: "bg.js", data: "chrome.runtime.onInstalled.addListener(() => {});\n", deflate: true },
     { name: "icons/", data: "" },
   ]);

@@ -26,7 +26,11 @@ export function compileNfa(tree: PatternNode, maxStates: number, pointer: string
   let charged = 0;
   const charge = () => {
     if (++charged > maxStates) {
-      throw new UnsafeSchemaError("pattern_too_complex", `The pattern at ${pointer || "/"} expands to more than ${maxStates} matcher states (maxPatternStates); the tool's schema is refused.`, pointer);
+      throw new UnsafeSchemaError(
+        "pattern_too_complex",
+        `The pattern at ${pointer || "/"} expands to more than ${maxStates} matcher states (maxPatternStates); the tool's schema is refused.`,
+        pointer,
+      );
     }
   };
   const add = (state: NfaState) => {

@@ -49,9 +49,11 @@ class Parser {
   private fail(code: "pattern_invalid" | "pattern_unsupported" | "pattern_too_complex", what: string): never {
     const quoted = JSON.stringify(this.pattern.length > 80 ? `${this.pattern.slice(0, 80)}…` : this.pattern);
     const advice =
-      code === "pattern_unsupported" ? " The safe validator matches in linear time and cannot run it; the tool's schema is refused."
-      : code === "pattern_too_complex" ? " It would take too much work to check; the tool's schema is refused."
-      : " It is not a valid regular expression; the tool's schema is refused.";
+      code === "pattern_unsupported"
+        ? " The safe validator matches in linear time and cannot run it; the tool's schema is refused."
+        : code === "pattern_too_complex"
+          ? " It would take too much work to check; the tool's schema is refused."
+          : " It is not a valid regular expression; the tool's schema is refused.";
     throw new UnsafeSchemaError(code, `The pattern ${quoted} at ${this.pointer || "/"} ${what}.${advice}`, this.pointer);
   }
 
@@ -136,7 +138,8 @@ class Parser {
     }
     if (this.peek() === "?") this.pos++; // lazy or greedy: the same strings match
     const next = this.peek();
-    if (next === "*" || next === "+" || next === "?" || (next === "{" && this.quantifierAhead())) this.fail("pattern_invalid", "has a quantifier with nothing to repeat");
+    if (next === "*" || next === "+" || next === "?" || (next === "{" && this.quantifierAhead()))
+      this.fail("pattern_invalid", "has a quantifier with nothing to repeat");
     return { kind: "repeat", node, min, max };
   }
 
@@ -153,7 +156,8 @@ class Parser {
     if (this.peek() === "?") {
       const kind = this.peek(1);
       if (kind === ":") this.pos += 2;
-      else if (kind === "=" || kind === "!" || (kind === "<" && (this.peek(2) === "=" || this.peek(2) === "!"))) this.fail("pattern_unsupported", "uses a lookaround assertion");
+      else if (kind === "=" || kind === "!" || (kind === "<" && (this.peek(2) === "=" || this.peek(2) === "!")))
+        this.fail("pattern_unsupported", "uses a lookaround assertion");
       else if (kind === "<") {
         const close = this.chars.indexOf(">", this.pos);
         if (close === -1) this.fail("pattern_invalid", "has an unterminated group name");
@@ -176,7 +180,8 @@ class Parser {
       if (this.peek() === "-" && this.peek(1) !== "]" && this.peek(1) !== undefined) {
         this.pos++;
         const high = this.classAtom();
-        if (low.length !== 2 || high.length !== 2 || low[0] !== low[1] || high[0] !== high[1]) this.fail("pattern_invalid", "has a class range with a class escape as an end");
+        if (low.length !== 2 || high.length !== 2 || low[0] !== low[1] || high[0] !== high[1])
+          this.fail("pattern_invalid", "has a class range with a class escape as an end");
         if ((low[0] as number) > (high[0] as number)) this.fail("pattern_invalid", "has a class range out of order");
         ranges.push(low[0] as number, high[0] as number);
       } else {

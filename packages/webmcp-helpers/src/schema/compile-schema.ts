@@ -94,7 +94,11 @@ function compileAt(schema: unknown, path: (string | number)[], limits: PatternLi
   if (schema === false) return { never: true };
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     const pointer = jsonPointer(path);
-    throw new UnsafeSchemaError("schema_invalid", `The tool's input_schema at ${cleanPageText(pointer || "/", { maxLength: 200 })} is not an object or a boolean; it is refused, and the tool was not invoked.`, pointer);
+    throw new UnsafeSchemaError(
+      "schema_invalid",
+      `The tool's input_schema at ${cleanPageText(pointer || "/", { maxLength: 200 })} is not an object or a boolean; it is refused, and the tool was not invoked.`,
+      pointer,
+    );
   }
   const raw = schema as Record<string, unknown>;
   const has = (keyword: string) => Object.hasOwn(raw, keyword);
@@ -121,7 +125,10 @@ function compileAt(schema: unknown, path: (string | number)[], limits: PatternLi
     if (typeof value !== "number") refuse(keyword, "a number");
     node[keyword] = value as number;
   }
-  for (const [exclusive, bound] of [["exclusiveMinimum", "minimum"], ["exclusiveMaximum", "maximum"]] as const) {
+  for (const [exclusive, bound] of [
+    ["exclusiveMinimum", "minimum"],
+    ["exclusiveMaximum", "maximum"],
+  ] as const) {
     if (raw[exclusive] === true && node[bound] !== undefined) {
       node[exclusive] = node[bound];
       delete node[bound];
@@ -146,7 +153,9 @@ function compileAt(schema: unknown, path: (string | number)[], limits: PatternLi
   if (has("patternProperties")) {
     const patterns = raw.patternProperties;
     if (typeof patterns !== "object" || patterns === null || Array.isArray(patterns)) refuse("patternProperties", "an object");
-    node.patternProperties = Object.entries(patterns as object).map(([source, value]) => [pattern(source, "patternProperties", source), sub(value, "patternProperties", source)] as const);
+    node.patternProperties = Object.entries(patterns as object).map(
+      ([source, value]) => [pattern(source, "patternProperties", source), sub(value, "patternProperties", source)] as const,
+    );
   }
   if (has("additionalProperties")) node.additionalProperties = sub(raw.additionalProperties, "additionalProperties");
   if (has("required")) {

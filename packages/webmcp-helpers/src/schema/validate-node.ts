@@ -60,8 +60,10 @@ export function validateNode(node: SchemaNode, value: unknown, path: (string | n
   if (typeof value === "number") {
     if (node.minimum !== undefined && value < node.minimum && fail("minimum", `must be at least ${node.minimum}`)) return false;
     if (node.maximum !== undefined && value > node.maximum && fail("maximum", `must be at most ${node.maximum}`)) return false;
-    if (node.exclusiveMinimum !== undefined && value <= node.exclusiveMinimum && fail("exclusiveMinimum", `must be more than ${node.exclusiveMinimum}`)) return false;
-    if (node.exclusiveMaximum !== undefined && value >= node.exclusiveMaximum && fail("exclusiveMaximum", `must be less than ${node.exclusiveMaximum}`)) return false;
+    if (node.exclusiveMinimum !== undefined && value <= node.exclusiveMinimum && fail("exclusiveMinimum", `must be more than ${node.exclusiveMinimum}`))
+      return false;
+    if (node.exclusiveMaximum !== undefined && value >= node.exclusiveMaximum && fail("exclusiveMaximum", `must be less than ${node.exclusiveMaximum}`))
+      return false;
   }
   if (typeof value === "string") {
     if (node.minLength !== undefined || node.maxLength !== undefined) {
@@ -122,8 +124,10 @@ function validateArray(node: SchemaNode, value: unknown[], path: (string | numbe
 function validateObject(node: SchemaNode, value: Record<string, unknown>, path: (string | number)[], run: ValidationRun, fail: Fail): boolean {
   const keys = Object.keys(value);
   run.budget.spend(keys.length);
-  if (node.minProperties !== undefined && keys.length < node.minProperties && fail("minProperties", `must have at least ${node.minProperties} properties`)) return false;
-  if (node.maxProperties !== undefined && keys.length > node.maxProperties && fail("maxProperties", `must have at most ${node.maxProperties} properties`)) return false;
+  if (node.minProperties !== undefined && keys.length < node.minProperties && fail("minProperties", `must have at least ${node.minProperties} properties`))
+    return false;
+  if (node.maxProperties !== undefined && keys.length > node.maxProperties && fail("maxProperties", `must have at most ${node.maxProperties} properties`))
+    return false;
   for (const name of node.required ?? []) {
     if (!Object.hasOwn(value, name) && fail("required", `must have the property ${quote(name)}`)) return false;
   }

@@ -42,9 +42,16 @@ describe("a malicious page's schemas are refused before anything is invoked", ()
     const invoke = (name: string, input: Record<string, unknown> = {}) => invokeTool(h.client, h.browser, { select: { name }, input });
 
     await expect(invoke("huge_schema")).rejects.toThrow(UnsafeSchemaError);
-    await expect(invoke("huge_schema")).rejects.toMatchObject({ code: "schema_too_many_nodes", schemaPointer: expect.stringMatching(/^\/properties\/size\/enum\/\d+$/) });
+    await expect(invoke("huge_schema")).rejects.toMatchObject({
+      code: "schema_too_many_nodes",
+      schemaPointer: expect.stringMatching(/^\/properties\/size\/enum\/\d+$/),
+    });
     await expect(invoke("deep_schema", { q: "x" })).rejects.toMatchObject({ name: "UnsafeSchemaError", code: "schema_too_deep" });
-    await expect(invoke("backreference_regex", { q: "aa" })).rejects.toMatchObject({ name: "UnsafeSchemaError", code: "pattern_unsupported", schemaPointer: "/properties/q/pattern" });
+    await expect(invoke("backreference_regex", { q: "aa" })).rejects.toMatchObject({
+      name: "UnsafeSchemaError",
+      code: "pattern_unsupported",
+      schemaPointer: "/properties/q/pattern",
+    });
 
     // ^(a+)+$ against 40 a's and a "!": about 2^40 steps for a backtracking engine. The
     // validator's automaton takes a few per character, and the input is refused as invalid.
@@ -164,14 +171,21 @@ describe("a tool_ref gone stale after navigation", () => {
     // The fresh ref works, and is validated against its own schema.
     const fresh = selectTool(await listTools(h.client, h.browser), { name: "add_to_cart" });
     await expect(invokeTool(h.client, h.browser, { toolRef: fresh.tool_ref, input: { sku: "no" } })).rejects.toThrow(InputInvalidError);
-    await expect(invokeTool(h.client, h.browser, { toolRef: fresh.tool_ref, input: { sku: "AB-123" } })).resolves.toMatchObject({ status: "completed", rediscovered: false });
+    await expect(invokeTool(h.client, h.browser, { toolRef: fresh.tool_ref, input: { sku: "AB-123" } })).resolves.toMatchObject({
+      status: "completed",
+      rediscovered: false,
+    });
     expect(h.pages.runs("add_to_cart")).toBe(1);
   });
 });
 
 describe("errors of the service pass through unchanged", () => {
   it("an unknown browser is the client's NotFoundError (not_found), never a re-discovery", async () => {
-    await expect(invokeTool(h.client, "no-such-browser", { select: { name: "add_to_cart" } })).rejects.toMatchObject({ name: "NotFoundError", code: "not_found", status: 404 });
+    await expect(invokeTool(h.client, "no-such-browser", { select: { name: "add_to_cart" } })).rejects.toMatchObject({
+      name: "NotFoundError",
+      code: "not_found",
+      status: 404,
+    });
     await expect(listTools(h.client, "no-such-browser")).rejects.toMatchObject({ code: "not_found" });
   });
 });

@@ -29,10 +29,15 @@ describe("selecting by source against the reference server", () => {
     const tools = await listTools(h.client, h.browser);
     const searches = ambiguity(tools, { name: "search" });
     expect(searches.candidates).toHaveLength(5);
-    expect(searches.candidates.filter((c) => c.origin === h.pages.origin("localhost")).map((c) => c.frame)).toEqual([{ frameId: expect.any(Number), url: h.pages.url("/widget", "localhost") }]);
+    expect(searches.candidates.filter((c) => c.origin === h.pages.origin("localhost")).map((c) => c.frame)).toEqual([
+      { frameId: expect.any(Number), url: h.pages.url("/widget", "localhost") },
+    ]);
 
     // The frame's origin is not its page's: asking for the localhost origin reaches the frame.
-    const widget = (await invokeTool(h.client, h.browser, { select: { name: "search", origin: h.pages.origin("localhost") }, input: { q: "lamp" } })) as CompletedResult;
+    const widget = (await invokeTool(h.client, h.browser, {
+      select: { name: "search", origin: h.pages.origin("localhost") },
+      input: { q: "lamp" },
+    })) as CompletedResult;
     expect(widget).toMatchObject({ status: "completed", output: { where: "widget", origin: h.pages.origin("localhost") }, rediscovered: false });
     expect(widget.tool.source.frame?.url).toBe(h.pages.url("/widget", "localhost"));
     const blog = await invokeTool(h.client, h.browser, { select: { name: "search", pageUrl: "http://127.0.0.1:*/blog" }, input: { q: "lamp" } });

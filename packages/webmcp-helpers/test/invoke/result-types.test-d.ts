@@ -1,7 +1,7 @@
 import type { BrowserServiceClient, OutcomeUnknownError } from "@browser-service/client";
 import type { WebMcpAwaitingSubmissionOutput, WebMcpTool } from "@browser-service/types";
 import { describe, expectTypeOf, it } from "vitest";
-import { type InvocationResult, invokeTool, type InvokeToolOptions } from "../../src/index.js";
+import { type InvocationResult, type InvokeToolOptions, invokeTool } from "../../src/index.js";
 
 declare const client: BrowserServiceClient;
 declare const tool: WebMcpTool;

@@ -126,6 +126,8 @@ describe("the linear-time pattern matcher", () => {
     const schema = compileInputSchema({ type: "object", patternProperties: { "^x-[a-z]+$": { type: "number" } }, additionalProperties: false });
     expect(schema.validate({ "x-a": 1 }).valid).toBe(true);
     expect(schema.validate({ "x-a": "1" }).problems).toEqual([{ pointer: "/x-a", keyword: "type", message: "must be number, not string" }]);
-    expect(schema.validate({ other: 1 }).problems).toEqual([{ pointer: "", keyword: "additionalProperties", message: 'has the property "other", which the schema does not allow' }]);
+    expect(schema.validate({ other: 1 }).problems).toEqual([
+      { pointer: "", keyword: "additionalProperties", message: 'has the property "other", which the schema does not allow' },
+    ]);
   });
 });

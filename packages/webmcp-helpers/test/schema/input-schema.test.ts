@@ -50,7 +50,9 @@ describe("keywords", () => {
     expect(result.valid).toBe(true);
     expect(result.steps).toBeGreaterThan(100_000);
     const differing = Array.from({ length: 100 }, () => ({ ...option, k0: -1 }));
-    expect(() => compileInputSchema(schema, { maxSteps: 50_000, maxProblems: 100 }).validate(differing)).toThrow(expect.objectContaining({ code: "validation_steps_exceeded" }));
+    expect(() => compileInputSchema(schema, { maxSteps: 50_000, maxProblems: 100 }).validate(differing)).toThrow(
+      expect.objectContaining({ code: "validation_steps_exceeded" }),
+    );
   });
 
   it("numeric bounds, draft 4's boolean exclusive bounds included", () => {
@@ -101,7 +103,9 @@ describe("keywords", () => {
 
   it("allOf, anyOf, oneOf, not and if/then/else", () => {
     expect(valid({ allOf: [{ type: "string" }, { minLength: 2 }] }, "ab")).toBe(true);
-    expect(check({ allOf: [{ type: "string" }, { minLength: 2 }] }, "a").problems).toEqual([{ pointer: "", keyword: "minLength", message: "must have at least 2 characters" }]);
+    expect(check({ allOf: [{ type: "string" }, { minLength: 2 }] }, "a").problems).toEqual([
+      { pointer: "", keyword: "minLength", message: "must have at least 2 characters" },
+    ]);
     expect(valid({ anyOf: [{ type: "string" }, { type: "number" }] }, true)).toBe(false);
     expect(check({ oneOf: [{ type: "number" }, { type: "integer" }] }, 1).problems[0]?.message).toBe("must match exactly one oneOf schema, but matches 2");
     expect(valid({ oneOf: [{ type: "number" }, { type: "string" }] }, 1)).toBe(true);
@@ -148,7 +152,9 @@ describe("budgets for page schemas", () => {
   it("refuses a schema with too many values after reading no more than the budget", () => {
     const huge = { type: "object", properties: { size: { enum: Array.from({ length: 1_000_000 }, (_, i) => i) } } };
     const { proxy, reads } = counted(huge);
-    expect(() => compileInputSchema(proxy)).toThrow(expect.objectContaining({ code: "schema_too_many_nodes", schemaPointer: `/properties/size/enum/${defaultSchemaLimits.maxSchemaNodes - 5}` }));
+    expect(() => compileInputSchema(proxy)).toThrow(
+      expect.objectContaining({ code: "schema_too_many_nodes", schemaPointer: `/properties/size/enum/${defaultSchemaLimits.maxSchemaNodes - 5}` }),
+    );
     // One read per value walked: the walk stopped at the budget, not at a million.
     expect(reads()).toBeLessThanOrEqual(defaultSchemaLimits.maxSchemaNodes + 1);
   });

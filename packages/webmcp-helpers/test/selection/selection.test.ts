@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { AmbiguousToolError, findTools, registrationOrigin, selectTool, type ToolCriteria, ToolNotFoundError, UsageError } from "../../src/index.js";
 
 /** A snapshot recorded from the reference server with Chromium (see test/fixtures/README.md). */
-const snapshot = (name: string): WebMcpTool[] => (JSON.parse(readFileSync(new URL(`../fixtures/snapshots/${name}.json`, import.meta.url), "utf8")) as { tools: WebMcpTool[] }).tools;
+const snapshot = (name: string): WebMcpTool[] =>
+  (JSON.parse(readFileSync(new URL(`../fixtures/snapshots/${name}.json`, import.meta.url), "utf8")) as { tools: WebMcpTool[] }).tools;
 
 const tabs = snapshot("tabs");
 const identical = snapshot("identical-urls");
@@ -37,7 +38,7 @@ describe("selectTool on recorded snapshots", () => {
     expect(error.candidates.map((c) => new URL(c.pageUrl).pathname)).toEqual(["/shop", "/blog"]);
     expect(error.settledBy).toEqual(["pageUrl"]);
     expect(error.differingFields).toEqual(["pageUrl", "title", "tabId"]);
-    expect(error.message).toContain("2 tools match { name: \"search\" }. Add pageUrl to choose one:");
+    expect(error.message).toContain('2 tools match { name: "search" }. Add pageUrl to choose one:');
     expectEachSettles(tabs, error);
     const blog = tabs.find((tool) => tool.source.page_title === "Blog") as WebMcpTool;
     expect(selectTool(tabs, { name: "search", pageUrl: blog.source.page_url })).toBe(blog);
@@ -106,7 +107,7 @@ describe("selectTool on recorded snapshots", () => {
     const error = ambiguity([top, twin], { name: "search" });
     expect(error.settledBy).toEqual([]);
     expect(error.candidates.map((c) => c.criteria)).toEqual([undefined, undefined]);
-    expect(error.message).toContain('pass one of their tool_refs as toolRef:\n  - windowId');
+    expect(error.message).toContain("pass one of their tool_refs as toolRef:\n  - windowId");
     expect(error.message).toContain('→ toolRef "wmt_twin"');
   });
 });
@@ -130,7 +131,11 @@ describe("criteria", () => {
   it("windowId, tabId and title", () => {
     const windows = [...new Set(mixed.map((tool) => tool.source.window_id))];
     expect(windows).toHaveLength(2);
-    expect(findTools(mixed, { windowId: windows[1] as number }).map((tool) => tool.name).sort()).toEqual(["add_to_cart", "checkout", "reviews", "search", "wait_for_stock"]);
+    expect(
+      findTools(mixed, { windowId: windows[1] as number })
+        .map((tool) => tool.name)
+        .sort(),
+    ).toEqual(["add_to_cart", "checkout", "reviews", "search", "wait_for_stock"]);
     expect(findTools(mixed, { tabId: first.source.tab_id })).toHaveLength(5);
     expect(selectTool(mixed, { title: "Order form" }).name).toBe("order");
     expect(findTools(mixed, { title: /^Widget/ })).toHaveLength(2);

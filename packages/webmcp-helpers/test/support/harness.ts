@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserServiceClient, createClient } from "@browser-service/client";
 import { type BrowserServiceServer, createServer } from "@browser-service/server";
-import type { WebMcpTool } from "@browser-service/types";
-import { type Browser as PlaywrightBrowser, chromium, type Page } from "playwright-core";
 import { PageServer } from "@browser-service/test-pages";
+import type { WebMcpTool } from "@browser-service/types";
+import { chromium, type Page, type Browser as PlaywrightBrowser } from "playwright-core";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { servePages } from "./pages.js";
 
@@ -49,7 +49,13 @@ export function useHarness(): Harness {
 export async function startHarness(): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), "webmcp-helpers-test-"));
   // Rate limits off: tests send requests faster than any client would, and their outcome must not depend on the machine's speed.
-  const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, allowPrivateNetwork: true, rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } } });
+  const server = await createServer({
+    dataDir,
+    host: "127.0.0.1",
+    port: 0,
+    allowPrivateNetwork: true,
+    rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } },
+  });
   const baseUrl = await server.listen();
   const apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
   const clientWith = (options: { timeoutMs?: number }) => createClient({ baseUrl, apiKey, projectId: null, maxRetries: 0, ...options });

@@ -4,10 +4,11 @@
 //
 //   node dist/webmcp.js <label>   with BROWSER_SERVICE_API_KEY, BROWSER_SERVICE_BASE_URL
 //                                 and CONSUMER_TOOL_PAGE_URL (a page registering add_numbers)
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "@browser-service/client";
 import type { WebMcpTool } from "@browser-service/types";
 import { invokeTool, listTools, selectTool } from "@browser-service/webmcp-helpers";
-import { setTimeout as sleep } from "node:timers/promises";
 
 const label = process.argv[2];
 const pageUrl = process.env["CONSUMER_TOOL_PAGE_URL"];

@@ -72,6 +72,7 @@ async function createUser(url) {
     signal: AbortSignal.timeout(30_000),
   });
   const body = await response.json();
-  if (response.status !== 201 || typeof body.token !== "string") throw new Error(`Creating a registry user answered ${response.status}: ${JSON.stringify(body)}`);
+  if (response.status !== 201 || typeof body.token !== "string")
+    throw new Error(`Creating a registry user answered ${response.status}: ${JSON.stringify(body)}`);
   return body.token;
 }

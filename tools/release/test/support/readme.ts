@@ -10,7 +10,7 @@ export function installedReadme(nodeModulesParent: string, name: string): string
 
 /** Every fenced block of `language` in `markdown`, in order (the fence's contents only). */
 export function fencedBlocks(markdown: string, language: string): string[] {
-  return [...markdown.matchAll(new RegExp("^```" + language + "\\n([\\s\\S]*?)^```", "gm"))].map((match) => match[1]!);
+  return [...markdown.matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\``, "gm"))].map((match) => match[1]!);
 }
 
 /** The first fenced block of `language` after the first occurrence of `marker`. */
