@@ -101,6 +101,10 @@ export class PayloadTooLargeError extends APIError {
 export class UnsupportedMediaTypeError extends APIError {
   override readonly name: string = "UnsupportedMediaTypeError";
 }
+/** 422: the request is well formed but names something unusable (an extension the browser refused to load). */
+export class UnprocessableEntityError extends APIError {
+  override readonly name: string = "UnprocessableEntityError";
+}
 /** 429: rate-limited (`rate_limited`, see `Retry-After`) or over a concurrency cap. */
 export class RateLimitError extends APIError {
   override readonly name: string = "RateLimitError";
@@ -134,6 +138,7 @@ const statusClasses: Record<number, typeof APIError> = {
   409: ConflictError,
   413: PayloadTooLargeError,
   415: UnsupportedMediaTypeError,
+  422: UnprocessableEntityError,
   429: RateLimitError,
 };
 

@@ -26,6 +26,7 @@ export {
   PayloadTooLargeError,
   PermissionDeniedError,
   RateLimitError,
+  UnprocessableEntityError,
   UnsupportedMediaTypeError,
   UploadInputError,
 } from "./errors.js";

@@ -16,6 +16,7 @@ const spec: SandboxSpec = {
   shmBytes: 8192,
   downloadDir: "/tmp/browser-service-chromium-abc123/downloads",
   downloadBytes: 1024,
+  extensionsDir: "/tmp/browser-service-chromium-abc123/extensions",
   proxySocket: "/tmp/browser-service-chromium-abc123/egress.sock",
   executablePath: "/usr/bin/chromium",
   flags: ["--headless", "--user-data-dir=/tmp/browser-service-chromium-abc123"],
@@ -53,8 +54,13 @@ describe("sandboxCommand", () => {
       ["/lib64", "/lib64"],
       ["/etc/fonts", "/etc/fonts"],
       ["/var/cache/fontconfig", "/var/cache/fontconfig"],
+      [spec.extensionsDir, spec.extensionsDir],
       [spec.proxySocket, "/run/egress.sock"],
     ]);
+    // The extensions folder is bound over the profile's tmpfs, so it must come after it.
+    const profile = options.findIndex((arg, index) => arg === spec.browserDir && options[index - 1] === "--tmpfs");
+    const extensions = options.findIndex((arg, index) => arg === spec.extensionsDir && options[index - 1] === "--ro-bind");
+    expect(extensions).toBeGreaterThan(profile);
     expect(after(options, "--symlink", 2)).toEqual([
       ["usr/bin", "/bin"],
       ["usr/lib", "/lib"],
@@ -87,6 +93,7 @@ describe("sandboxCommand", () => {
   it("refuses a path socat or the shell could misread", () => {
     expect(() => sandboxCommand({ ...spec, browserDir: "/tmp/a,b" })).toThrow(RangeError);
     expect(() => sandboxCommand({ ...spec, proxySocket: "/tmp/x:y/egress.sock" })).toThrow(/TMPDIR/);
+    expect(() => sandboxCommand({ ...spec, extensionsDir: "/tmp/x y/extensions" })).toThrow(RangeError);
   });
 
   it("reads this machine's layout: merged /usr links and the read-only paths that exist", () => {

@@ -43,8 +43,8 @@ afterAll(async () => {
 });
 
 describe("the guides", () => {
-  it("are the three the site promises, in order", () => {
-    expect(guides.map((guide) => guide.title)).toEqual(["Getting started with the client", "WebMCP with the helpers", "The MCP bridge"]);
+  it("are the four the site promises, in order", () => {
+    expect(guides.map((guide) => guide.title)).toEqual(["Getting started with the client", "WebMCP with the helpers", "The MCP bridge", "Extensions"]);
   });
 
   it.each(guides.map((guide) => [guide.title, guide] as const))(

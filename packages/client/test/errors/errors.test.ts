@@ -16,6 +16,7 @@ import {
   PayloadTooLargeError,
   PermissionDeniedError,
   RateLimitError,
+  UnprocessableEntityError,
   UnsupportedMediaTypeError,
 } from "../../src/index.js";
 import { startTestServer, useTestServer } from "../helpers/test-server.js";
@@ -45,6 +46,7 @@ describe.each(transports)("errors over the %s", (_, transport) => {
     [409, "name_conflict", ConflictError],
     [413, "payload_too_large", PayloadTooLargeError],
     [415, "unsupported_media_type", UnsupportedMediaTypeError],
+    [422, "extension_load_failed", UnprocessableEntityError],
     [429, "rate_limited", RateLimitError],
     [500, "internal_error", InternalServerError],
     [503, "unavailable", InternalServerError],

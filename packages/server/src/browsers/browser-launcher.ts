@@ -22,6 +22,11 @@ export interface LaunchedBrowser {
   userDataDir?: string;
   /** Whether the browser runs in its sandbox (false only with `--unsafe-no-sandbox`, or a launcher that has none). */
   sandboxed?: boolean;
+  /**
+   * An empty folder the server unpacks extensions into: the browser reads it at the same
+   * path and, in its sandbox, cannot write it. `undefined`: this browser loads none.
+   */
+  extensionsDir?: string;
   /** Stops the browser (politely, then forcibly) and removes its profile; safe to call twice. */
   close(): Promise<void>;
   /** Calls `listener` once when the process exits, whether closed or crashed. */

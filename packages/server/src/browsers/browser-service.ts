@@ -1,10 +1,11 @@
 import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
-import { BrowserUnavailableError, InternalError } from "../http/api-errors.js";
+import { ApiError, BrowserUnavailableError, InternalError } from "../http/api-errors.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { BrowserEventLog } from "./browser-event-log.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+import { type ExtensionToLoad, loadExtensions } from "./extension-loading.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
 import { WarmBrowser } from "./warm-browser.js";
 import type { WarmPool } from "./warm-pool.js";
@@ -20,10 +21,12 @@ export interface BrowserLifecycle {
   ended(browserId: string): void;
 }
 
-/** What `POST /browsers` asks for. */
+/** What `POST /browsers` asks for, its extensions resolved. */
 export interface CreateBrowserInput {
   name?: string;
   start_url?: string;
+  /** The extensions to load before the browser is handed over, in order. */
+  extensions?: readonly ExtensionToLoad[];
 }
 
 /**
@@ -81,34 +84,88 @@ export class BrowserService {
 
   /**
    * Starts a browser in `project`: reserves its slot atomically (409 `name_conflict`,
-   * 429 `concurrency_limit_exceeded`), takes a warm browser or launches one, and records
-   * it as running. A launch failure frees the slot; a {@link BrowserLaunchError} is 503
-   * `browser_unavailable`, anything else 500 `internal_error`.
+   * 429 `concurrency_limit_exceeded`), takes a warm browser or launches one, loads the
+   * extensions it names (422 `extension_load_failed`), and records it as running. Any
+   * failure ends the browser and frees the slot; a {@link BrowserLaunchError} is 503
+   * `browser_unavailable`, a fault of the server 500 `internal_error`.
    */
   async create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
-    const reservation = { orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit };
-    // None ready (a burst larger than the pool, or no pool) means a cold launch.
-    const warm = this.#createFromPool(reservation, input.start_url);
-    if (warm !== undefined) return warm;
+    const extensions = input.extensions ?? [];
+    const reservation = { orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit, extensions };
+    // None ready (a burst larger than the pool, or no pool) means a cold launch. A warm
+    // browser that must load extensions first is taken as a cold one would start: its
+    // record stays `starting` until they are loaded.
+    if (extensions.length === 0) {
+      const warm = this.#createFromPool(reservation, input.start_url);
+      if (warm !== undefined) return warm;
+    }
     const row = this.#store.reserve(reservation);
-    let launched: LaunchedBrowser;
-    let fresh: WarmBrowser;
+    let started: { launched: LaunchedBrowser; browser: WarmBrowser; recorded?: () => void };
     try {
-      // On about:blank, then handed over as a warm browser is: start_url loads only once
-      // the browser's tab is followed, so that every tool of the page is seen.
-      launched = await this.#launcher.launch({});
+      started = (extensions.length > 0 ? this.#takeWarm() : undefined) ?? (await this.#launchCold());
     } catch (error) {
       this.#store.remove(row.id);
+      throw error;
+    }
+    const { launched, browser } = started;
+    try {
+      await loadExtensions(launched, extensions);
+    } catch (error) {
+      await browser.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close a browser whose extensions failed to load"));
+      started.recorded?.();
+      this.#store.remove(row.id);
+      if (error instanceof ApiError) throw error;
+      throw new InternalError("The browser's extensions could not be prepared.", error);
+    }
+    if (this.#shuttingDown) {
+      await browser.close();
+      started.recorded?.();
+      this.#store.remove(row.id);
+      throw new InternalError("The server is shutting down; the browser was not kept.");
+    }
+    const token = newBrowserToken();
+    const running = this.#store.markRunning(row.id, launched, browserTokenHash(token));
+    // Its session's record now names the process, for the clean-up after a kill.
+    started.recorded?.();
+    this.#adopt(row.id, launched, token);
+    try {
+      browser.handOver(input.start_url, this.#committed());
+    } catch (error) {
+      // The browser died since it answered: its exit marks it crashed, as after any start.
+      this.#log.warn({ browser: row.id, err: error }, "a new browser could not be sent to its start_url");
+    }
+    return running;
+  }
+
+  /** A ready warm browser taken out of the pool, not yet handed over; `undefined` when none is ready. */
+  #takeWarm(): { launched: LaunchedBrowser; browser: WarmBrowser; recorded: () => void } | undefined {
+    if (this.#pool === undefined || this.#shuttingDown) return undefined;
+    const warm = this.#pool.next();
+    if (warm === undefined) return undefined;
+    const taken = this.#pool.take(warm);
+    return { launched: warm.launched, browser: warm, recorded: () => taken.recorded() };
+  }
+
+  /**
+   * A browser launched now, on about:blank, handed over later as a warm browser is:
+   * start_url loads only once the browser's tab is followed, so that every tool of the
+   * page is seen.
+   */
+  async #launchCold(): Promise<{ launched: LaunchedBrowser; browser: WarmBrowser }> {
+    let launched: LaunchedBrowser;
+    try {
+      launched = await this.#launcher.launch({});
+    } catch (error) {
       // Chromium missing, not runnable, or dying before it answered: a documented 503 the
       // client can tell from a fault of the server itself.
       if (error instanceof BrowserLaunchError) throw new BrowserUnavailableError(error);
       throw new InternalError("The browser failed to start.", error);
     }
+    let browser: WarmBrowser;
     try {
-      fresh = await WarmBrowser.prepare(launched);
+      browser = await WarmBrowser.prepare(launched);
     } catch (error) {
       await launched.close().catch(() => undefined);
-      this.#store.remove(row.id);
       throw new BrowserUnavailableError(new BrowserLaunchError("The browser started without a usable tab.", error));
     }
     await this.#lifecycle
@@ -116,21 +173,7 @@ export class BrowserService {
       .catch((error: unknown) =>
         this.#log.warn({ err: error }, "could not follow a new browser's WebMCP tools before its start_url; the next WebMCP request connects again"),
       );
-    if (this.#shuttingDown) {
-      await fresh.close();
-      this.#store.remove(row.id);
-      throw new InternalError("The server is shutting down; the browser was not kept.");
-    }
-    const token = newBrowserToken();
-    const running = this.#store.markRunning(row.id, launched, browserTokenHash(token));
-    this.#adopt(row.id, launched, token);
-    try {
-      fresh.handOver(input.start_url, this.#committed());
-    } catch (error) {
-      // The browser died since it answered: its exit marks it crashed, as after any start.
-      this.#log.warn({ browser: row.id, err: error }, "a new browser could not be sent to its start_url");
-    }
-    return running;
+    return { launched, browser };
   }
 
   /**

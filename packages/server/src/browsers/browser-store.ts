@@ -1,4 +1,11 @@
+import type { ExtensionUse } from "../extensions/extension-store.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
+
+/** An extension a browser was started with, as the API shows it (the spec's `BrowserExtension`). */
+export interface BrowserExtension {
+  id: string;
+  name: string | null;
+}
 
 /** A browser as the API shows it (the spec's `Browser`). */
 export interface Browser {
@@ -8,6 +15,7 @@ export interface Browser {
   created_at: string;
   cdp_ws_url: string;
   sandboxed: boolean;
+  extensions: BrowserExtension[];
 }
 
 /** A browser row, including the bookkeeping the API does not show. */
@@ -23,6 +31,8 @@ export interface BrowserRow {
   /** 1 when the browser runs (or ran) in its sandbox, else 0. */
   sandboxed: number;
   created_at: string;
+  /** The extensions it was started with, in the order the create named them. */
+  extensions: readonly BrowserExtension[];
 }
 
 /** What {@link BrowserStore.reserve} needs. */
@@ -38,6 +48,8 @@ export interface BrowserReservation {
    * commit (one round of fsyncs) records it instead of two.
    */
   running?: { launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">; tokenSha256: string };
+  /** The extensions it starts with, in order; recorded with the row. */
+  extensions?: readonly ExtensionUse[];
 }
 
 /** The API's view of a launched browser row, with the DevTools URL of the request's host. */
@@ -49,6 +61,7 @@ export function toBrowser(row: BrowserRow, cdpWsUrl: string): Browser {
     created_at: row.created_at,
     cdp_ws_url: cdpWsUrl,
     sandboxed: row.sandboxed === 1,
+    extensions: row.extensions.map(({ id, name }) => ({ id, name })),
   };
 }
 
@@ -62,7 +75,10 @@ export interface BrowserStore {
    * transaction too, so a cap changed a moment ago applies.
    */
   reserve(request: BrowserReservation): BrowserRow;
-  /** Records that a reserved browser is up, with the hash of its access token. */
+  /**
+   * Records that a reserved browser is up, with the hash of its access token; the
+   * extensions it started with are marked used (`last_used_at`) at its `created_at`.
+   */
   markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow;
   /** Records that a browser's process exited on its own; its slot is free again. */
   markCrashed(id: string): void;

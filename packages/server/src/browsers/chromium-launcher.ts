@@ -182,6 +182,7 @@ export class ChromiumLauncher implements BrowserLauncher {
     const owner = uid === undefined ? undefined : { uid, gid: uid };
     let userDataDir: string | undefined;
     let downloadPath = "";
+    let extensionsDir = "";
     let proxy: EgressProxy | undefined;
     const release = async () => {
       await proxy?.close();
@@ -193,6 +194,10 @@ export class ChromiumLauncher implements BrowserLauncher {
       userDataDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
       downloadPath = join(userDataDir, "downloads");
       await mkdir(downloadPath);
+      // The server's, not the browser's: it unpacks extensions here, the browser only reads.
+      extensionsDir = join(userDataDir, "extensions");
+      await mkdir(extensionsDir);
+      await chmod(extensionsDir, 0o755);
       if (owner) {
         await chown(userDataDir, owner.uid, owner.gid);
         await chown(downloadPath, owner.uid, owner.gid);
@@ -229,6 +234,7 @@ export class ChromiumLauncher implements BrowserLauncher {
             shmBytes: this.#shmBytes,
             downloadDir: downloadPath,
             downloadBytes: this.#downloadBytes,
+            extensionsDir,
             proxySocket,
             executablePath: this.#executablePath,
             flags,
@@ -314,6 +320,7 @@ export class ChromiumLauncher implements BrowserLauncher {
       cdp: router,
       userDataDir,
       sandboxed: !this.#unsafeNoSandbox,
+      extensionsDir,
       close,
       onExit: (listener) => void exited.then(listener),
     };

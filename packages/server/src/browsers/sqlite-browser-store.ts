@@ -4,7 +4,10 @@ import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { newId } from "../storage/ids.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
-import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+import type { BrowserExtension, BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+
+/** A row of the browsers table: a {@link BrowserRow} before its extensions are read. */
+type StoredBrowser = Omit<BrowserRow, "extensions">;
 
 const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
@@ -40,7 +43,7 @@ export class SqliteBrowserStore implements BrowserStore {
         projectUsed: this.#usage.project(request.projectId),
       });
       const running = request.running;
-      const row: BrowserRow = {
+      const row: StoredBrowser = {
         id: newId("browser"),
         project_id: request.projectId,
         name: request.name ?? null,
@@ -60,23 +63,36 @@ export class SqliteBrowserStore implements BrowserStore {
         if (isUniqueViolation(error)) throw new NameConflictError(`A browser named "${request.name}" already exists in this project.`);
         throw error;
       }
-      return row;
+      const extensions = (request.extensions ?? []).map(({ id, name }) => ({ id, name }));
+      extensions.forEach((extension, position) =>
+        this.#db.run("INSERT INTO browser_extensions (browser_id, position, extension_id, name) VALUES (?, ?, ?, ?)", [
+          row.id,
+          position,
+          extension.id,
+          extension.name,
+        ]),
+      );
+      return { ...row, extensions };
     });
   }
 
   markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow {
-    this.#db.transaction(() =>
+    this.#db.transaction(() => {
       this.#db.run("UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ?, sandboxed = ? WHERE id = ?", [
         tokenSha256,
         launched.pid ?? null,
         launched.userDataDir ?? null,
         launched.sandboxed === true ? 1 : 0,
         id,
-      ]),
-    );
-    const row = this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
+      ]);
+      this.#db.run(
+        "UPDATE extensions SET last_used_at = (SELECT created_at FROM browsers WHERE id = :browser) WHERE id IN (SELECT extension_id FROM browser_extensions WHERE browser_id = :browser)",
+        { ":browser": id },
+      );
+    });
+    const row = this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
     if (!row) throw new Error(`Browser ${id} vanished while starting.`);
-    return row;
+    return this.#withExtensions(row);
   }
 
   markCrashed(id: string): void {
@@ -93,37 +109,61 @@ export class SqliteBrowserStore implements BrowserStore {
     // No id or name holds a NUL, which SQLite's binding would cut the text at.
     if (!isStorableText(idOrName)) throw new NotFoundError("No browser has an id or name containing a NUL character.");
     const row =
-      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName]) ??
-      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
+      this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName]) ??
+      this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
     if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
-    return row;
+    return this.#withExtensions(row);
   }
 
   findLaunched(id: string): (BrowserRow & { org_id: string }) | undefined {
     if (!isStorableText(id)) return undefined;
-    return this.#db.get<BrowserRow & { org_id: string }>(
+    const row = this.#db.get<StoredBrowser & { org_id: string }>(
       `SELECT ${COLUMNS.split(", ")
         .map((column) => `b.${column}`)
         .join(", ")}, p.org_id AS org_id FROM browsers b JOIN projects p ON p.id = b.project_id WHERE b.id = ? AND b.${VISIBLE}`,
       [id],
     );
+    return row && this.#withExtensions(row);
   }
 
   list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean } {
-    const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [
+    const rows = this.#db.all<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [
       projectId,
       limit + 1,
       offset,
     ]);
-    return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+    const page = rows.slice(0, limit);
+    const extensions = this.#extensionsOf(page.map((row) => row.id));
+    return { items: page.map((row) => ({ ...row, extensions: extensions.get(row.id) ?? [] })), hasMore: rows.length > limit };
   }
 
   recoverAbandoned(): BrowserRow[] {
     return this.#db.transaction(() => {
-      const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE status IN ('starting', 'running')`);
+      const rows = this.#db.all<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE status IN ('starting', 'running')`);
+      const extensions = this.#extensionsOf(rows.map((row) => row.id));
       this.#db.run("DELETE FROM browsers WHERE status = 'starting'");
       this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE status = 'running'");
-      return rows;
+      return rows.map((row) => ({ ...row, extensions: extensions.get(row.id) ?? [] }));
     });
+  }
+
+  #withExtensions<R extends StoredBrowser>(row: R): R & { extensions: BrowserExtension[] } {
+    return { ...row, extensions: this.#extensionsOf([row.id]).get(row.id) ?? [] };
+  }
+
+  /** The extensions of each of these browsers, in their order; a browser with none is absent. */
+  #extensionsOf(browserIds: readonly string[]): Map<string, BrowserExtension[]> {
+    const byBrowser = new Map<string, BrowserExtension[]>();
+    if (browserIds.length === 0) return byBrowser;
+    const rows = this.#db.all<{ browser_id: string; id: string; name: string | null }>(
+      `SELECT browser_id, extension_id AS id, name FROM browser_extensions WHERE browser_id IN (${browserIds.map(() => "?").join(", ")}) ORDER BY browser_id, position`,
+      [...browserIds],
+    );
+    for (const { browser_id: browserId, id, name } of rows) {
+      let list = byBrowser.get(browserId);
+      if (list === undefined) byBrowser.set(browserId, (list = []));
+      list.push({ id, name });
+    }
+    return byBrowser;
   }
 }

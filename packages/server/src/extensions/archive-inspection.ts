@@ -1,8 +1,8 @@
 import { open } from "node:fs/promises";
 import { crc32 } from "node:zlib";
-import yauzl from "yauzl";
 import { ARCHIVE_LIMITS, type ArchiveProblem, collisionKey, decodeEntryName, entryTypeReason, invalidNameReason, unsafePathReason } from "./archive-rules.js";
 import { COMPRESSION_METHOD, ENCRYPTION_FLAGS } from "./zip-format.js";
+import { type Entry, openZip, readEntries, type ZipFile } from "./zip-reader.js";
 import { decodeUnicodePathField } from "./zip-records.js";
 import { displayName, readZipStructure, type ZipEntryRecord } from "./zip-structure.js";
 
@@ -18,32 +18,6 @@ const METHOD_NAMES: Readonly<Record<number, string>> = { 9: "deflate64", 12: "bz
 /** An error's message as the end of a sentence, without a doubled period. */
 function reason(error: unknown): string {
   return (error as Error).message.replace(/\.+$/, "");
-}
-
-type ZipFile = yauzl.ZipFile;
-type Entry = yauzl.Entry;
-
-function openZip(path: string): Promise<ZipFile> {
-  return new Promise((resolve, reject) => {
-    yauzl.open(path, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: false }, (error, zip) => {
-      if (error) reject(error);
-      else resolve(zip);
-    });
-  });
-}
-
-/** Every central-directory entry as yauzl lists them (it trusts the end record's count). */
-function readEntries(zip: ZipFile): Promise<Entry[]> {
-  return new Promise((resolve, reject) => {
-    const entries: Entry[] = [];
-    zip.on("entry", (entry: Entry) => {
-      entries.push(entry);
-      zip.readEntry();
-    });
-    zip.on("end", () => resolve(entries));
-    zip.on("error", reject);
-    zip.readEntry();
-  });
 }
 
 /** Inflates one entry, counting bytes and its CRC-32; stops as soon as `budget` bytes are passed. */

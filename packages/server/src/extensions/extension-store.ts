@@ -18,8 +18,19 @@ export interface ExtensionUpload {
   checksum: string;
 }
 
+/** The extension an `extensions` entry of a create names: what a browser loads and shows. */
+export interface ExtensionUse {
+  id: string;
+  /** Its name at the time; `null` when its upload gave none. */
+  name: string | null;
+  /** The SHA-256 of its archive, so that an unpacked copy is known by its content. */
+  checksum: string;
+}
+
 /** Extension records and their archives. */
 export interface ExtensionStore {
+  /** The project's extension with this id (when `by` is `id`) or this name, or `undefined`. */
+  find(projectId: string, by: "id" | "name", value: string): ExtensionUse | undefined;
   /**
    * Stores an upload all or nothing: the record and the archive are both kept, or
    * neither is and the received file is removed. A name already used in the project is

@@ -2,9 +2,9 @@ import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmS
 import { join } from "node:path";
 import { NameConflictError } from "../http/api-errors.js";
 import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
-import { isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
+import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { newId } from "../storage/ids.js";
-import type { Extension, ExtensionStore, ExtensionUpload } from "./extension-store.js";
+import type { Extension, ExtensionStore, ExtensionUpload, ExtensionUse } from "./extension-store.js";
 
 function fsyncDirectory(dir: string): void {
   const fd = openSync(dir, "r");
@@ -62,6 +62,13 @@ export class SqliteExtensionStore implements ExtensionStore {
       rmSync(upload.tempPath, { force: true });
     }
     return extension;
+  }
+
+  find(projectId: string, by: "id" | "name", value: string): ExtensionUse | undefined {
+    // No id or name holds a NUL, which SQLite's binding would cut the text at.
+    if (!isStorableText(value)) return undefined;
+    const column = by === "id" ? "id" : "name";
+    return this.#db.get<ExtensionUse>(`SELECT id, name, checksum FROM extensions WHERE project_id = ? AND ${column} = ?`, [projectId, value]);
   }
 
   archivePath(id: string): string {

@@ -86,6 +86,20 @@ export class ProjectNotFoundError extends ApiError {
   }
 }
 
+/** 404 `extension_not_found`: an `extensions` entry of a create names no extension of the project. */
+export class ExtensionNotFoundError extends ApiError {
+  constructor(message: string) {
+    super(404, "extension_not_found", message);
+  }
+}
+
+/** 422 `extension_load_failed`: the browser refused to load an extension of a create. */
+export class ExtensionLoadFailedError extends ApiError {
+  constructor(message: string, cause?: unknown) {
+    super(422, "extension_load_failed", message, cause === undefined ? {} : { cause });
+  }
+}
+
 /** 404 `projects_disabled`: project administration is off for the organization. */
 export class ProjectsDisabledError extends ApiError {
   constructor() {

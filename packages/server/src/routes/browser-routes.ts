@@ -1,6 +1,8 @@
 import type { CreateBrowserRequest } from "@browser-service/types";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { CreateBrowserInput } from "../browsers/browser-service.js";
 import { type BrowserRow, toBrowser } from "../browsers/browser-store.js";
+import { resolveExtensionRefs } from "../extensions/extension-refs.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -11,10 +13,17 @@ export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers, 
 
   app.post("/browsers", { config: { operationId: "createBrowser" } }, async (request, reply) => {
     const body = (request.body ?? {}) as CreateBrowserRequest;
-    const input: { name?: string; start_url?: string } = {};
+    const project = request.scope.project();
+    const input: CreateBrowserInput = {};
     if (body.name !== undefined) input.name = body.name;
     if (body.start_url !== undefined) input.start_url = body.start_url;
-    return reply.code(201).send(show(request, await browsers.create(request.scope.project(), input)));
+    if (body.extensions !== undefined) {
+      input.extensions = resolveExtensionRefs(stores.extensions, project.id, body.extensions).map((use) => ({
+        ...use,
+        archivePath: stores.extensions.archivePath(use.id),
+      }));
+    }
+    return reply.code(201).send(show(request, await browsers.create(project, input)));
   });
 
   app.get("/browsers", { config: { operationId: "listBrowsers" } }, async (request, reply) => {

@@ -88,6 +88,12 @@ export interface SandboxSpec {
   downloadDir: string;
   /** The most a browser may download at once, in bytes. */
   downloadBytes: number;
+  /**
+   * A folder of the host inside {@link browserDir} where the server unpacks extensions:
+   * bound at the same path, read-only, so what the server writes there later is seen by
+   * the browser and never written by it.
+   */
+  extensionsDir: string;
   /** The egress proxy's Unix socket on the host; it appears at {@link SANDBOX_PROXY_SOCKET} inside. */
   proxySocket: string;
   /** The Chromium executable (bound read-only with its directory when outside /usr). */
@@ -107,7 +113,7 @@ export interface SandboxSpec {
  */
 export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[] } {
   const { layout, browserDir } = spec;
-  for (const path of [browserDir, spec.proxySocket]) {
+  for (const path of [browserDir, spec.proxySocket, spec.extensionsDir]) {
     // socat reads its address with ':' and ',' as separators; the shell gets it as an argument.
     if (!/^\/[A-Za-z0-9._/-]+$/.test(path))
       throw new RangeError(
@@ -174,6 +180,9 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     String(spec.downloadBytes),
     "--tmpfs",
     spec.downloadDir,
+    "--ro-bind",
+    spec.extensionsDir,
+    spec.extensionsDir,
     "--dir",
     "/run",
     "--ro-bind",

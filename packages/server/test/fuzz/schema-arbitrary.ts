@@ -73,6 +73,7 @@ const SUPPORTED = new Set([
   "additionalProperties",
   "minProperties",
   "items",
+  "maxItems",
   "uniqueItems",
   "oneOf",
   "x-max-depth",
@@ -268,7 +269,8 @@ export class SchemaArbitraries {
         return fc.constant(null);
       case "array": {
         const items = s.items === undefined ? fc.jsonValue({ maxDepth: 2 }) : this.valid(s.items as JsonSchema, `${pointer}/items`);
-        return s.uniqueItems === true ? fc.uniqueArray(items, { maxLength: 5, selector: (item) => JSON.stringify(item) }) : fc.array(items, { maxLength: 5 });
+        const maxLength = Math.min(5, typeof s.maxItems === "number" ? s.maxItems : 5);
+        return s.uniqueItems === true ? fc.uniqueArray(items, { maxLength, selector: (item) => JSON.stringify(item) }) : fc.array(items, { maxLength });
       }
       case "object":
         return this.#validObject(s, pointer);
@@ -367,6 +369,13 @@ export class SchemaArbitraries {
       if (type === "object") out.push(...this.#objectViolations(s, pointer));
       if (type === "array" && s.items !== undefined) {
         for (const inner of this.violations(s.items as JsonSchema, `${pointer}/items`)) out.push({ ...inner, values: inner.values.map((value) => [value]) });
+        if (typeof s.maxItems === "number") {
+          const maxItems = s.maxItems;
+          add(
+            "maxItems",
+            fc.array(this.valid(s.items as JsonSchema, `${pointer}/items`), { minLength: maxItems + 1, maxLength: maxItems + 3 }),
+          );
+        }
         if (s.uniqueItems === true)
           add(
             "uniqueItems",
