@@ -104,21 +104,30 @@ function starts(bytes: Buffer, signature: number, size: number): boolean {
   return bytes.length >= size && bytes.readUInt32LE(0) === signature;
 }
 
+/**
+ * The fields the local and the central file header share, in the same order and sizes,
+ * starting at offset `at` (4 in the local header; 6 in the central one, after its
+ * "version made by").
+ */
+function sharedFileFields(bytes: Buffer, at: number) {
+  return {
+    versionNeeded: bytes.readUInt16LE(at),
+    flags: bytes.readUInt16LE(at + 2),
+    method: bytes.readUInt16LE(at + 4),
+    modifiedTime: bytes.readUInt16LE(at + 6),
+    modifiedDate: bytes.readUInt16LE(at + 8),
+    crc32: bytes.readUInt32LE(at + 10),
+    compressedSize: bytes.readUInt32LE(at + 14),
+    uncompressedSize: bytes.readUInt32LE(at + 18),
+    nameLength: bytes.readUInt16LE(at + 22),
+    extraLength: bytes.readUInt16LE(at + 24),
+  };
+}
+
 /** The local file header at the start of `bytes`, or `undefined` if there is none. */
 export function decodeLocalFileHeader(bytes: Buffer): LocalFileHeader | undefined {
   if (!starts(bytes, SIGNATURE.local, RECORD_SIZE.local)) return undefined;
-  return {
-    versionNeeded: bytes.readUInt16LE(4),
-    flags: bytes.readUInt16LE(6),
-    method: bytes.readUInt16LE(8),
-    modifiedTime: bytes.readUInt16LE(10),
-    modifiedDate: bytes.readUInt16LE(12),
-    crc32: bytes.readUInt32LE(14),
-    compressedSize: bytes.readUInt32LE(18),
-    uncompressedSize: bytes.readUInt32LE(22),
-    nameLength: bytes.readUInt16LE(26),
-    extraLength: bytes.readUInt16LE(28),
-  };
+  return sharedFileFields(bytes, 4);
 }
 
 /** The central directory file header at the start of `bytes`, or `undefined` if there is none. */
@@ -126,16 +135,7 @@ export function decodeCentralFileHeader(bytes: Buffer): CentralFileHeader | unde
   if (!starts(bytes, SIGNATURE.central, RECORD_SIZE.central)) return undefined;
   return {
     versionMadeBy: bytes.readUInt16LE(4),
-    versionNeeded: bytes.readUInt16LE(6),
-    flags: bytes.readUInt16LE(8),
-    method: bytes.readUInt16LE(10),
-    modifiedTime: bytes.readUInt16LE(12),
-    modifiedDate: bytes.readUInt16LE(14),
-    crc32: bytes.readUInt32LE(16),
-    compressedSize: bytes.readUInt32LE(20),
-    uncompressedSize: bytes.readUInt32LE(24),
-    nameLength: bytes.readUInt16LE(28),
-    extraLength: bytes.readUInt16LE(30),
+    ...sharedFileFields(bytes, 6),
     commentLength: bytes.readUInt16LE(32),
     diskNumberStart: bytes.readUInt16LE(34),
     internalAttributes: bytes.readUInt16LE(36),
