@@ -371,10 +371,7 @@ export class SchemaArbitraries {
         for (const inner of this.violations(s.items as JsonSchema, `${pointer}/items`)) out.push({ ...inner, values: inner.values.map((value) => [value]) });
         if (typeof s.maxItems === "number") {
           const maxItems = s.maxItems;
-          add(
-            "maxItems",
-            fc.array(this.valid(s.items as JsonSchema, `${pointer}/items`), { minLength: maxItems + 1, maxLength: maxItems + 3 }),
-          );
+          add("maxItems", fc.array(this.valid(s.items as JsonSchema, `${pointer}/items`), { minLength: maxItems + 1, maxLength: maxItems + 3 }));
         }
         if (s.uniqueItems === true)
           add(
