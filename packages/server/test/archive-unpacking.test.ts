@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ArchiveUnpackError, unpackExtensionArchive } from "../src/extensions/archive-unpacking.js";
+import { ArchiveUnpackError, UnpackBudgetError, unpackExtensionArchive } from "../src/extensions/archive-unpacking.js";
 import { buildZip } from "./support/zip-writer.js";
 
 // What a browser loads is what the archive holds, written where the server chose, readable
@@ -26,6 +26,7 @@ function archive(dir: string, zip: Buffer): string {
 }
 
 const mode = (path: string) => statSync(path).mode & 0o777;
+const roomy = () => ({ bytes: 1024 * 1024, entries: 100 });
 
 describe("unpackExtensionArchive", () => {
   it("writes every file and folder, folders 0755 and files 0644 whatever the umask", async () => {
@@ -39,7 +40,7 @@ describe("unpackExtensionArchive", () => {
     const dest = join(dir, "out", "ext");
     const umask = process.umask(0o077);
     try {
-      await unpackExtensionArchive(archive(dir, zip), dest);
+      await unpackExtensionArchive(archive(dir, zip), dest, roomy());
     } finally {
       process.umask(umask);
     }
@@ -53,7 +54,9 @@ describe("unpackExtensionArchive", () => {
     const dir = scratch();
     const dest = join(dir, "taken");
     mkdirSync(dest);
-    await expect(unpackExtensionArchive(archive(dir, buildZip([{ name: "manifest.json", data: "{}" }])), dest)).rejects.toMatchObject({ code: "EEXIST" });
+    await expect(unpackExtensionArchive(archive(dir, buildZip([{ name: "manifest.json", data: "{}" }])), dest, roomy())).rejects.toMatchObject({
+      code: "EEXIST",
+    });
   });
 
   it("refuses an archive that no longer passes the upload's checks, writing nothing", async () => {
@@ -63,8 +66,26 @@ describe("unpackExtensionArchive", () => {
       { name: "manifest.json", data: "{}" },
       { name: "../escaped.js", data: "pwned" },
     ]);
-    await expect(unpackExtensionArchive(archive(dir, escaping), dest)).rejects.toBeInstanceOf(ArchiveUnpackError);
+    await expect(unpackExtensionArchive(archive(dir, escaping), dest, roomy())).rejects.toBeInstanceOf(ArchiveUnpackError);
     expect(() => statSync(dest)).toThrow();
     expect(() => statSync(join(dir, "escaped.js"))).toThrow();
+  });
+
+  it("takes what it unpacks from the budget, and writes nothing of an archive past what is left", async () => {
+    const dir = scratch();
+    const zip = archive(
+      dir,
+      buildZip([
+        { name: "manifest.json", data: "{}" },
+        { name: "big.js", data: "x".repeat(1000), deflate: true },
+      ]),
+    );
+    const budget = { bytes: 1500, entries: 3 };
+    await unpackExtensionArchive(zip, join(dir, "first"), budget);
+    expect(budget).toEqual({ bytes: 1500 - 1002, entries: 1 });
+    // 1,002 more bytes do not fit in the 498 left: refused before anything is written.
+    await expect(unpackExtensionArchive(zip, join(dir, "second"), budget)).rejects.toBeInstanceOf(UnpackBudgetError);
+    expect(() => statSync(join(dir, "second"))).toThrow();
+    await expect(unpackExtensionArchive(zip, join(dir, "third"), { bytes: 1_000_000, entries: 1 })).rejects.toBeInstanceOf(UnpackBudgetError);
   });
 });

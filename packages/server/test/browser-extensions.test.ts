@@ -1,18 +1,23 @@
+import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { type BrowserServiceClient, NotFoundError, UnprocessableEntityError } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
 import type { Browser } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChromiumLauncher } from "../src/browsers/chromium-launcher.js";
 import { dataDirLayout } from "../src/storage/data-dir.js";
 import { SqliteDatabase } from "../src/storage/database.js";
 import { blockingExtension, extensionZip, markingExtension, staticRulesExtension, toolExtension } from "./support/extension-zips.js";
 import { startTestServer, useTestServer } from "./support/test-server.js";
 import { type DrivenBrowser, drive, waitForTools } from "./support/webmcp-driver.js";
+import { buildZip } from "./support/zip-writer.js";
 
 // Uploaded extensions run in the browsers created with them: their content scripts in the
 // pages, their network rules on the pages' requests. Real extensions, built as zips here,
 // loaded into real Chromium, seen from the outside through cdp_ws_url, in a browser taken
 // from the warm pool and in one launched cold.
+
+const MIB = 1024 * 1024;
 
 let pages: PageServer;
 beforeAll(async () => {
@@ -150,6 +155,33 @@ describe.each([
       code: "bad_request",
       details: [{ code: "duplicate_extension" }],
     });
+    expect(await client.browsers.list()).toEqual([]);
+    expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
+  });
+});
+
+describe("the bound on a browser's unpacked extensions", () => {
+  // The copies are on the host's disk; a browser's together may take its profile's cap.
+  const t = useTestServer(() => ({ launcher: new ChromiumLauncher({ allowPrivateNetwork: true, profileBytes: 32 * MIB }) }));
+
+  /** 20 MiB unpacked from an archive just over 1/100 of that (the upload's ratio cap). */
+  const bulky = (marker: string) =>
+    buildZip([
+      { name: "manifest.json", data: JSON.stringify({ manifest_version: 3, name: `Bulky ${marker}`, version: "1.0" }), deflate: true },
+      { name: "noise.bin", data: randomBytes(256 * 1024) },
+      { name: "zeros.bin", data: Buffer.alloc(20 * MIB), deflate: true },
+    ]);
+
+  it("loads what fits, and refuses with 422 a create whose extensions together unpack past it, keeping nothing", async () => {
+    const client = t.client();
+    const first = await client.extensions.upload({ file: bulky("first") });
+    const second = await client.extensions.upload({ file: bulky("second") });
+    const fits = await client.browsers.create({ extensions: [{ id: first.id }] });
+    expect(fits.extensions).toEqual([{ id: first.id, name: null }]);
+    await client.browsers.delete(fits.id);
+    const error = await client.browsers.create({ extensions: [{ id: first.id }, { id: second.id }] }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ status: 422, code: "extension_load_failed" });
+    expect((error as Error).message).toContain(`extension ${second.id}: its extensions together may unpack to at most ${32 * MIB} bytes`);
     expect(await client.browsers.list()).toEqual([]);
     expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
   });

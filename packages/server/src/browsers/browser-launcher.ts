@@ -27,6 +27,8 @@ export interface LaunchedBrowser {
    * path and, in its sandbox, cannot write it. `undefined`: this browser loads none.
    */
   extensionsDir?: string;
+  /** The most the extensions unpacked into {@link extensionsDir} may take together, in bytes. */
+  extensionsBytes?: number;
   /** Stops the browser (politely, then forcibly) and removes its profile; safe to call twice. */
   close(): Promise<void>;
   /** Calls `listener` once when the process exits, whether closed or crashed. */

@@ -321,6 +321,8 @@ export class ChromiumLauncher implements BrowserLauncher {
       userDataDir,
       sandboxed: !this.#unsafeNoSandbox,
       extensionsDir,
+      // On the host's disk, not in the profile's tmpfs: bounded by the same number.
+      extensionsBytes: this.#profileBytes,
       close,
       onExit: (listener) => void exited.then(listener),
     };

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { unpackExtensionArchive } from "../extensions/archive-unpacking.js";
+import { ARCHIVE_LIMITS } from "../extensions/archive-rules.js";
+import { type UnpackBudget, UnpackBudgetError, unpackExtensionArchive } from "../extensions/archive-unpacking.js";
 import type { ExtensionUse } from "../extensions/extension-store.js";
 import { ExtensionLoadFailedError } from "../http/api-errors.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
@@ -41,16 +42,29 @@ async function readOnlyProblem(dir: string): Promise<string | undefined> {
  * Loads `extensions` into a running browser, in order: each archive is unpacked into the
  * browser's extensions folder (read-only to it) and loaded with `Extensions.loadUnpacked`,
  * in every browser context (`enableInIncognito`, since clients may create contexts).
- * An extension the browser refuses is 422 `extension_load_failed` naming it and giving
- * the browser's reason; the caller ends the browser, whose folder goes with its profile.
+ * Together they unpack to at most `launched.extensionsBytes` and as many entries as one
+ * archive may hold: the copies are on the host's disk, outside the profile's capped
+ * tmpfs. An extension the browser refuses, or one past that bound, is 422
+ * `extension_load_failed` naming it and saying why; the caller ends the browser, whose
+ * folder goes with its profile.
  */
 export async function loadExtensions(launched: LaunchedBrowser, extensions: readonly ExtensionToLoad[]): Promise<void> {
   if (extensions.length === 0) return;
-  if (launched.extensionsDir === undefined) throw new Error("This browser has no extensions folder; its launcher cannot load extensions.");
+  if (launched.extensionsDir === undefined || launched.extensionsBytes === undefined) {
+    throw new Error("This browser has no extensions folder; its launcher cannot load extensions.");
+  }
+  const budget: UnpackBudget = { bytes: launched.extensionsBytes, entries: ARCHIVE_LIMITS.maxEntries };
   for (const extension of extensions) {
     const label = extension.name === null ? extension.id : `"${extension.name}" (${extension.id})`;
     const dir = join(launched.extensionsDir, extension.id);
-    await unpackExtensionArchive(extension.archivePath, dir);
+    try {
+      await unpackExtensionArchive(extension.archivePath, dir, budget);
+    } catch (error) {
+      if (!(error instanceof UnpackBudgetError)) throw error;
+      throw new ExtensionLoadFailedError(
+        `The browser cannot load extension ${label}: its extensions together may unpack to at most ${launched.extensionsBytes} bytes and ${ARCHIVE_LIMITS.maxEntries} entries, and ${error.message}.`,
+      );
+    }
     const problem = await readOnlyProblem(dir);
     if (problem !== undefined) throw new ExtensionLoadFailedError(`The browser cannot load extension ${label}: ${problem}.`);
     try {
