@@ -8,10 +8,10 @@ import { runCli } from "../src/index.js";
 import { claimDataDir, dataDirLayout } from "../src/storage/data-dir.js";
 import { SqliteDatabase } from "../src/storage/database.js";
 import { spawnServer } from "./support/child-server.js";
-import { chromiumBrowserPids } from "./support/chromium-processes.js";
+import { chromiumBrowserPids, commandLine } from "./support/chromium-processes.js";
 import { tempDataDir } from "./support/test-server.js";
 import { processExists } from "./support/tracking-launcher.js";
-import { goodExtensionZip } from "./support/zip-writer.js";
+import { buildZip, goodExtensionZip } from "./support/zip-writer.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -168,6 +168,39 @@ describe("durability across SIGKILL", () => {
     try {
       // ...and the next start records the crash, freeing its slot.
       expect(await clientFor(server.url, key).browsers.get("orphan")).toMatchObject({ id: browser.id, status: "crashed" });
+      expect((await clientFor(server.url, key).limits.get()).concurrent_sessions_used).toBe(0);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+describe("a SIGKILL while a browser's extensions load", () => {
+  it("leaves no process and no profile once the server starts again", async () => {
+    const dataDir = newDataDir();
+    let server = await spawnServer(dataDir);
+    const key = server.printedKey as string;
+    const client = clientFor(server.url, key);
+    // 10,000 entries unpack for seconds: the kill lands while the browser is still starting.
+    const many = buildZip([
+      { name: "manifest.json", data: JSON.stringify({ manifest_version: 3, name: "Many", version: "1.0" }) },
+      ...Array.from({ length: 9_999 }, (_, i) => ({ name: `f/${i}.js`, data: "" })),
+    ]);
+    const extension = await client.extensions.upload({ file: many });
+    const creating = client.browsers.create({ extensions: [{ id: extension.id }] }).catch((error: unknown) => error);
+    let pid: number | undefined;
+    await expect.poll(() => (pid = chromiumBrowserPids(server.child.pid as number)[0]), { timeout: 20_000 }).toBeDefined();
+    const profile = commandLine(pid as number)
+      ?.find((arg) => arg.startsWith("--user-data-dir="))
+      ?.slice("--user-data-dir=".length);
+    expect(profile).toBeDefined();
+    await expect.poll(() => existsSync(join(profile as string, "extensions", extension.id)), { timeout: 20_000 }).toBe(true);
+    await server.kill();
+    await creating;
+    server = await spawnServer(dataDir);
+    try {
+      expect(existsSync(profile as string)).toBe(false);
+      expect(processExists(pid as number)).toBe(false);
       expect((await clientFor(server.url, key).limits.get()).concurrent_sessions_used).toBe(0);
     } finally {
       expect(await server.stop()).toBe(0);

@@ -109,6 +109,9 @@ export class BrowserService {
     }
     const { launched, browser } = started;
     try {
+      // A launched browser the pool does not record: its row names it from now on, so
+      // that a crash while its extensions load leaves no process or profile behind.
+      if (extensions.length > 0 && started.recorded === undefined) this.#store.recordProcess(row.id, launched);
       await loadExtensions(launched, extensions);
     } catch (error) {
       await browser.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close a browser whose extensions failed to load"));

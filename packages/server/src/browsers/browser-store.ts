@@ -80,6 +80,11 @@ export interface BrowserStore {
    * extensions it started with are marked used (`last_used_at`) at its `created_at`.
    */
   markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow;
+  /**
+   * Records the process and profile of a browser still `starting` (launched, its
+   * extensions not loaded yet), so that the next start cleans them up after a crash.
+   */
+  recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): void;
   /** Records that a browser's process exited on its own; its slot is free again. */
   markCrashed(id: string): void;
   /** Deletes a browser's record, freeing its slot and its name. */

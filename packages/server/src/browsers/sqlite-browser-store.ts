@@ -95,6 +95,16 @@ export class SqliteBrowserStore implements BrowserStore {
     return this.#withExtensions(row);
   }
 
+  recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): void {
+    this.#db.transaction(() =>
+      this.#db.run("UPDATE browsers SET pid = ?, user_data_dir = ? WHERE id = ? AND status = 'starting'", [
+        launched.pid ?? null,
+        launched.userDataDir ?? null,
+        id,
+      ]),
+    );
+  }
+
   markCrashed(id: string): void {
     this.#db.transaction(() =>
       this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [id]),
