@@ -314,8 +314,26 @@ describe("in-process server", () => {
         ["Extensions.loadUnpacked", { path: "/etc" }],
         ["Extensions.uninstall", { id: "a".repeat(32) }],
         ["Target.openDevTools", { targetId: "any" }],
+        ["Browser.executeBrowserCommand", { commandId: "openTabSearch" }],
       ] as const) {
         expect((await client.send(method, params)).error, method).toMatchObject({ code: -32000, message: expect.stringContaining(`${method} is refused`) });
+      }
+      await client.close();
+      await stillRunning(browser);
+    });
+
+    it("gives no session on Chromium's own UI pages, whose bindings would open file: and chrome: URLs", async () => {
+      const browser = await t.client().browsers.create();
+      const client = await CdpRawClient.open(browser.cdp_ws_url);
+      const targets = ((await client.send("Target.getTargets")).result as { targetInfos: { targetId: string; type: string; url: string }[] }).targetInfos;
+      const ui = targets.filter((target) => target.type === "browser_ui" || target.url.startsWith("chrome:"));
+      // Headless Chromium 156 keeps its omnibox popup as a browser_ui target.
+      expect(ui.length).toBeGreaterThan(0);
+      for (const target of ui) {
+        const attached = await client.send("Target.attachToTarget", { targetId: target.targetId, flatten: true });
+        const sessionId = (attached.result as { sessionId?: string } | undefined)?.sessionId;
+        if (sessionId === undefined) continue;
+        expect((await client.send("Runtime.evaluate", { expression: "typeof chrome.send" }, sessionId)).error, target.url).toMatchObject({ code: -32001 });
       }
       await client.close();
       await stillRunning(browser);

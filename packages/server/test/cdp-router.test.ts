@@ -175,6 +175,30 @@ describe("what each client sees", () => {
     expect(b.received()).toEqual([{ method: "Page.loadEventFired", params: { timestamp: 2 } }]);
   });
 
+  it("never gives a client a session on Chromium's own UI: it is detached, not announced, and its attach answer does not make it the client's", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    a.channel.send({ id: 1, method: "Target.attachToTarget", params: { targetId: "UI", flatten: true } });
+    const attach = pipe.takeOne();
+    expect(attach).toMatchObject({ method: "Target.attachToTarget", sessionId: "S-A" });
+    pipe.emit(
+      '{"method":"Target.attachedToTarget","params":{"sessionId":"UI-S","targetInfo":{"targetId":"UI","type":"browser_ui","url":"chrome://tab-search.top-chrome/"},"waitingForDebugger":false},"sessionId":"S-A"}',
+    );
+    // Detached through the session that attached it.
+    expect(pipe.takeOne()).toMatchObject({ method: "Target.detachFromTarget", params: { sessionId: "UI-S" }, sessionId: "S-A" });
+    pipe.emit(`{"id":${attach.id},"result":{"sessionId":"UI-S"},"sessionId":"S-A"}`);
+    expect(a.received()).toEqual([{ id: 1, result: { sessionId: "UI-S" } }]);
+    a.channel.send({ id: 2, method: "Runtime.evaluate", params: { expression: "chrome.send" }, sessionId: "UI-S" });
+    expect(a.received().at(-1)).toEqual({ id: 2, error: { code: -32001, message: "Session with given id not found." } });
+    expect(pipe.take()).toEqual([]);
+    // A page with a chrome: URL (a type Chromium may report otherwise) is refused alike.
+    pipe.emit(
+      '{"method":"Target.attachedToTarget","params":{"sessionId":"UI-2","targetInfo":{"targetId":"U2","type":"page","url":"CHROME://version/"},"waitingForDebugger":false},"sessionId":"S-A"}',
+    );
+    expect(pipe.takeOne()).toMatchObject({ method: "Target.detachFromTarget", params: { sessionId: "UI-2" } });
+    expect(a.received()).toHaveLength(2);
+  });
+
   it("a session a client's auto-attach creates is that client's: its events reach it with their session id, and no other client may name it", async () => {
     const { pipe, connect } = setUp();
     const a = await connect("S-A");

@@ -24,6 +24,13 @@ const SESSION_PARAM_METHODS = new Set(["Target.detachFromTarget", "Target.sendMe
 // Commands whose result names a new session of the caller.
 const ATTACH_METHODS = new Set(["Target.attachToTarget", "Target.attachToBrowserTarget"]);
 
+/** Whether an attach event's `targetInfo` is one of Chromium's own UI pages (`browser_ui`, or a `chrome:` or `devtools:` URL). */
+function isBrowserUi(targetInfo: unknown): boolean {
+  if (typeof targetInfo !== "object" || targetInfo === null) return false;
+  const { type, url } = targetInfo as { type?: unknown; url?: unknown };
+  return type === "browser_ui" || (typeof url === "string" && /^(chrome|chrome-untrusted|devtools):/i.test(url));
+}
+
 /** An event too large to relay, as its channel learns of it: its ends, size and session (`undefined`: the channel's browser session). */
 export interface DroppedEvent extends OversizedMessage {
   sessionId: string | undefined;
@@ -124,6 +131,9 @@ export class CdpRouter {
   readonly #pending = new Map<number, ChannelCommand | RouterCommand>();
   // Every live session, by id, to the channel that owns it.
   readonly #owners = new Map<string, CdpChannel>();
+  // Sessions a client's attach opened on Chromium's own UI, detached at once: their attach
+  // answer must not make them the client's.
+  readonly #uiSessions = new Set<string>();
   readonly #channels = new Set<CdpChannel>();
   readonly #closeRequestedListeners: (() => void)[] = [];
   readonly #oversizedListeners: ((message: OversizedMessage) => void)[] = [];
@@ -265,12 +275,19 @@ export class CdpRouter {
   release(channel: CdpChannel): void {
     if (!this.#channels.delete(channel)) return;
     this.#forget(channel);
-    if (!this.#pipe.closed) {
-      const id = this.#nextId++;
-      // Nobody waits for the answer: the session is gone for the client either way.
-      this.#pending.set(id, { kind: "router", method: "Target.detachFromTarget", resolve: () => undefined, reject: () => undefined });
-      this.#pipe.send(JSON.stringify({ id, method: "Target.detachFromTarget", params: { sessionId: channel.browserSessionId } }));
-    }
+    this.#detach(channel.browserSessionId);
+  }
+
+  /**
+   * Detaches `sessionId` through the session that attached it (`parent`; the root when
+   * omitted). Nobody waits for the answer: the session is gone for its client either way.
+   */
+  #detach(sessionId: string, parent?: string): void {
+    if (this.#pipe.closed) return;
+    const id = this.#nextId++;
+    this.#pending.set(id, { kind: "router", method: "Target.detachFromTarget", resolve: () => undefined, reject: () => undefined });
+    const command = { id, method: "Target.detachFromTarget", params: { sessionId } };
+    this.#pipe.send(JSON.stringify(parent === undefined ? command : { ...command, sessionId: parent }));
   }
 
   /** Settles a pending command: gone from the table and from its channel's count. */
@@ -324,8 +341,17 @@ export class CdpRouter {
     const owner = this.#owners.get(sessionId);
     if (!owner) return;
     if (message.method === "Target.attachedToTarget" && typeof params.sessionId === "string") {
+      if (isBrowserUi(params.targetInfo)) {
+        // Chromium's own UI pages (tab search, the omnibox popup) hold privileged bindings
+        // (chrome.send, Mojo) that open any URL, file: and chrome: included, past the
+        // URL rules: no client gets a session there. It is detached, never announced.
+        this.#uiSessions.add(params.sessionId);
+        this.#detach(params.sessionId, sessionId);
+        return;
+      }
       this.#own(owner, params.sessionId);
     } else if (message.method === "Target.detachedFromTarget" && typeof params.sessionId === "string") {
+      this.#uiSessions.delete(params.sessionId);
       this.#owners.delete(params.sessionId);
       owner.sessions.delete(params.sessionId);
     }
@@ -413,7 +439,8 @@ export class CdpRouter {
     if (!this.#channels.has(channel)) return;
     if (ATTACH_METHODS.has(pending.method)) {
       const attached = (message.result as { sessionId?: unknown } | undefined)?.sessionId;
-      if (typeof attached === "string") this.#own(channel, attached);
+      // A session on Chromium's UI was detached when its attach event came: never the client's.
+      if (typeof attached === "string" && !this.#uiSessions.has(attached)) this.#own(channel, attached);
     }
     message.id = pending.clientId;
     if (message.sessionId === channel.browserSessionId) delete message.sessionId;

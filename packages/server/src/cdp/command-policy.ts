@@ -31,6 +31,8 @@ const REFUSED_METHODS = new Map<string, string>([
   ["Tethering.bind", "Tethering is disabled on this service: it would open a TCP port on the server."],
   ["Browser.crash", "Browser.crash is refused on this service: end the browser with Browser.close or DELETE /browsers/{id}."],
   ["Browser.crashGpuProcess", "Browser.crashGpuProcess is refused on this service: it could end the browser behind the server's back."],
+  // It opens Chromium's own UI (tab search and the like), whose pages hold privileged bindings.
+  ["Browser.executeBrowserCommand", "Browser.executeBrowserCommand is refused on this service: it opens the browser's own UI, which clients may not drive."],
   ["Extensions.loadUnpacked", "Extensions.loadUnpacked is refused on this service: it reads a directory of the server; upload extensions through the API."],
   ["Extensions.uninstall", "Extensions.uninstall is refused on this service: the server manages the browser's extensions."],
   // Its commands travel inside a string the router would have to parse and route again.
