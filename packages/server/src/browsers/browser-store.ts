@@ -31,8 +31,6 @@ export interface BrowserRow {
   /** 1 when the browser runs (or ran) in its sandbox, else 0. */
   sandboxed: number;
   created_at: string;
-  /** The extensions it was started with, in the order the create named them. */
-  extensions: readonly BrowserExtension[];
 }
 
 /** What {@link BrowserStore.reserve} needs. */
@@ -53,7 +51,7 @@ export interface BrowserReservation {
 }
 
 /** The API's view of a launched browser row, with the DevTools URL of the request's host. */
-export function toBrowser(row: BrowserRow, cdpWsUrl: string): Browser {
+export function toBrowser(row: BrowserRow, cdpWsUrl: string, extensions: readonly BrowserExtension[]): Browser {
   return {
     id: row.id,
     name: row.name,
@@ -61,7 +59,7 @@ export function toBrowser(row: BrowserRow, cdpWsUrl: string): Browser {
     created_at: row.created_at,
     cdp_ws_url: cdpWsUrl,
     sandboxed: row.sandboxed === 1,
-    extensions: row.extensions.map(({ id, name }) => ({ id, name })),
+    extensions: extensions.map(({ id, name }) => ({ id, name })),
   };
 }
 
@@ -93,6 +91,12 @@ export interface BrowserStore {
   getByIdOrName(projectId: string, idOrName: string): BrowserRow;
   /** The launched browser with this id in any project, with its project's organization; ids only, never names. */
   findLaunched(id: string): (BrowserRow & { org_id: string }) | undefined;
+  /**
+   * The extensions each of these browsers was started with, in the order its create
+   * named them; a browser with none is absent. Read only where a Browser is shown, so
+   * that the browser-bound paths (WebMCP, DevTools) pay nothing for them.
+   */
+  extensionsOf(browserIds: readonly string[]): Map<string, BrowserExtension[]>;
   /** One page of the project's launched browsers, oldest first, and whether more follow. */
   list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean };
   /**

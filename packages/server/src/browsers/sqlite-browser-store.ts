@@ -6,9 +6,6 @@ import { newId } from "../storage/ids.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 import type { BrowserExtension, BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 
-/** A row of the browsers table: a {@link BrowserRow} before its extensions are read. */
-type StoredBrowser = Omit<BrowserRow, "extensions">;
-
 const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
@@ -43,7 +40,7 @@ export class SqliteBrowserStore implements BrowserStore {
         projectUsed: this.#usage.project(request.projectId),
       });
       const running = request.running;
-      const row: StoredBrowser = {
+      const row: BrowserRow = {
         id: newId("browser"),
         project_id: request.projectId,
         name: request.name ?? null,
@@ -72,7 +69,7 @@ export class SqliteBrowserStore implements BrowserStore {
           extension.name,
         ]),
       );
-      return { ...row, extensions };
+      return row;
     });
   }
 
@@ -90,9 +87,9 @@ export class SqliteBrowserStore implements BrowserStore {
         { ":browser": id },
       );
     });
-    const row = this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
+    const row = this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
     if (!row) throw new Error(`Browser ${id} vanished while starting.`);
-    return this.#withExtensions(row);
+    return row;
   }
 
   recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): void {
@@ -119,50 +116,42 @@ export class SqliteBrowserStore implements BrowserStore {
     // No id or name holds a NUL, which SQLite's binding would cut the text at.
     if (!isStorableText(idOrName)) throw new NotFoundError("No browser has an id or name containing a NUL character.");
     const row =
-      this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName]) ??
-      this.#db.get<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
+      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName]) ??
+      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
     if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
-    return this.#withExtensions(row);
+    return row;
   }
 
   findLaunched(id: string): (BrowserRow & { org_id: string }) | undefined {
     if (!isStorableText(id)) return undefined;
-    const row = this.#db.get<StoredBrowser & { org_id: string }>(
+    const row = this.#db.get<BrowserRow & { org_id: string }>(
       `SELECT ${COLUMNS.split(", ")
         .map((column) => `b.${column}`)
         .join(", ")}, p.org_id AS org_id FROM browsers b JOIN projects p ON p.id = b.project_id WHERE b.id = ? AND b.${VISIBLE}`,
       [id],
     );
-    return row && this.#withExtensions(row);
+    return row;
   }
 
   list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean } {
-    const rows = this.#db.all<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [
+    const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [
       projectId,
       limit + 1,
       offset,
     ]);
-    const page = rows.slice(0, limit);
-    const extensions = this.#extensionsOf(page.map((row) => row.id));
-    return { items: page.map((row) => ({ ...row, extensions: extensions.get(row.id) ?? [] })), hasMore: rows.length > limit };
+    return { items: rows.slice(0, limit), hasMore: rows.length > limit };
   }
 
   recoverAbandoned(): BrowserRow[] {
     return this.#db.transaction(() => {
-      const rows = this.#db.all<StoredBrowser>(`SELECT ${COLUMNS} FROM browsers WHERE status IN ('starting', 'running')`);
-      const extensions = this.#extensionsOf(rows.map((row) => row.id));
+      const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE status IN ('starting', 'running')`);
       this.#db.run("DELETE FROM browsers WHERE status = 'starting'");
       this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE status = 'running'");
-      return rows.map((row) => ({ ...row, extensions: extensions.get(row.id) ?? [] }));
+      return rows;
     });
   }
 
-  #withExtensions<R extends StoredBrowser>(row: R): R & { extensions: BrowserExtension[] } {
-    return { ...row, extensions: this.#extensionsOf([row.id]).get(row.id) ?? [] };
-  }
-
-  /** The extensions of each of these browsers, in their order; a browser with none is absent. */
-  #extensionsOf(browserIds: readonly string[]): Map<string, BrowserExtension[]> {
+  extensionsOf(browserIds: readonly string[]): Map<string, BrowserExtension[]> {
     const byBrowser = new Map<string, BrowserExtension[]>();
     if (browserIds.length === 0) return byBrowser;
     const rows = this.#db.all<{ browser_id: string; id: string; name: string | null }>(

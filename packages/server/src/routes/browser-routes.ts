@@ -9,7 +9,9 @@ import type { ApiDeps } from "./api-deps.js";
 /** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
 export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers, cdpUrls }: ApiDeps): void {
   // `cdp_ws_url` names the host this request reached, and carries the token while the browser runs.
-  const show = (request: FastifyRequest, row: BrowserRow) => toBrowser(row, cdpUrls.forBrowser(request.headers, row.id, browsers.token(row.id)));
+  // Its extensions are read here, where a Browser is shown, once per page of them.
+  const show = (request: FastifyRequest, row: BrowserRow, extensions = stores.browsers.extensionsOf([row.id])) =>
+    toBrowser(row, cdpUrls.forBrowser(request.headers, row.id, browsers.token(row.id)), extensions.get(row.id) ?? []);
 
   app.post("/browsers", { config: { operationId: "createBrowser" } }, async (request, reply) => {
     const body = (request.body ?? {}) as CreateBrowserRequest;
@@ -30,7 +32,8 @@ export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers, 
     const { offset, limit } = pageOf(request.query as { offset?: number; limit?: number });
     const page = stores.browsers.list(request.scope.project().id, offset, limit);
     setPageHeaders(reply, offset, page.items.length, page.hasMore);
-    return page.items.map((row) => show(request, row));
+    const extensions = stores.browsers.extensionsOf(page.items.map((row) => row.id));
+    return page.items.map((row) => show(request, row, extensions));
   });
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "getBrowser" } }, async (request) =>
