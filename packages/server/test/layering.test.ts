@@ -14,6 +14,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ["auth"],
   ["browsers"],
   ["webmcp"],
+  ["live-view"],
   ["routes"],
   ["app"],
 ];

@@ -11,7 +11,7 @@ import type { AuthConnectionStore, StoredAuthConnection } from "../src/auth-conn
 import { connectionAt } from "../src/auth-connections/flow-expiry.js";
 import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
 import { BrowserService } from "../src/browsers/browser-service.js";
-import { CdpUrls } from "../src/cdp/public-url.js";
+import { BrowserUrls } from "../src/cdp/public-url.js";
 import { NotFoundError } from "../src/http/api-errors.js";
 import { installErrorHandling } from "../src/http/error-handler.js";
 import { RateLimits } from "../src/http/rate-limiter.js";
@@ -88,7 +88,7 @@ async function apiOver(stores: Stores): Promise<FastifyInstance> {
     stores,
     browsers: new BrowserService(stores.browsers, refusingLauncher, 10, app.log, webmcp),
     webmcp,
-    cdpUrls: new CdpUrls(undefined, () => "127.0.0.1"),
+    browserUrls: new BrowserUrls(undefined, () => "127.0.0.1"),
     rateLimits: new RateLimits({ perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } }),
     planLimit: 10,
     projectsDisabled: false,

@@ -41,6 +41,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
     bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
     maxClientConnections: config.maxClientConnections,
+    liveView: { maxViewers: config.liveViewMaxViewers },
     cdpLimits: {
       maxClients: config.cdpMaxClients,
       maxMessageBytes: config.cdpMaxMessageBytes,

@@ -35,6 +35,8 @@ export interface ServerConfig {
   cdpProjectByteRate: number;
   /** Commands of one DevTools connection awaiting the browser's answer, at most. */
   cdpMaxPending: number;
+  /** Live view viewers at once per browser. */
+  liveViewMaxViewers: number;
   /** Run browsers without their sandbox (a developer's own machine only). */
   unsafeNoSandbox: boolean;
   /** Let browsers reach loopback, private and link-local addresses and this host. */
@@ -100,6 +102,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   cdpProjectByteRate: 32 * 1024 * 1024,
   // A driver awaits tens of answers at once; 10,000 bounds what a client that never waits holds (a few MB).
   cdpMaxPending: 10_000,
+  liveViewMaxViewers: 8,
   unsafeNoSandbox: false,
   allowPrivateNetwork: false,
   sandboxUidBase: DEFAULT_SANDBOX_UID_BASE,
@@ -151,6 +154,8 @@ Options (a flag beats its environment variable):
                                                            connections of a project (default 32; 0: off)
   --cdp-max-pending <n>      BROWSER_SERVICE_CDP_MAX_PENDING      DevTools commands per connection awaiting an answer
                                                            (default 10000); past it a command gets an error
+  --live-view-max-viewers <n>  BROWSER_SERVICE_LIVE_VIEW_MAX_VIEWERS  people watching one browser's live view at
+                                                           once (default 8)
   --allow-private-network  BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK  let browsers reach loopback, private and link-local
                                                            addresses and this host (local development; off by default)
   --download-mib <n>    BROWSER_SERVICE_DOWNLOAD_MIB       most a browser may hold in its download folder (default 256)
@@ -258,6 +263,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "cdp-project-message-rate": { type: "string" },
         "cdp-project-byte-rate-mib": { type: "string" },
         "cdp-max-pending": { type: "string" },
+        "live-view-max-viewers": { type: "string" },
         "allow-private-network": { type: "boolean" },
         "download-mib": { type: "string" },
         "profile-mib": { type: "string" },
@@ -319,6 +325,9 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       DEFAULT_CONFIG.cdpProjectByteRate,
     cdpMaxPending:
       numberSetting(values["cdp-max-pending"], "--cdp-max-pending", env, "BROWSER_SERVICE_CDP_MAX_PENDING", 1, 1_000_000, 1) ?? DEFAULT_CONFIG.cdpMaxPending,
+    liveViewMaxViewers:
+      numberSetting(values["live-view-max-viewers"], "--live-view-max-viewers", env, "BROWSER_SERVICE_LIVE_VIEW_MAX_VIEWERS", 1, 1000, 1) ??
+      DEFAULT_CONFIG.liveViewMaxViewers,
     unsafeNoSandbox:
       values["unsafe-no-sandbox"] ??
       (env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX === undefined

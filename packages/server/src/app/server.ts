@@ -23,8 +23,10 @@ import { answerKeyRequests } from "./key-requests.js";
 import { loadFixtures } from "./load-fixtures.js";
 import "../http/fastify-augment.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
-import { CdpUrls, ownOrigins } from "../cdp/public-url.js";
+import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
+import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
+import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endpoint.js";
 import { registerApi } from "../routes/register-api.js";
 import { claimDataDir, dataDirLayout } from "../storage/data-dir.js";
 import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
@@ -76,6 +78,8 @@ export interface CreateServerOptions {
   bodyIdleTimeoutSec?: number;
   /** Bounds of the DevTools endpoint; each defaults as in {@link DEFAULT_CONFIG}. */
   cdpLimits?: Partial<CdpEndpointLimits>;
+  /** Bounds of the live view (`live_view_url`); each defaults as in {@link DEFAULT_LIVE_VIEW_LIMITS}, `maxViewers` as `--live-view-max-viewers`. */
+  liveView?: Partial<LiveViewLimits>;
   /** Fastify's logger setting. Default off. */
   logger?: FastifyServerOptions["logger"];
   /** Checks every response against the spec (tests turn this on). Default off. */
@@ -126,6 +130,8 @@ export interface BrowserServiceServer {
    * building.
    */
   webmcpSnapshotBuilds(): SnapshotBuildCounts;
+  /** Live view viewers connected and tabs being captured for them now, over every browser. */
+  liveViewStats(): { viewers: number; screencasts: number };
   /**
    * Stops gracefully: stops accepting connections, lets in-flight requests finish,
    * closes every browser, closes the database and releases the data directory.
@@ -145,6 +151,23 @@ const JSON_BODY_LIMIT = limits.schemas.WebMcpInvokeRequest.maxBytes;
 const MAX_PARAM_LENGTH = MAX_HEADER_BYTES;
 
 /**
+ * The live view's bounds but the viewer cap (a flag): a screen captured at most 30 times
+ * a second, scaled to fit 1600 x 1200, JPEG quality 70; 200 input messages a second and
+ * 4 invocations at once per viewer; a viewer's message as large as the API's largest body;
+ * 64 MiB waiting for a viewer that does not read (two full tool lists).
+ */
+export const DEFAULT_LIVE_VIEW_LIMITS: Omit<LiveViewLimits, "maxViewers"> = {
+  maxFps: 30,
+  maxWidth: 1600,
+  maxHeight: 1200,
+  quality: 70,
+  inputRate: 200,
+  maxInvocations: 4,
+  maxMessageBytes: JSON_BODY_LIMIT,
+  maxBufferedBytes: 64 * 1024 * 1024,
+};
+
+/**
  * Builds the browser service on a data directory: claims the directory, opens and
  * migrates its database, creates the organization on the first start, loads fixtures,
  * recovers from an unclean exit, and registers every operation of the spec.
@@ -152,7 +175,7 @@ const MAX_PARAM_LENGTH = MAX_HEADER_BYTES;
 export async function createServer(options: CreateServerOptions): Promise<BrowserServiceServer> {
   let url: string | undefined;
   // Checked before anything is opened, so a bad URL leaves nothing behind.
-  const cdpUrls = new CdpUrls(
+  const browserUrls = new BrowserUrls(
     options.publicUrl,
     () => new URL(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`).host,
   );
@@ -219,6 +242,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       : undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.durable() });
   let firstStart: FirstStart | undefined;
+  let liveView: LiveViewEndpoint | undefined;
   try {
     firstStart = initializeOrganization(stores);
     const org = stores.organizations.find();
@@ -241,7 +265,16 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     installBodyIdleTimeout(app, (options.bodyIdleTimeoutSec ?? DEFAULT_CONFIG.bodyIdleTimeoutSec) * 1000);
     if (options.responseCheck) installResponseCheck(app, options.responseCheck);
     installErrorHandling(app);
+    liveView = installLiveView(app, {
+      browsers,
+      browserStore: stores.browsers,
+      webmcp,
+      rateLimits,
+      limits: { ...DEFAULT_LIVE_VIEW_LIMITS, maxViewers: DEFAULT_CONFIG.liveViewMaxViewers, ...options.liveView },
+    });
+    const liveViewEndpoint = liveView;
     installCdpEndpoint(app, {
+      otherUpgrade: (request, socket, head) => liveViewEndpoint.accept(request, socket, head),
       browsers,
       rateLimits,
       ownOrigins: () => ownOrigins(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`, options.publicUrl),
@@ -263,7 +296,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       stores,
       browsers,
       webmcp,
-      cdpUrls,
+      browserUrls,
       rateLimits,
       planLimit,
       projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
@@ -293,6 +326,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project), app.log),
     warmPoolStats: () => warmPool?.stats() ?? { ready: 0, launching: 0, taken: 0 },
     webmcpSnapshotBuilds: () => webmcp.snapshotBuilds(),
+    liveViewStats: () => liveView?.stats() ?? { viewers: 0, screencasts: 0 },
     close() {
       closing ??= (async () => {
         try {

@@ -1,3 +1,4 @@
+import type { BrowserUrlSet } from "../cdp/public-url.js";
 import type { ExtensionUse } from "../extensions/extension-store.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 
@@ -14,6 +15,8 @@ export interface Browser {
   status: "running" | "crashed";
   created_at: string;
   cdp_ws_url: string;
+  live_view_url: string;
+  live_view_read_only_url: string;
   sandboxed: boolean;
   extensions: BrowserExtension[];
 }
@@ -50,14 +53,16 @@ export interface BrowserReservation {
   extensions?: readonly ExtensionUse[];
 }
 
-/** The API's view of a launched browser row, with the DevTools URL of the request's host. */
-export function toBrowser(row: BrowserRow, cdpWsUrl: string, extensions: readonly BrowserExtension[]): Browser {
+/** The API's view of a launched browser row, with the URLs of the request's host. */
+export function toBrowser(row: BrowserRow, urls: BrowserUrlSet, extensions: readonly BrowserExtension[]): Browser {
   return {
     id: row.id,
     name: row.name,
     status: row.status === "crashed" ? "crashed" : "running",
     created_at: row.created_at,
-    cdp_ws_url: cdpWsUrl,
+    cdp_ws_url: urls.cdp_ws_url,
+    live_view_url: urls.live_view_url,
+    live_view_read_only_url: urls.live_view_read_only_url,
     sandboxed: row.sandboxed === 1,
     extensions: extensions.map(({ id, name }) => ({ id, name })),
   };

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import { type LiveViewAccess, liveViewToken } from "./browser-token.js";
 
 // A Host header is reflected into `cdp_ws_url` only when it is a plain host and port.
 const HOST_HEADER = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
@@ -14,15 +15,22 @@ export class PublicUrlError extends Error {
   }
 }
 
+/** The URLs of a browser the API shows (the spec's `Browser.cdp_ws_url`, `live_view_url`, `live_view_read_only_url`). */
+export interface BrowserUrlSet {
+  cdp_ws_url: string;
+  live_view_url: string;
+  live_view_read_only_url: string;
+}
+
 /**
- * Where clients reach the server's DevTools endpoint: the WebSocket form of
- * `--public-url` when the server sits behind a proxy or TLS (`https://h/p` becomes
- * `wss://h/p`), else `ws://` and the request's own `Host`, so that the URL names the
- * host the client used. A Host that is not a plain host and port falls back to the
- * address the server listens on.
+ * Where clients reach a browser through the server: `--public-url` when the server sits
+ * behind a proxy or TLS (`https://h/p`: DevTools at `wss://h/p/...`, the live view at
+ * `https://h/p/...`), else the request's own `Host`, so that the URLs name the host the
+ * client used. A Host that is not a plain host and port falls back to the address the
+ * server listens on.
  */
-export class CdpUrls {
-  readonly #fixedBase: string | undefined;
+export class BrowserUrls {
+  readonly #fixed: { http: string; ws: string } | undefined;
   readonly #fallbackHost: () => string;
 
   /** Checks `publicUrl` (throws {@link PublicUrlError}); `fallbackHost` is the listening `host:port`. */
@@ -38,13 +46,25 @@ export class CdpUrls {
     if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
       throw new PublicUrlError(`--public-url must be an http or https URL without credentials, query or fragment; received "${publicUrl}".`);
     }
-    this.#fixedBase = `${url.protocol === "https:" ? "wss:" : "ws:"}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
+    const rest = `//${url.host}${url.pathname.replace(/\/+$/, "")}`;
+    this.#fixed = { http: `${url.protocol}${rest}`, ws: `${url.protocol === "https:" ? "wss:" : "ws:"}${rest}` };
   }
 
-  /** The DevTools URL of a browser for a request with these headers; without a token for a browser that has none. */
-  forBrowser(headers: IncomingHttpHeaders, browserId: string, token: string | undefined): string {
-    const base = this.#fixedBase ?? `ws://${hostOf(headers) ?? this.#fallbackHost()}`;
-    return `${base}/browsers/${encodeURIComponent(browserId)}/cdp${token === undefined ? "" : `?token=${token}`}`;
+  /**
+   * The URLs of a browser for a request with these headers; without tokens for a browser
+   * that has none (it no longer runs). The live view tokens are derived from `token`.
+   */
+  forBrowser(headers: IncomingHttpHeaders, browserId: string, token: string | undefined): BrowserUrlSet {
+    const host = this.#fixed === undefined ? (hostOf(headers) ?? this.#fallbackHost()) : undefined;
+    const ws = this.#fixed?.ws ?? `ws://${host}`;
+    const http = this.#fixed?.http ?? `http://${host}`;
+    const path = `/browsers/${encodeURIComponent(browserId)}`;
+    const live = (access: LiveViewAccess) => `${http}${path}/live${token === undefined ? "" : `#token=${liveViewToken(token, access)}`}`;
+    return {
+      cdp_ws_url: `${ws}${path}/cdp${token === undefined ? "" : `?token=${token}`}`,
+      live_view_url: live("control"),
+      live_view_read_only_url: live("watch"),
+    };
   }
 }
 

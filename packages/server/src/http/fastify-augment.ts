@@ -14,5 +14,7 @@ declare module "fastify" {
     orgWideOnly?: string;
     /** The body is a form the handler reads and validates itself. */
     formBody?: boolean;
+    /** A web page of the service (the live view), not an operation of the spec: its response is HTML. */
+    page?: boolean;
   }
 }

@@ -2,7 +2,7 @@ import type { ApiKeyStore } from "../auth/api-key-store.js";
 import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
-import type { CdpUrls } from "../cdp/public-url.js";
+import type { BrowserUrls } from "../cdp/public-url.js";
 import type { ExtensionStore } from "../extensions/extension-store.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import type { PoolReservationStore } from "../limits/pool-reservation-store.js";
@@ -51,8 +51,8 @@ export interface Stores {
 export interface ApiDeps {
   stores: Stores;
   browsers: BrowserService;
-  /** How `cdp_ws_url` is written for a request. */
-  cdpUrls: CdpUrls;
+  /** How a browser's URLs (`cdp_ws_url`, `live_view_url`...) are written for a request. */
+  browserUrls: BrowserUrls;
   /** WebMCP of the running browsers. */
   webmcp: WebMcpService;
   /** Requests per API key and failed authentications per client address. */

@@ -7,11 +7,11 @@ import { pageOf, setPageHeaders } from "../http/paging.js";
 import type { ApiDeps } from "./api-deps.js";
 
 /** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
-export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers, cdpUrls }: ApiDeps): void {
+export function registerBrowserRoutes(app: FastifyInstance, { stores, browsers, browserUrls }: ApiDeps): void {
   // `cdp_ws_url` names the host this request reached, and carries the token while the browser runs.
   // Its extensions are read here, where a Browser is shown, once per page of them.
   const show = (request: FastifyRequest, row: BrowserRow, extensions = stores.browsers.extensionsOf([row.id])) =>
-    toBrowser(row, cdpUrls.forBrowser(request.headers, row.id, browsers.token(row.id)), extensions.get(row.id) ?? []);
+    toBrowser(row, browserUrls.forBrowser(request.headers, row.id, browsers.token(row.id)), extensions.get(row.id) ?? []);
 
   app.post("/browsers", { config: { operationId: "createBrowser" } }, async (request, reply) => {
     const body = (request.body ?? {}) as CreateBrowserRequest;

@@ -31,6 +31,8 @@ export interface CdpEndpointDeps {
    * each upgrade, since the listening port is known only once the server listens.
    */
   ownOrigins: () => readonly string[];
+  /** The server's other WebSocket endpoints: takes an upgrade that is theirs and returns `true`. */
+  otherUpgrade?: (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
 }
 
 const CDP_PATH = /^\/browsers\/([^/]+)\/cdp$/;
@@ -63,10 +65,11 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   });
 
   async function accept(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    if (deps.otherUpgrade?.(request, socket, head)) return;
     socket.on("error", () => socket.destroy());
     const path = CDP_PATH.exec((request.url ?? "").split("?")[0] ?? "");
     // Node hands this listener every request that asks to upgrade. Only a WebSocket one to
-    // the DevTools endpoint is this endpoint's; any other is the API's, which ignores
+    // the DevTools endpoint (or the live view, above) is this endpoint's; any other is the API's, which ignores
     // Upgrade (RFC 9110 7.8): `curl --http2` asks for h2c on every plain-HTTP request.
     if (request.method !== "GET" || !path || request.headers.upgrade?.toLowerCase() !== "websocket") {
       serveIgnoringUpgrade(app.server, request, socket, head);

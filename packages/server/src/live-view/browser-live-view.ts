@@ -1,0 +1,374 @@
+import { limits as specLimits } from "@browser-service/types";
+import type { FastifyBaseLogger } from "fastify";
+import type { LiveViewAccess } from "../cdp/browser-token.js";
+import { type CdpConnection, CdpProtocolError } from "../cdp/cdp-connection.js";
+import { MessageBudget } from "../cdp/message-budget.js";
+import { ApiError, OutcomeUnknownError, PayloadTooLargeError } from "../http/api-errors.js";
+import type { BrowserWebMcp } from "../webmcp/browser-webmcp.js";
+import { inputProblems } from "../webmcp/input-rules.js";
+import { inputCommand } from "./input-commands.js";
+import type { LiveViewLimits } from "./live-view-limits.js";
+import { TabScreencast } from "./tab-screencast.js";
+import { INPUT_MESSAGES, MAX_TEXT_CHARS, parseViewerMessage, type ViewerMessage, ViewerMessageError } from "./viewer-messages.js";
+
+/** One person watching a browser, as the live view sees their connection. */
+export interface LiveViewer {
+  /** What their token lets them do. */
+  readonly access: LiveViewAccess;
+  /** Sends a message (JSON text) in order; never dropped. */
+  send(message: string | Buffer): void;
+  /** Offers a frame: sent if the viewer has taken the last one, else it replaces a frame still waiting, so a slow viewer skips frames instead of queueing them. */
+  offerFrame(frame: string): void;
+}
+
+/** A tab as the viewers' tab strip shows it; `title` and `url` are page text. */
+interface TabInfo {
+  id: string;
+  url: string;
+  title: string;
+}
+
+interface ViewerState {
+  tab: string | undefined;
+  budget: MessageBudget;
+  invocations: Set<AbortController>;
+  toolsEtag: string | undefined;
+  lastRefusalAt: number;
+}
+
+const MAX_TITLE_CHARS = specLimits.schemas.WebMcpToolSource.page_title.maxLength;
+const MAX_URL_CHARS = specLimits.schemas.WebMcpToolSource.page_url.maxLength;
+const MAX_INPUT_BYTES = specLimits.schemas.WebMcpInvokeRequest.input.maxBytes;
+const DEFAULT_TIMEOUT_SEC = specLimits.schemas.WebMcpInvokeRequest.timeout_sec.default;
+// Titles change without an event; the strip is read again this often while anyone watches.
+const TAB_POLL_MS = 1_000;
+// Input commands sent to the browser and not yet answered, for the whole browser; past it input is dropped.
+const MAX_PENDING_INPUT = 256;
+// A viewer told "rate_limited" or "read_only" hears it at most this often.
+const REFUSAL_INTERVAL_MS = 1_000;
+// Pages of Chromium's own (settings, DevTools, its UI): no viewer is shown or sent into them.
+const CHROMIUM_PAGE = /^(?:chrome|chrome-untrusted|devtools):/i;
+
+/**
+ * The live view of one browser while anyone watches it: one DevTools connection of its
+ * own (a channel of the browser's pipe), the tab strip, and a {@link TabScreencast} per
+ * tab someone watches, stopped when its last viewer leaves or looks elsewhere. Viewers'
+ * input goes to the tab they watch, as the few DevTools commands
+ * {@link inputCommand} builds; a watch-only viewer's never does.
+ */
+export class BrowserLiveView {
+  readonly #connection: CdpConnection;
+  readonly #limits: LiveViewLimits;
+  readonly #webmcp: () => BrowserWebMcp;
+  readonly #log: FastifyBaseLogger;
+  readonly #viewers = new Map<LiveViewer, ViewerState>();
+  readonly #casts = new Map<string, TabScreencast>();
+  readonly #endListeners: (() => void)[] = [];
+  readonly #closeListeners: (() => void)[] = [];
+  #tabs: TabInfo[] = [];
+  #tabsText = "";
+  #poll: NodeJS.Timeout | undefined;
+  #pendingInput = 0;
+  #closed = false;
+
+  /** `webmcp` gives the browser's WebMCP, or throws the API's error when the browser no longer runs. */
+  constructor(connection: CdpConnection, limits: LiveViewLimits, webmcp: () => BrowserWebMcp, log: FastifyBaseLogger) {
+    this.#connection = connection;
+    this.#limits = limits;
+    this.#webmcp = webmcp;
+    this.#log = log;
+    connection.onEvent(({ method, params, sessionId }) => {
+      if (method === "Page.screencastFrame") this.#castOf(sessionId)?.frame(params);
+      else if (method === "Target.detachedFromTarget") this.#castOf(params.sessionId as string | undefined)?.detached();
+      else if (method === "Target.targetCreated" || method === "Target.targetDestroyed" || method === "Target.targetInfoChanged") this.#refreshTabsSoon();
+    });
+    connection.onClose(() => this.#end());
+  }
+
+  /** Viewers watching now. */
+  get viewerCount(): number {
+    return this.#viewers.size;
+  }
+
+  /** Tabs being captured now. */
+  get screencastCount(): number {
+    return this.#casts.size;
+  }
+
+  /** Whether the live view has ended (its last viewer left, or the browser ended). */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Calls `listener` once when the browser ends under the viewers (not when the last one leaves). */
+  onEnd(listener: () => void): void {
+    this.#endListeners.push(listener);
+  }
+
+  /** Calls `listener` once when the live view closes, for whatever reason. */
+  onClose(listener: () => void): void {
+    this.#closeListeners.push(listener);
+  }
+
+  /** Starts following the browser's tabs; rejects if its DevTools cannot be reached. */
+  async start(): Promise<void> {
+    await this.#connection.send("Target.setDiscoverTargets", { discover: true });
+    await this.#refreshTabs();
+    this.#poll = setInterval(() => this.#refreshTabsSoon(), TAB_POLL_MS);
+  }
+
+  /** A viewer joins: they get the greeting, the tab strip and the first tab's screen. */
+  join(viewer: LiveViewer): void {
+    this.#viewers.set(viewer, {
+      tab: undefined,
+      budget: new MessageBudget({ messageRate: this.#limits.inputRate, byteRate: 0 }),
+      invocations: new Set(),
+      toolsEtag: undefined,
+      lastRefusalAt: Number.NEGATIVE_INFINITY,
+    });
+    viewer.send(JSON.stringify({ type: "hello", access: viewer.access, max_message_bytes: this.#limits.maxMessageBytes, max_text_chars: MAX_TEXT_CHARS }));
+    this.#watch(viewer, this.#tabs[0]?.id);
+  }
+
+  /** A viewer left: their invocations stop waiting, and a tab nobody watches any more stops being captured. */
+  leave(viewer: LiveViewer): void {
+    const state = this.#viewers.get(viewer);
+    if (!state) return;
+    this.#viewers.delete(viewer);
+    for (const invocation of state.invocations) invocation.abort();
+    this.#release(state.tab);
+    if (this.#viewers.size === 0) this.close();
+  }
+
+  /** Handles one message of a viewer. */
+  receive(viewer: LiveViewer, text: string): void {
+    const state = this.#viewers.get(viewer);
+    if (!state) return;
+    let message: ViewerMessage;
+    try {
+      message = parseViewerMessage(text);
+    } catch (error) {
+      if (!(error instanceof ViewerMessageError)) throw error;
+      viewer.send(JSON.stringify({ type: "error", code: error.code, message: error.message }));
+      return;
+    }
+    if (INPUT_MESSAGES.has(message.type) && viewer.access === "watch") {
+      this.#refuse(viewer, state, "read_only", "This live view is watch-only: input and invocations are not sent to the browser.");
+      return;
+    }
+    // Every message counts, switching tabs and asking for tools too: each costs the browser work.
+    if (state.budget.msUntilReady() > 0) {
+      this.#refuse(viewer, state, "rate_limited", `A viewer may send ${this.#limits.inputRate} messages a second; this one was dropped.`);
+      return;
+    }
+    state.budget.charge(text.length);
+    switch (message.type) {
+      case "select":
+        if (this.#tabs.some((tab) => tab.id === message.tab)) this.#watch(viewer, message.tab);
+        else viewer.send(JSON.stringify({ type: "error", code: "tab_not_found", message: "That tab is not open any more." }));
+        return;
+      case "tools":
+        this.#sendTools(viewer, state);
+        return;
+      case "invoke":
+        this.#invoke(viewer, state, message);
+        return;
+      default:
+        this.#input(viewer, state, message);
+    }
+  }
+
+  /** Ends the live view: every capture stops and its DevTools connection closes. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#poll);
+    for (const state of this.#viewers.values()) for (const invocation of state.invocations) invocation.abort();
+    this.#casts.clear();
+    // Closing the channel detaches its sessions, which ends their screencasts.
+    this.#connection.close().catch((error: unknown) => this.#log.warn({ err: error }, "could not close a live view's DevTools connection"));
+    for (const listener of this.#closeListeners) listener();
+  }
+
+  #end(): void {
+    const viewersLeft = this.#viewers.size > 0;
+    this.close();
+    if (viewersLeft) for (const listener of this.#endListeners) listener();
+  }
+
+  #castOf(sessionId: string | undefined): TabScreencast | undefined {
+    if (sessionId === undefined) return undefined;
+    for (const cast of this.#casts.values()) if (cast.sessionId === sessionId) return cast;
+    return undefined;
+  }
+
+  /** Points a viewer at a tab (or at none), capturing it if nobody did. */
+  #watch(viewer: LiveViewer, tabId: string | undefined): void {
+    const state = this.#viewers.get(viewer);
+    if (!state || this.#closed) return;
+    const previous = state.tab;
+    state.tab = tabId;
+    viewer.send(this.#tabsMessage(tabId));
+    if (previous !== tabId) this.#release(previous);
+    if (tabId === undefined) return;
+    let cast = this.#casts.get(tabId);
+    if (!cast) {
+      const started = new TabScreencast(this.#connection, tabId, this.#limits, (frame) => this.#fanOut(tabId, frame));
+      cast = started;
+      this.#casts.set(tabId, started);
+      started.start().catch((error: unknown) => {
+        if (this.#casts.get(tabId) === started) this.#casts.delete(tabId);
+        if (!this.#closed) this.#log.debug({ err: error, tab: tabId }, "could not capture a tab for the live view");
+      });
+    } else if (cast.lastFrame !== undefined) viewer.offerFrame(cast.lastFrame);
+  }
+
+  /** Stops capturing a tab nobody watches any more. */
+  #release(tabId: string | undefined): void {
+    if (tabId === undefined) return;
+    for (const state of this.#viewers.values()) if (state.tab === tabId) return;
+    const cast = this.#casts.get(tabId);
+    this.#casts.delete(tabId);
+    cast?.stop().catch((error: unknown) => this.#log.debug({ err: error }, "could not stop a live view capture"));
+  }
+
+  #fanOut(tabId: string, frame: string): void {
+    for (const [viewer, state] of this.#viewers) if (state.tab === tabId) viewer.offerFrame(frame);
+  }
+
+  #tabsMessage(selected: string | undefined): string {
+    return `{"type":"tabs","selected":${JSON.stringify(selected ?? null)},"tabs":${this.#tabsText || "[]"}}`;
+  }
+
+  #refreshing: Promise<void> | undefined;
+  #refreshAgain = false;
+
+  #refreshTabsSoon(): void {
+    if (this.#closed) return;
+    if (this.#refreshing) {
+      this.#refreshAgain = true;
+      return;
+    }
+    this.#refreshing = this.#refreshTabs()
+      .catch((error: unknown) => {
+        if (!this.#closed) this.#log.debug({ err: error }, "could not read the tabs for the live view");
+      })
+      .finally(() => {
+        this.#refreshing = undefined;
+        if (this.#refreshAgain) {
+          this.#refreshAgain = false;
+          this.#refreshTabsSoon();
+        }
+      });
+  }
+
+  async #refreshTabs(): Promise<void> {
+    const { targetInfos } = await this.#connection.send<{ targetInfos: { targetId: string; type: string; url: string; title: string }[] }>("Target.getTargets");
+    if (this.#closed) return;
+    const tabs = targetInfos
+      .filter((info) => info.type === "page" && !CHROMIUM_PAGE.test(info.url))
+      .map((info) => ({ id: info.targetId, url: cut(info.url, MAX_URL_CHARS), title: cut(info.title, MAX_TITLE_CHARS) }));
+    const text = JSON.stringify(tabs);
+    if (text === this.#tabsText) return;
+    this.#tabs = tabs;
+    this.#tabsText = text;
+    for (const [viewer, state] of this.#viewers) {
+      // A viewer whose tab closed moves to the first one left.
+      if (state.tab === undefined || !tabs.some((tab) => tab.id === state.tab)) this.#watch(viewer, tabs[0]?.id);
+      else viewer.send(this.#tabsMessage(state.tab));
+    }
+  }
+
+  #input(viewer: LiveViewer, state: ViewerState, message: Extract<ViewerMessage, { type: "mouse" | "wheel" | "key" | "text" }>): void {
+    const sessionId = state.tab === undefined ? undefined : this.#casts.get(state.tab)?.sessionId;
+    if (sessionId === undefined) return;
+    if (this.#pendingInput >= MAX_PENDING_INPUT) {
+      this.#refuse(viewer, state, "rate_limited", "The browser is not keeping up with input; this message was dropped.");
+      return;
+    }
+    const { method, params } = inputCommand(message);
+    this.#pendingInput++;
+    this.#connection
+      .send(method, params, sessionId)
+      .catch((error: unknown) => {
+        if (error instanceof CdpProtocolError) viewer.send(JSON.stringify({ type: "error", code: "input_failed", message: error.message.slice(0, 300) }));
+      })
+      .finally(() => this.#pendingInput--);
+  }
+
+  #sendTools(viewer: LiveViewer, state: ViewerState): void {
+    let webmcp: BrowserWebMcp;
+    try {
+      webmcp = this.#webmcp();
+    } catch (error) {
+      viewer.send(JSON.stringify({ type: "tools", error: errorBody(error, this.#log) }));
+      return;
+    }
+    webmcp.listTools(state.toolsEtag).then(
+      ({ json, etag }) => {
+        if (!this.#viewers.has(viewer)) return;
+        state.toolsEtag = etag;
+        if (json === undefined) viewer.send('{"type":"tools","unchanged":true}');
+        else viewer.send(Buffer.concat([Buffer.from('{"type":"tools","snapshot":'), json, Buffer.from("}")]));
+      },
+      (error: unknown) => {
+        if (this.#viewers.has(viewer)) viewer.send(JSON.stringify({ type: "tools", error: errorBody(error, this.#log) }));
+      },
+    );
+  }
+
+  #invoke(viewer: LiveViewer, state: ViewerState, message: Extract<ViewerMessage, { type: "invoke" }>): void {
+    const answer = (body: Record<string, unknown>) => {
+      if (this.#viewers.has(viewer)) viewer.send(JSON.stringify({ type: "invocation", id: message.id, ...body }));
+    };
+    if (state.invocations.size >= this.#limits.maxInvocations) {
+      answer({ error: { status: 429, code: "rate_limited", message: `At most ${this.#limits.maxInvocations} invocations of one viewer run at once.` } });
+      return;
+    }
+    const { tool_ref, input, timeout_sec } = message.request;
+    const problems = inputProblems(input);
+    if (problems.length > 0) {
+      answer({ error: { status: 400, code: "bad_request", message: problems[0]?.message ?? "The input is invalid." } });
+      return;
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(input));
+    if (bytes > MAX_INPUT_BYTES) {
+      answer({ error: errorBody(new PayloadTooLargeError(`The serialized input is ${bytes} bytes; the limit is ${MAX_INPUT_BYTES}.`)) });
+      return;
+    }
+    const gone = new AbortController();
+    state.invocations.add(gone);
+    let running: Promise<unknown>;
+    try {
+      running = this.#webmcp().invoke(tool_ref, input, timeout_sec ?? DEFAULT_TIMEOUT_SEC, gone.signal);
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running
+      .then(
+        (result) => answer({ result }),
+        (error: unknown) => answer({ error: errorBody(error, this.#log) }),
+      )
+      .finally(() => state.invocations.delete(gone));
+  }
+
+  #refuse(viewer: LiveViewer, state: ViewerState, code: string, message: string): void {
+    const now = performance.now();
+    if (now - state.lastRefusalAt < REFUSAL_INTERVAL_MS) return;
+    state.lastRefusalAt = now;
+    viewer.send(JSON.stringify({ type: "error", code, message }));
+  }
+}
+
+/** An error as the viewer shows it: the API's status and `Error` body (an unexpected one is a 500 that says nothing more, and is logged). */
+function errorBody(error: unknown, log?: FastifyBaseLogger): Record<string, unknown> {
+  if (error instanceof OutcomeUnknownError && error.invocationId !== undefined)
+    return { status: error.status, ...error.toBody(), invocation_id: error.invocationId };
+  if (error instanceof ApiError) return { status: error.status, ...error.toBody() };
+  log?.error({ err: error }, "a live view request failed");
+  return { status: 500, code: "internal_error", message: "The server could not complete this request." };
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

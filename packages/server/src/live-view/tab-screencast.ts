@@ -1,0 +1,109 @@
+import type { CdpConnection } from "../cdp/cdp-connection.js";
+import type { LiveViewLimits } from "./live-view-limits.js";
+
+// What a screencast frame's `data` may hold: base64, so it is embedded in JSON as it is.
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * One tab's screen, captured while someone watches it: a DevTools session of the tab
+ * (on the live view's own connection) running `Page.startScreencast`. Each frame is
+ * written once as the viewer message (`{"type":"frame",...}`) and handed to
+ * `deliver`; it is acknowledged, which lets Chromium capture the next, no sooner than
+ * the frame rate cap allows, so a tab that changes fast costs at most `maxFps` frames a
+ * second whoever watches.
+ */
+export class TabScreencast {
+  readonly targetId: string;
+  readonly #connection: CdpConnection;
+  readonly #limits: LiveViewLimits;
+  readonly #deliver: (frame: string) => void;
+  #sessionId: string | undefined;
+  #lastFrame: string | undefined;
+  #lastFrameAt = Number.NEGATIVE_INFINITY;
+  #ackTimer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(connection: CdpConnection, targetId: string, limits: LiveViewLimits, deliver: (frame: string) => void) {
+    this.#connection = connection;
+    this.targetId = targetId;
+    this.#limits = limits;
+    this.#deliver = deliver;
+  }
+
+  /** The DevTools session of the tab, once attached: where input to the tab is sent. */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  /** The newest frame, for a viewer who starts watching between frames. */
+  get lastFrame(): string | undefined {
+    return this.#lastFrame;
+  }
+
+  /** Attaches to the tab and starts capturing; rejects if the tab is gone. */
+  async start(): Promise<void> {
+    const { sessionId } = await this.#connection.send<{ sessionId: string }>("Target.attachToTarget", { targetId: this.targetId, flatten: true });
+    if (this.#stopped) {
+      await this.#detach(sessionId);
+      return;
+    }
+    this.#sessionId = sessionId;
+    await this.#connection.send(
+      "Page.startScreencast",
+      { format: "jpeg", quality: this.#limits.quality, maxWidth: this.#limits.maxWidth, maxHeight: this.#limits.maxHeight, everyNthFrame: 1 },
+      sessionId,
+    );
+  }
+
+  /** A `Page.screencastFrame` event of this tab's session. */
+  frame(params: Record<string, unknown>): void {
+    if (this.#stopped) return;
+    const {
+      data,
+      metadata,
+      sessionId: frameId,
+    } = params as { data?: unknown; metadata?: { deviceWidth?: unknown; deviceHeight?: unknown }; sessionId?: unknown };
+    const width = metadata?.deviceWidth;
+    const height = metadata?.deviceHeight;
+    if (typeof data === "string" && BASE64.test(data) && typeof width === "number" && typeof height === "number") {
+      this.#lastFrame = `{"type":"frame","tab":${JSON.stringify(this.targetId)},"width":${Number(width)},"height":${Number(height)},"data":"${data}"}`;
+      this.#deliver(this.#lastFrame);
+    }
+    if (typeof frameId !== "number") return;
+    const now = performance.now();
+    const wait = Math.max(0, this.#lastFrameAt + 1000 / this.#limits.maxFps - now);
+    this.#lastFrameAt = now + wait;
+    this.#ackTimer = setTimeout(() => {
+      this.#ackTimer = undefined;
+      if (this.#stopped || this.#sessionId === undefined) return;
+      this.#connection.send("Page.screencastFrameAck", { sessionId: frameId }, this.#sessionId).catch(() => {
+        // The tab went away or the connection closed: there is no next frame to ask for.
+      });
+    }, wait);
+  }
+
+  /** Stops capturing and leaves the tab; the tab itself is untouched. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearTimeout(this.#ackTimer);
+    const sessionId = this.#sessionId;
+    this.#sessionId = undefined;
+    if (sessionId !== undefined) await this.#detach(sessionId);
+  }
+
+  /** The session ended on Chromium's side (the tab closed): nothing is left to stop. */
+  detached(): void {
+    this.#stopped = true;
+    clearTimeout(this.#ackTimer);
+    this.#sessionId = undefined;
+  }
+
+  async #detach(sessionId: string): Promise<void> {
+    if (this.#connection.closed) return;
+    // Detaching ends the session's screencast with it.
+    await this.#connection.send("Target.detachFromTarget", { sessionId }).catch(() => {
+      // Already gone with its tab.
+    });
+  }
+}

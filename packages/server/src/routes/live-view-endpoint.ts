@@ -1,0 +1,238 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { FastifyInstance } from "fastify";
+import type WebSocket from "ws";
+import { WebSocketServer } from "ws";
+import type { BrowserService } from "../browsers/browser-service.js";
+import type { BrowserStore } from "../browsers/browser-store.js";
+import { liveViewAccess } from "../cdp/browser-token.js";
+import { CdpConnection } from "../cdp/cdp-connection.js";
+import { ApiError, NotFoundError } from "../http/api-errors.js";
+import type { RateLimits } from "../http/rate-limiter.js";
+import { writeRawError } from "../http/raw-error-response.js";
+import { BrowserLiveView } from "../live-view/browser-live-view.js";
+import type { LiveViewLimits } from "../live-view/live-view-limits.js";
+import { buildLiveViewPage } from "../live-view/live-view-page.js";
+import { SocketViewer } from "../live-view/socket-viewer.js";
+import type { WebMcpService } from "../webmcp/webmcp-service.js";
+
+/** What the live view needs from the rest of the server. */
+export interface LiveViewDeps {
+  browsers: BrowserService;
+  browserStore: BrowserStore;
+  webmcp: WebMcpService;
+  rateLimits: RateLimits;
+  limits: LiveViewLimits;
+}
+
+/** The live view's part of the server's WebSocket upgrades, and what it is doing now. */
+export interface LiveViewEndpoint {
+  /** Takes an upgrade to a live view path and returns `true`; any other is left alone (`false`). */
+  accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Viewers connected and tabs captured now, over every browser. */
+  stats(): { viewers: number; screencasts: number };
+}
+
+/** The protocol a live view page asks for; the token travels beside it as `token.<token>`. */
+export const LIVE_VIEW_PROTOCOL = "browser-service.live-view";
+
+/** Close codes a live view page explains to its viewer (4000-4999: the application's own, RFC 6455 7.4.2). */
+export const LIVE_VIEW_CLOSE = { unauthorized: 4401, gone: 4404, tooMany: 4429 } as const;
+
+const LIVE_PATH = /^\/browsers\/([^/]+)\/live$/;
+const TOKEN_PROTOCOL = /^token\.([A-Za-z0-9_-]{1,128})$/;
+
+/**
+ * `GET /browsers/{id}/live`: the live view page (the same document for every browser, no
+ * credential needed to load it), and the same path upgraded to the page's WebSocket,
+ * which carries the token as a protocol (`token.<token>`) beside
+ * {@link LIVE_VIEW_PROTOCOL}. A page's script cannot read why an upgrade was refused, so
+ * every refusal past the handshake is an accepted connection closed at once with a
+ * {@link LIVE_VIEW_CLOSE} code and a reason.
+ */
+export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveViewEndpoint {
+  const { limits } = deps;
+  const page = buildLiveViewPage();
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: limits.maxMessageBytes,
+    perMessageDeflate: false,
+    handleProtocols: (protocols) => (protocols.has(LIVE_VIEW_PROTOCOL) ? LIVE_VIEW_PROTOCOL : false),
+  });
+  const views = new Map<string, Promise<BrowserLiveView>>();
+  // Viewers accepted per browser, counted from the check on, so a burst cannot pass the cap together.
+  const admitted = new Map<string, number>();
+  // Every viewer's socket, with the browser it watches.
+  const sockets = new Map<WebSocket, string>();
+  const settled = new Map<string, BrowserLiveView>();
+
+  app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/live", { config: { page: true } }, async (_request, reply) =>
+    reply
+      .type("text/html; charset=utf-8")
+      .header("content-security-policy", page.contentSecurityPolicy)
+      .header("cache-control", "no-cache")
+      .header("referrer-policy", "no-referrer")
+      .header("x-content-type-options", "nosniff")
+      .send(page.html),
+  );
+  app.addHook("preClose", async () => {
+    for (const ws of sockets.keys()) ws.terminate();
+  });
+
+  function accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const path = LIVE_PATH.exec((request.url ?? "").split("?")[0] ?? "");
+    if (request.method !== "GET" || !path || request.headers.upgrade?.toLowerCase() !== "websocket") return false;
+    socket.on("error", () => socket.destroy());
+    const offered = (request.headers["sec-websocket-protocol"] ?? "").split(",").map((protocol) => protocol.trim());
+    if (!offered.includes(LIVE_VIEW_PROTOCOL)) {
+      // Not a live view page, so no page to show a close code to: an HTTP refusal.
+      if (!socket.destroyed) {
+        writeRawError(
+          socket,
+          new ApiError(400, "bad_request", "The WebSocket handshake is invalid (1 problem).", {
+            details: [{ code: "invalid_websocket_handshake", message: `A live view connection asks for the protocol ${LIVE_VIEW_PROTOCOL}.` }],
+          }),
+        );
+        socket.end();
+      }
+      return true;
+    }
+    const token = offered.map((protocol) => TOKEN_PROTOCOL.exec(protocol)?.[1]).find((found) => found !== undefined);
+    open(request, socket, head, path[1] as string, token).catch((error: unknown) => {
+      app.log.error({ err: error }, "live view failed to accept a viewer");
+      socket.destroy();
+    });
+    return true;
+  }
+
+  async function open(request: IncomingMessage, socket: Duplex, head: Buffer, idInPath: string, token: string | undefined): Promise<void> {
+    const closeWith = (code: number, reason: string) => wss.handleUpgrade(request, socket, head, (ws) => ws.close(code, reason));
+    // As on the API: the failed-authentication limit of the client, before any lookup.
+    const client = token === undefined ? undefined : deps.rateLimits.clientKey(request);
+    if (client !== undefined && deps.rateLimits.checkClient(client)) {
+      closeWith(LIVE_VIEW_CLOSE.tooMany, "Too many failed attempts from this address; wait and reload.");
+      return;
+    }
+    let browserId: string;
+    try {
+      browserId = decodeURIComponent(idInPath);
+    } catch {
+      closeWith(LIVE_VIEW_CLOSE.gone, "No browser has this id.");
+      return;
+    }
+    const row = deps.browserStore.findLaunched(browserId);
+    const cdpToken = row ? deps.browsers.token(row.id) : undefined;
+    const router = row ? deps.browsers.cdp(row.id) : undefined;
+    if (!row || cdpToken === undefined || router === undefined || row.status !== "running") {
+      // Its tokens died with it: whatever was sent, the browser is gone.
+      closeWith(LIVE_VIEW_CLOSE.gone, "This browser is gone: it was deleted or it crashed.");
+      return;
+    }
+    const access = token === undefined ? undefined : liveViewAccess(token, cdpToken);
+    if (access === undefined) {
+      if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
+      closeWith(LIVE_VIEW_CLOSE.unauthorized, "The live view token is wrong; use the live_view_url of the browser.");
+      return;
+    }
+    const count = admitted.get(row.id) ?? 0;
+    if (count >= limits.maxViewers) {
+      closeWith(LIVE_VIEW_CLOSE.tooMany, `This browser has ${limits.maxViewers} viewers, as many as the server allows.`);
+      return;
+    }
+    admitted.set(row.id, count + 1);
+    const leave = () => {
+      const left = (admitted.get(row.id) ?? 1) - 1;
+      if (left === 0) admitted.delete(row.id);
+      else admitted.set(row.id, left);
+    };
+    let view: BrowserLiveView;
+    try {
+      view = await liveViewOf(row.id, router);
+    } catch (error) {
+      leave();
+      app.log.warn({ err: error, browser: row.id }, "could not open a live view");
+      closeWith(LIVE_VIEW_CLOSE.gone, "This browser is gone: its DevTools could not be reached.");
+      return;
+    }
+    if (socket.destroyed) {
+      leave();
+      if (view.viewerCount === 0) view.close();
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      sockets.set(ws, row.id);
+      const viewer = new SocketViewer(ws, access, limits.maxBufferedBytes);
+      ws.on("message", (data, isBinary) => {
+        if (isBinary) {
+          viewer.send(JSON.stringify({ type: "error", code: "invalid_message", message: "Messages are JSON text." }));
+          return;
+        }
+        try {
+          view.receive(viewer, data.toString());
+        } catch (error) {
+          app.log.error({ err: error }, "live view failed to handle a viewer's message");
+          ws.close(1011, "The server failed to handle a message.");
+        }
+      });
+      ws.once("close", () => {
+        sockets.delete(ws);
+        leave();
+        view.leave(viewer);
+      });
+      view.join(viewer);
+    });
+  }
+
+  /** The live view of a running browser: the one its viewers share, or a new one for its first. */
+  function liveViewOf(browserId: string, router: NonNullable<ReturnType<BrowserService["cdp"]>>): Promise<BrowserLiveView> {
+    const known = views.get(browserId);
+    if (known) return known.then((view) => (view.closed ? liveViewOf(browserId, router) : view));
+    const opening: Promise<BrowserLiveView> = (async () => {
+      const connection = await CdpConnection.open(router);
+      const view = new BrowserLiveView(
+        connection,
+        limits,
+        () => {
+          const row = deps.browserStore.findLaunched(browserId);
+          if (!row) throw new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`);
+          return deps.webmcp.of(row);
+        },
+        app.log,
+      );
+      view.onClose(() => {
+        if (views.get(browserId) === opening) views.delete(browserId);
+        if (settled.get(browserId) === view) settled.delete(browserId);
+      });
+      view.onEnd(() => {
+        for (const [ws, watched] of sockets) if (watched === browserId) ws.close(LIVE_VIEW_CLOSE.gone, "The browser ended.");
+      });
+      try {
+        await view.start();
+      } catch (error) {
+        view.close();
+        throw error;
+      }
+      settled.set(browserId, view);
+      return view;
+    })();
+    views.set(browserId, opening);
+    opening.catch(() => {
+      if (views.get(browserId) === opening) views.delete(browserId);
+    });
+    return opening;
+  }
+
+  return {
+    accept,
+    stats() {
+      let viewers = 0;
+      let screencasts = 0;
+      for (const view of settled.values()) {
+        if (view.closed) continue;
+        viewers += view.viewerCount;
+        screencasts += view.screencastCount;
+      }
+      return { viewers, screencasts };
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import { liveViewAccess, liveViewToken, newBrowserToken } from "../src/cdp/browser-token.js";
+import { inputCommand } from "../src/live-view/input-commands.js";
+import { SocketViewer, type ViewerSocket } from "../src/live-view/socket-viewer.js";
+import { parseViewerMessage, ViewerMessageError } from "../src/live-view/viewer-messages.js";
+
+// The live view's parts on their own: its tokens, what it reads from a viewer, the
+// DevTools commands it builds, and how it sends frames to a viewer that reads slowly.
+
+describe("live view tokens", () => {
+  it("are two separate credentials derived one way from the browser's DevTools token", () => {
+    const cdp = newBrowserToken();
+    const control = liveViewToken(cdp, "control");
+    const watch = liveViewToken(cdp, "watch");
+    expect(control).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(new Set([cdp, control, watch]).size).toBe(3);
+    expect(liveViewAccess(control, cdp)).toBe("control");
+    expect(liveViewAccess(watch, cdp)).toBe("watch");
+    // The DevTools token itself, another browser's tokens, and any token once the browser is gone open nothing.
+    expect(liveViewAccess(cdp, cdp)).toBeUndefined();
+    expect(liveViewAccess(control, newBrowserToken())).toBeUndefined();
+    expect(liveViewAccess(control, undefined)).toBeUndefined();
+  });
+});
+
+describe("viewer messages", () => {
+  it("reads the messages a viewer may send, field by field", () => {
+    expect(parseViewerMessage('{"type":"mouse","event":"down","x":10.5,"y":20,"button":"left","clicks":1,"modifiers":2}')).toEqual({
+      type: "mouse",
+      event: "down",
+      x: 10.5,
+      y: 20,
+      button: "left",
+      clicks: 1,
+      modifiers: 2,
+    });
+    expect(parseViewerMessage('{"type":"key","event":"down","key":"a","code":"KeyA","text":"a","keyCode":65}')).toMatchObject({ text: "a", keyCode: 65 });
+    expect(parseViewerMessage('{"type":"invoke","id":3,"request":{"tool_ref":"t","input":{}}}')).toEqual({
+      type: "invoke",
+      id: 3,
+      request: { tool_ref: "t", input: {} },
+    });
+  });
+
+  it.each([
+    ["not JSON", "{"],
+    ["an array", "[]"],
+    ["an unknown type", '{"type":"Runtime.evaluate"}'],
+    ["a DevTools command smuggled as a type", '{"type":"raw","method":"Browser.close"}'],
+    ["a coordinate out of range", '{"type":"mouse","event":"down","x":1e9,"y":0}'],
+    ["a negative coordinate", '{"type":"mouse","event":"down","x":-1,"y":0}'],
+    ["an unknown button", '{"type":"mouse","event":"down","x":1,"y":1,"button":"back"}'],
+    ["a long key", `{"type":"key","event":"down","key":"${"a".repeat(65)}"}`],
+    ["a key text of many characters", '{"type":"key","event":"down","key":"a","text":"hello"}'],
+    ["too much text", JSON.stringify({ type: "text", text: "x".repeat(65_537) })],
+    ["a __proto__ key", '{"type":"tools","__proto__":{"polluted":true}}'],
+    ["an invocation without a tool_ref", '{"type":"invoke","id":1,"request":{"input":{}}}'],
+    ["an invocation with a timeout past the spec's", '{"type":"invoke","id":1,"request":{"tool_ref":"t","input":{},"timeout_sec":121}}'],
+  ])("refuses %s", (_, text) => {
+    expect(() => parseViewerMessage(text)).toThrow(ViewerMessageError);
+  });
+});
+
+describe("input commands", () => {
+  it("types a printable key with its text, and presses one that does not type as a raw key", () => {
+    expect(inputCommand({ type: "key", event: "down", key: "a", code: "KeyA", text: "a", keyCode: 65, modifiers: 0 }).params).toMatchObject({
+      type: "keyDown",
+      text: "a",
+    });
+    const backspace = inputCommand({ type: "key", event: "down", key: "Backspace", code: "Backspace", text: undefined, keyCode: 8, modifiers: 0 });
+    expect(backspace.params.type).toBe("rawKeyDown");
+    expect(backspace.params).not.toHaveProperty("text");
+  });
+
+  it("holds the button during a drag and releases it", () => {
+    expect(inputCommand({ type: "mouse", event: "move", x: 1, y: 2, button: "left", clicks: 0, modifiers: 0 }).params).toMatchObject({
+      type: "mouseMoved",
+      buttons: 1,
+    });
+    expect(inputCommand({ type: "mouse", event: "up", x: 1, y: 2, button: "left", clicks: 1, modifiers: 0 }).params).toMatchObject({
+      type: "mouseReleased",
+      buttons: 0,
+    });
+  });
+});
+
+/** A socket whose writes finish only when the test says so: a viewer on a slow link. */
+class SlowSocket implements ViewerSocket {
+  readyState = 1;
+  bufferedAmount = 0;
+  sent: string[] = [];
+  closedWith: number | undefined;
+  readonly #callbacks: (() => void)[] = [];
+
+  send(data: string | Buffer, _options: { binary: boolean }, callback?: () => void): void {
+    this.sent.push(data.toString());
+    if (callback) this.#callbacks.push(callback);
+  }
+
+  close(code: number): void {
+    this.closedWith = code;
+  }
+
+  /** The oldest write reaches the viewer. */
+  drain(): void {
+    this.#callbacks.shift()?.();
+  }
+}
+
+describe("a viewer on a slow link", () => {
+  it("skips the frames it could not take and gets the newest, never a queue", () => {
+    const socket = new SlowSocket();
+    const viewer = new SocketViewer(socket, "control", 1024);
+    for (let frame = 1; frame <= 10; frame++) viewer.offerFrame(`frame ${frame}`);
+    expect(socket.sent).toEqual(["frame 1"]);
+    socket.drain();
+    expect(socket.sent).toEqual(["frame 1", "frame 10"]);
+    socket.drain();
+    viewer.offerFrame("frame 11");
+    expect(socket.sent).toEqual(["frame 1", "frame 10", "frame 11"]);
+  });
+
+  it("is disconnected when its other output piles up", () => {
+    const socket = new SlowSocket();
+    const viewer = new SocketViewer(socket, "watch", 1024);
+    viewer.send("tools");
+    socket.bufferedAmount = 2048;
+    viewer.send("more tools");
+    expect(socket.sent).toEqual(["tools"]);
+    expect(socket.closedWith).toBe(1008);
+  });
+});

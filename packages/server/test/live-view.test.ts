@@ -1,0 +1,301 @@
+import { PageServer } from "@browser-service/test-pages";
+import type { Browser } from "@browser-service/types";
+import { chromium, type Page, type Browser as ViewerBrowser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { useTestServer } from "./support/test-server.js";
+import { type DrivenBrowser, drive } from "./support/webmcp-driver.js";
+
+// The live view seen from a second, real Chromium: the page at live_view_url shows the
+// remote browser's screen (its known colour in the view's pixels), sends clicks and typing
+// to it, switches tabs, lists and invokes its WebMCP tools; the read-only URL shows the
+// same and sends nothing; a deleted browser's URL says the browser is gone. Raw
+// WebSocket clients play the attacker: a watch-only token sending input, a wrong token,
+// one viewer too many.
+
+const RED = [200, 30, 60];
+const GREEN = [20, 170, 70];
+const REMOTE = `<!doctype html><title>Red page</title>
+<style>body { margin: 0; background: rgb(${RED.join(",")}); height: 100vh; } input { position: absolute; left: 40px; top: 200px; width: 200px; height: 30px; }</style>
+<input id="name">
+<script>
+  window.clicks = [];
+  addEventListener("mousedown", (event) => window.clicks.push([event.clientX, event.clientY]));
+  document.modelContext.registerTool({
+    name: "greet",
+    description: "Says hello. <img src=x onerror=\\"document.title='owned'\\">",
+    inputSchema: { type: "object", properties: { who: { type: "string" } } },
+    execute: async ({ who }) => ({ text: "hello " + who }),
+  });
+</script>`;
+const SECOND = `<!doctype html><title>Green page</title><style>body { margin: 0; background: rgb(${GREEN.join(",")}); height: 100vh; }</style>`;
+
+let pages: PageServer;
+let viewerBrowser: ViewerBrowser;
+beforeAll(async () => {
+  pages = await PageServer.start();
+  pages.serve("/remote", REMOTE);
+  pages.serve("/second", SECOND);
+  viewerBrowser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ["--no-sandbox"] });
+});
+afterAll(async () => {
+  await viewerBrowser?.close();
+  await pages?.close();
+});
+
+const driven: DrivenBrowser[] = [];
+afterAll(async () => {
+  for (const each of driven) await each.disconnect().catch(() => undefined);
+});
+
+/** Opens a URL in a fresh page of the viewer's Chromium. */
+async function openViewer(url: string): Promise<Page> {
+  const context = await viewerBrowser.newContext({ viewport: { width: 1300, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(url);
+  return page;
+}
+
+/** The colour at a fraction of the view's current frame, read from its pixels. */
+async function colourAt(viewer: Page, fx = 0.5, fy = 0.1): Promise<number[]> {
+  return viewer.evaluate(
+    ([x, y]) => {
+      const img = document.getElementById("screen") as HTMLImageElement;
+      const canvas = document.createElement("canvas");
+      canvas.width = img.naturalWidth;
+      canvas.height = img.naturalHeight;
+      const context = canvas.getContext("2d") as CanvasRenderingContext2D;
+      context.drawImage(img, 0, 0);
+      return [...context.getImageData(Math.floor(img.naturalWidth * (x as number)), Math.floor(img.naturalHeight * (y as number)), 1, 1).data.slice(0, 3)];
+    },
+    [fx, fy],
+  );
+}
+
+const near = (colour: number[], expected: number[]) => colour.every((value, i) => Math.abs(value - (expected[i] as number)) <= 24);
+
+async function waitForColour(viewer: Page, expected: number[]): Promise<void> {
+  await expect
+    .poll(
+      async () =>
+        near(
+          (await viewer.evaluate(() => (document.getElementById("screen") as HTMLImageElement).naturalWidth > 0)) ? await colourAt(viewer) : [0, 0, 0],
+          expected,
+        ),
+      { timeout: 15_000 },
+    )
+    .toBe(true);
+}
+
+/** Clicks the view at the remote page's CSS pixel (x, y). */
+async function clickRemote(viewer: Page, remoteWidth: number, x: number, y: number): Promise<void> {
+  const box = await viewer.locator("#screen").boundingBox();
+  if (!box) throw new Error("the view shows no screen");
+  const scale = box.width / remoteWidth;
+  await viewer.mouse.click(box.x + x * scale, box.y + y * scale);
+}
+
+/** A raw viewer connection: what a script (or an attacker) holding a token can do. */
+async function rawViewer(
+  liveViewUrl: string,
+  protocols?: string[],
+): Promise<{ ws: WebSocket; messages: Record<string, unknown>[]; closed: Promise<{ code: number; reason: string }> }> {
+  const url = new URL(liveViewUrl);
+  const token = new URLSearchParams(url.hash.slice(1)).get("token");
+  const ws = new WebSocket(`ws://${url.host}${url.pathname}`, protocols ?? ["browser-service.live-view", `token.${token}`]);
+  const messages: Record<string, unknown>[] = [];
+  ws.on("message", (data) => messages.push(JSON.parse(data.toString())));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("close", () => resolve());
+    ws.once("error", reject);
+  });
+  return { ws, messages, closed };
+}
+
+describe("the live view", () => {
+  const t = useTestServer({ liveView: { maxViewers: 3 } });
+  let browser: Browser;
+  let remote: Awaited<ReturnType<DrivenBrowser["open"]>>;
+  let remoteWidth: number;
+
+  beforeAll(async () => {
+    browser = await t.client().browsers.create({ start_url: pages.url("/remote") });
+    const driver = await drive(browser.cdp_ws_url);
+    driven.push(driver);
+    remote = driver.context.pages().find((page) => page.url().endsWith("/remote")) as typeof remote;
+    remoteWidth = await remote.evaluate(() => innerWidth);
+  });
+
+  it("gives each browser two live view URLs of their own, their tokens in the fragment", () => {
+    const control = new URL(browser.live_view_url);
+    const watch = new URL(browser.live_view_read_only_url);
+    expect(control.pathname).toBe(`/browsers/${browser.id}/live`);
+    expect(watch.pathname).toBe(control.pathname);
+    expect(control.search).toBe("");
+    const cdpToken = new URL(browser.cdp_ws_url).searchParams.get("token");
+    const tokens = [control, watch].map((url) => new URLSearchParams(url.hash.slice(1)).get("token"));
+    expect(tokens[0]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(new Set([cdpToken, ...tokens]).size).toBe(3);
+  });
+
+  it("shows the remote page's screen, and a click and typing in the view reach the page", async () => {
+    const viewer = await openViewer(browser.live_view_url);
+    await waitForColour(viewer, RED);
+    await expect.poll(() => viewer.locator("#status").textContent()).toBe("Live");
+    expect(await viewer.locator("#page-title").textContent()).toBe("Red page");
+
+    await remote.evaluate(() => {
+      (window as unknown as { clicks: unknown[] }).clicks = [];
+    });
+    await clickRemote(viewer, remoteWidth, 300, 100);
+    await expect.poll(() => remote.evaluate(() => (window as unknown as { clicks: number[][] }).clicks.length)).toBe(1);
+    const [[x, y]] = (await remote.evaluate(() => (window as unknown as { clicks: number[][] }).clicks)) as [[number, number]];
+    expect(Math.abs(x - 300)).toBeLessThanOrEqual(3);
+    expect(Math.abs(y - 100)).toBeLessThanOrEqual(3);
+
+    await clickRemote(viewer, remoteWidth, 100, 215);
+    await expect.poll(() => remote.evaluate(() => document.activeElement?.id)).toBe("name");
+    await viewer.keyboard.type("Hello, world");
+    await expect.poll(() => remote.evaluate(() => (document.getElementById("name") as HTMLInputElement).value)).toBe("Hello, world");
+    await viewer.keyboard.press("Backspace");
+    await expect.poll(() => remote.evaluate(() => (document.getElementById("name") as HTMLInputElement).value)).toBe("Hello, worl");
+    // A paste sends the clipboard's text.
+    await viewer.evaluate(() => {
+      const data = new DataTransfer();
+      data.setData("text/plain", " pasted ✓");
+      document.getElementById("stage")?.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    await expect.poll(() => remote.evaluate(() => (document.getElementById("name") as HTMLInputElement).value)).toBe("Hello, worl pasted ✓");
+    await viewer.context().close();
+  });
+
+  it("lists the browser's WebMCP tools as text and invokes one", async () => {
+    const viewer = await openViewer(browser.live_view_url);
+    const tool = viewer.locator("#tools li", { hasText: "greet" });
+    await expect.poll(() => tool.count(), { timeout: 15_000 }).toBe(1);
+    // The page's HTML in a description is shown as text, and never runs in the view.
+    expect(await tool.locator(".tool-description").textContent()).toBe(`Says hello. <img src=x onerror="document.title='owned'">`);
+    expect(await viewer.locator("#tools img").count()).toBe(0);
+    await tool.locator("textarea").fill('{"who": "viewer"}');
+    await tool.locator("button.invoke").click();
+    await expect.poll(() => tool.locator(".result").textContent()).toContain('"text": "hello viewer"');
+    expect(await viewer.title()).not.toBe("owned");
+    await viewer.context().close();
+  });
+
+  it("switches tabs from the tab strip", async () => {
+    const driver = await drive(browser.cdp_ws_url);
+    driven.push(driver);
+    const second = await driver.open(pages.url("/second"));
+    const viewer = await openViewer(browser.live_view_url);
+    const tab = viewer.locator("#tabs button", { hasText: "Green page" });
+    await expect.poll(() => tab.count(), { timeout: 15_000 }).toBe(1);
+    await tab.click();
+    await waitForColour(viewer, GREEN);
+    expect(await viewer.locator("#page-title").textContent()).toBe("Green page");
+    await second.close();
+    // Its tab closed: the view moves to a tab still open.
+    await waitForColour(viewer, RED);
+    await viewer.context().close();
+  });
+
+  it("read-only: shows frames and tools, and sends none of its input to the page", async () => {
+    const viewer = await openViewer(browser.live_view_read_only_url);
+    await waitForColour(viewer, RED);
+    await expect.poll(() => viewer.locator("#tools li", { hasText: "greet" }).count(), { timeout: 15_000 }).toBe(1);
+    expect(await viewer.locator("#tools textarea").isVisible()).toBe(false);
+    await remote.evaluate(() => {
+      (window as unknown as { clicks: unknown[] }).clicks = [];
+      (document.getElementById("name") as HTMLInputElement).value = "";
+    });
+    await clickRemote(viewer, remoteWidth, 100, 215);
+    await viewer.keyboard.type("nope");
+
+    // The page's script is not the only guard: a client holding the read-only token
+    // that sends input itself gets a refusal, and the page sees nothing.
+    const raw = await rawViewer(browser.live_view_read_only_url);
+    raw.ws.send(JSON.stringify({ type: "mouse", event: "down", x: 100, y: 215, button: "left", clicks: 1 }));
+    raw.ws.send(JSON.stringify({ type: "mouse", event: "up", x: 100, y: 215, button: "left", clicks: 1 }));
+    raw.ws.send(JSON.stringify({ type: "text", text: "typed" }));
+    raw.ws.send(JSON.stringify({ type: "key", event: "down", key: "a", code: "KeyA", text: "a", keyCode: 65 }));
+    const tools = (await t.client().webmcp.listTools(browser.id)).tools;
+    raw.ws.send(JSON.stringify({ type: "invoke", id: 1, request: { tool_ref: tools[0]?.tool_ref, input: { who: "x" } } }));
+    await expect.poll(() => raw.messages.some((message) => message.type === "error" && message.code === "read_only")).toBe(true);
+    // What the browser would have done by now, had anything been sent: a round trip through it.
+    await remote.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+    expect(await remote.evaluate(() => (window as unknown as { clicks: unknown[] }).clicks)).toEqual([]);
+    expect(await remote.evaluate(() => (document.getElementById("name") as HTMLInputElement).value)).toBe("");
+    expect(raw.messages.some((message) => message.type === "invocation")).toBe(false);
+    raw.ws.close();
+    await viewer.context().close();
+  });
+
+  it("closes a wrong token with 4401, a foreign protocol with a refusal, and one viewer too many with 4429", async () => {
+    const wrong = await rawViewer(browser.live_view_url, ["browser-service.live-view", "token.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"]);
+    expect((await wrong.closed).code).toBe(4401);
+    // The DevTools token is not a live view token.
+    const cdpToken = new URL(browser.cdp_ws_url).searchParams.get("token");
+    expect((await (await rawViewer(browser.live_view_url, ["browser-service.live-view", `token.${cdpToken}`])).closed).code).toBe(4401);
+    await expect(rawViewer(browser.live_view_url, ["something-else"])).rejects.toThrow(/400/);
+
+    const viewers = await Promise.all([1, 2, 3, 4, 5].map(() => rawViewer(browser.live_view_url)));
+    const open = viewers.filter((viewer) => viewer.ws.readyState === WebSocket.OPEN);
+    expect(open).toHaveLength(3);
+    for (const refused of viewers.filter((viewer) => !open.includes(viewer))) expect((await refused.closed).code).toBe(4429);
+    for (const viewer of open) viewer.ws.close();
+    await Promise.all(open.map((viewer) => viewer.closed));
+    // The last viewer gone, nothing is captured any more.
+    await expect.poll(() => t.server.liveViewStats()).toEqual({ viewers: 0, screencasts: 0 });
+  });
+
+  it("tells viewers a deleted browser is gone, and its old URL says so too", async () => {
+    const doomed = await t.client().browsers.create({ start_url: pages.url("/second") });
+    const viewer = await openViewer(doomed.live_view_url);
+    await waitForColour(viewer, GREEN);
+    await t.client().browsers.delete(doomed.id);
+    await expect.poll(() => viewer.locator("#status").textContent()).toBe("Browser gone");
+    expect(await viewer.locator("#notice").textContent()).toContain("This browser is gone");
+    const again = await openViewer(doomed.live_view_url);
+    await expect.poll(() => again.locator("#notice").textContent()).toContain("This browser is gone");
+    expect((await (await rawViewer(doomed.live_view_url)).closed).code).toBe(4404);
+    await viewer.context().close();
+    await again.context().close();
+  });
+
+  it("serves the page with a policy that runs only its own script", async () => {
+    const response = await fetch(browser.live_view_url.replace(/#.*/, ""));
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const policy = response.headers.get("content-security-policy") ?? "";
+    expect(policy).toMatch(/script-src 'sha256-[^']+'(;|$)/);
+    expect(policy).toContain("default-src 'none'");
+    expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(await response.text()).not.toContain("/*SCRIPT*/");
+    expect(t.mismatches).toEqual([]);
+  });
+});
+
+describe("the live view's input budget", () => {
+  const t = useTestServer({ liveView: { inputRate: 20 } });
+
+  it("drops what a viewer sends past its rate, and says so", async () => {
+    const browser = await t.client().browsers.create({ start_url: pages.url("/remote") });
+    const driver = await drive(browser.cdp_ws_url);
+    driven.push(driver);
+    const remote = driver.context.pages().find((page) => page.url().endsWith("/remote")) as Page;
+    await remote.focus("#name");
+    const raw = await rawViewer(browser.live_view_url);
+    // Typing reaches the tab being watched once its capture has started: the first frame says so.
+    await expect.poll(() => raw.messages.some((message) => message.type === "frame"), { timeout: 15_000 }).toBe(true);
+    for (let i = 0; i < 100; i++) raw.ws.send(JSON.stringify({ type: "text", text: "a" }));
+    await expect.poll(() => raw.messages.some((message) => message.type === "error" && message.code === "rate_limited")).toBe(true);
+    await expect.poll(() => remote.evaluate(() => (document.getElementById("name") as HTMLInputElement).value.length)).toBeGreaterThan(0);
+    // A round trip through the page, after which every message the server let through has arrived.
+    raw.ws.send(JSON.stringify({ type: "tools" }));
+    await remote.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    expect(await remote.evaluate(() => (document.getElementById("name") as HTMLInputElement).value.length)).toBeLessThan(100);
+    raw.ws.close();
+  });
+});
