@@ -11,7 +11,7 @@ export { type CliIo, runCli } from "./app/cli.js";
 export { type Command, ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand, type ServerConfig } from "./app/config.js";
 export type { FirstStart } from "./app/first-start.js";
 export { KeyIssueError } from "./app/issue-key.js";
-export { type BrowserServiceServer, type CreateServerOptions, createServer } from "./app/server.js";
+export { type BrowserServiceServer, type CreateServerOptions, createServer, DEFAULT_LIVE_VIEW_LIMITS } from "./app/server.js";
 export type { Credential, IssuedKey } from "./auth/api-key-store.js";
 export { type BrowserExit, BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browsers/browser-launcher.js";
 export { CHROMIUM_FLAGS, ChromiumLauncher, type ChromiumLauncherOptions } from "./browsers/chromium-launcher.js";
@@ -38,6 +38,7 @@ export { ApiError, type ApiErrorOptions, CdpClientLimitError } from "./http/api-
 export { type BrowserOfConnection, type TrustedProxy, TrustProxyError, trustedProxies } from "./http/client-key.js";
 export type { RateLimit, RateLimitSettings } from "./http/rate-limiter.js";
 export type { ResponseCheckOptions, ResponseMismatch } from "./http/response-check.js";
+export type { LiveViewLimits } from "./live-view/live-view-limits.js";
 export type { Organization } from "./organization/organization-store.js";
 export type { ProjectRow } from "./projects/project-store.js";
 export { checkSandbox, type SandboxCheck } from "./sandbox/sandbox-check.js";

@@ -1,7 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { DEFAULT_LIVE_VIEW_LIMITS } from "../src/app/server.js";
 import { liveViewAccess, liveViewToken, newBrowserToken } from "../src/cdp/browser-token.js";
+import type { CdpConnection } from "../src/cdp/cdp-connection.js";
 import { inputCommand } from "../src/live-view/input-commands.js";
 import { SocketViewer, type ViewerSocket } from "../src/live-view/socket-viewer.js";
+import { TabScreencast } from "../src/live-view/tab-screencast.js";
 import { parseViewerMessage, ViewerMessageError } from "../src/live-view/viewer-messages.js";
 
 // The live view's parts on their own: its tokens, what it reads from a viewer, the
@@ -128,5 +131,39 @@ describe("a viewer on a slow link", () => {
     viewer.send("more tools");
     expect(socket.sent).toEqual(["tools"]);
     expect(socket.closedWith).toBe(1008);
+  });
+});
+
+describe("a tab's capture", () => {
+  it("asks for the next frame no sooner than the frame rate cap allows", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    try {
+      const acks: number[] = [];
+      const connection = {
+        closed: false,
+        send: async (method: string, params: Record<string, unknown>) => {
+          if (method === "Target.attachToTarget") return { sessionId: "S" };
+          if (method === "Page.screencastFrameAck") acks.push(performance.now());
+          if (method === "Page.getLayoutMetrics") return { cssVisualViewport: { clientWidth: 800, clientHeight: 600 } };
+          if (method === "Page.captureScreenshot") return { data: "AAAA" };
+          return params;
+        },
+      } as unknown as CdpConnection;
+      const delivered: string[] = [];
+      const cast = new TabScreencast(connection, "T", { ...DEFAULT_LIVE_VIEW_LIMITS, maxViewers: 1, maxFps: 10 }, (frame) => delivered.push(frame));
+      await cast.start();
+      const start = performance.now();
+      // Chromium sends frames as fast as it is asked for them: here, three at once.
+      for (let id = 1; id <= 3; id++) cast.frame({ data: "AAAA", sessionId: id, metadata: { deviceWidth: 800, deviceHeight: 600 } });
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(acks.map((at) => Math.round(at - start))).toEqual([0, 100, 200]);
+      expect(delivered).toHaveLength(4);
+      expect(JSON.parse(delivered[0] as string)).toEqual({ type: "frame", tab: "T", width: 800, height: 600, data: "AAAA" });
+      // A frame whose data is not base64 is not embedded in what viewers receive.
+      cast.frame({ data: '"},{"type":"hello', sessionId: 4, metadata: { deviceWidth: 1, deviceHeight: 1 } });
+      expect(delivered).toHaveLength(4);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

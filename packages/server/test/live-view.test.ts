@@ -28,6 +28,8 @@ const REMOTE = `<!doctype html><title>Red page</title>
     execute: async ({ who }) => ({ text: "hello " + who }),
   });
 </script>`;
+const STUCK = `<!doctype html><title>Stuck tool</title>
+<script>document.modelContext.registerTool({ name: "stuck", description: "Never answers.", execute: () => new Promise(() => {}) });</script>`;
 const SECOND = `<!doctype html><title>Green page</title><style>body { margin: 0; background: rgb(${GREEN.join(",")}); height: 100vh; }</style>`;
 
 let pages: PageServer;
@@ -36,6 +38,7 @@ beforeAll(async () => {
   pages = await PageServer.start();
   pages.serve("/remote", REMOTE);
   pages.serve("/second", SECOND);
+  pages.serve("/stuck", STUCK);
   viewerBrowser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ["--no-sandbox"] });
 });
 afterAll(async () => {
@@ -195,6 +198,8 @@ describe("the live view", () => {
     await tab.click();
     await waitForColour(viewer, GREEN);
     expect(await viewer.locator("#page-title").textContent()).toBe("Green page");
+    // The tab it left, which nobody else watches, is no longer captured.
+    await expect.poll(() => t.server.liveViewStats()).toEqual({ viewers: 1, screencasts: 1 });
     await second.close();
     // Its tab closed: the view moves to a tab still open.
     await waitForColour(viewer, RED);
@@ -240,6 +245,8 @@ describe("the live view", () => {
     expect((await (await rawViewer(browser.live_view_url, ["browser-service.live-view", `token.${cdpToken}`])).closed).code).toBe(4401);
     await expect(rawViewer(browser.live_view_url, ["something-else"])).rejects.toThrow(/400/);
 
+    // The earlier tests' viewers have left (their pages closed), so the cap is the whole story.
+    await expect.poll(() => t.server.liveViewStats().viewers).toBe(0);
     const viewers = await Promise.all([1, 2, 3, 4, 5].map(() => rawViewer(browser.live_view_url)));
     const open = viewers.filter((viewer) => viewer.ws.readyState === WebSocket.OPEN);
     expect(open).toHaveLength(3);
@@ -297,5 +304,50 @@ describe("the live view's input budget", () => {
     await remote.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
     expect(await remote.evaluate(() => (document.getElementById("name") as HTMLInputElement).value.length)).toBeLessThan(100);
     raw.ws.close();
+  });
+});
+
+describe("the live view's other bounds", () => {
+  const t = useTestServer({
+    liveView: { maxWidth: 320, maxHeight: 240, maxMessageBytes: 64 * 1024 },
+    rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0.001, burst: 3 } },
+  });
+
+  it("scales frames to fit the size cap, closes a message over the cap with 1009, and runs at most 4 invocations of a viewer", async () => {
+    const browser = await t.client().browsers.create({ start_url: pages.url("/stuck") });
+    const raw = await rawViewer(browser.live_view_url);
+    await expect.poll(() => raw.messages.some((message) => message.type === "frame"), { timeout: 15_000 }).toBe(true);
+    const frame = raw.messages.find((message) => message.type === "frame") as { data: string };
+    const viewer = await openViewer("about:blank");
+    const size = await viewer.evaluate(async (data) => {
+      const image = new Image();
+      image.src = `data:image/jpeg;base64,${data}`;
+      await image.decode();
+      return [image.naturalWidth, image.naturalHeight];
+    }, frame.data);
+    await viewer.context().close();
+    expect(size[0]).toBeLessThanOrEqual(320);
+    expect(size[1]).toBeLessThanOrEqual(240);
+
+    const [tool] = (await t.client().webmcp.listTools(browser.id)).tools;
+    for (let id = 1; id <= 5; id++) raw.ws.send(JSON.stringify({ type: "invoke", id, request: { tool_ref: tool?.tool_ref, input: {}, timeout_sec: 1 } }));
+    await expect.poll(() => raw.messages.filter((message) => message.type === "invocation").length, { timeout: 15_000 }).toBe(5);
+    const answers = raw.messages.filter((message) => message.type === "invocation") as { id: number; error: { code: string } }[];
+    expect(answers[0]).toMatchObject({ id: 5, error: { code: "rate_limited" } });
+    // The four that ran waited for the tool and were then reported as of unknown outcome.
+    expect(answers.slice(1).map((answer) => answer.error.code)).toEqual(["outcome_unknown", "outcome_unknown", "outcome_unknown", "outcome_unknown"]);
+
+    raw.ws.send(JSON.stringify({ type: "text", text: "x".repeat(70_000) }));
+    expect((await raw.closed).code).toBe(1009);
+  });
+
+  it("counts wrong tokens as failed authentications of the address, as the API does", async () => {
+    const browser = await t.client().browsers.create({});
+    for (let i = 0; i < 3; i++) {
+      const wrong = await rawViewer(browser.live_view_url, ["browser-service.live-view", `token.${"A".repeat(43)}`]);
+      expect((await wrong.closed).code).toBe(4401);
+    }
+    // The address has used its failed attempts: even the right token waits.
+    expect((await (await rawViewer(browser.live_view_url)).closed).code).toBe(4429);
   });
 });

@@ -46,6 +46,9 @@ const TAB_POLL_MS = 1_000;
 const MAX_PENDING_INPUT = 256;
 // A viewer told "rate_limited" or "read_only" hears it at most this often.
 const REFUSAL_INTERVAL_MS = 1_000;
+// A tab whose capture could not start is tried this often, this many times (5 s in all).
+const CAPTURE_RETRY_MS = 250;
+const CAPTURE_ATTEMPTS = 20;
 // Pages of Chromium's own (settings, DevTools, its UI): no viewer is shown or sent into them.
 const CHROMIUM_PAGE = /^(?:chrome|chrome-untrusted|devtools):/i;
 
@@ -211,22 +214,41 @@ export class BrowserLiveView {
     viewer.send(this.#tabsMessage(tabId));
     if (previous !== tabId) this.#release(previous);
     if (tabId === undefined) return;
-    let cast = this.#casts.get(tabId);
-    if (!cast) {
-      const started = new TabScreencast(this.#connection, tabId, this.#limits, (frame) => this.#fanOut(tabId, frame));
-      cast = started;
-      this.#casts.set(tabId, started);
-      started.start().catch((error: unknown) => {
-        if (this.#casts.get(tabId) === started) this.#casts.delete(tabId);
-        if (!this.#closed) this.#log.debug({ err: error, tab: tabId }, "could not capture a tab for the live view");
-      });
-    } else if (cast.lastFrame !== undefined) viewer.offerFrame(cast.lastFrame);
+    const cast = this.#casts.get(tabId);
+    if (!cast) this.#capture(tabId, 0);
+    else if (cast.lastFrame !== undefined) viewer.offerFrame(cast.lastFrame);
+  }
+
+  /**
+   * Starts capturing a tab. A tab in the middle of its first navigation has no page to
+   * capture yet ("Not attached to an active page"), so a failed start is tried again a
+   * little later, while anyone still watches the tab, a bounded number of times.
+   */
+  #capture(tabId: string, attempt: number): void {
+    const started = new TabScreencast(this.#connection, tabId, this.#limits, (frame) => this.#fanOut(tabId, frame));
+    this.#casts.set(tabId, started);
+    started.start().catch((error: unknown) => {
+      if (this.#casts.get(tabId) !== started) return;
+      this.#casts.delete(tabId);
+      if (this.#closed) return;
+      if (attempt + 1 >= CAPTURE_ATTEMPTS) {
+        this.#log.warn({ err: error, tab: tabId }, "could not capture a tab for the live view");
+        return;
+      }
+      setTimeout(() => {
+        if (!this.#closed && !this.#casts.has(tabId) && this.#watched(tabId)) this.#capture(tabId, attempt + 1);
+      }, CAPTURE_RETRY_MS);
+    });
+  }
+
+  #watched(tabId: string): boolean {
+    for (const state of this.#viewers.values()) if (state.tab === tabId) return true;
+    return false;
   }
 
   /** Stops capturing a tab nobody watches any more. */
   #release(tabId: string | undefined): void {
-    if (tabId === undefined) return;
-    for (const state of this.#viewers.values()) if (state.tab === tabId) return;
+    if (tabId === undefined || this.#watched(tabId)) return;
     const cast = this.#casts.get(tabId);
     this.#casts.delete(tabId);
     cast?.stop().catch((error: unknown) => this.#log.debug({ err: error }, "could not stop a live view capture"));

@@ -53,6 +53,27 @@ export class TabScreencast {
       { format: "jpeg", quality: this.#limits.quality, maxWidth: this.#limits.maxWidth, maxHeight: this.#limits.maxHeight, everyNthFrame: 1 },
       sessionId,
     );
+    // A screencast sends a frame when the page paints: a page that has finished painting
+    // would show its viewers nothing until it changes. Its current screen is taken once.
+    if (this.#lastFrame === undefined) await this.#firstFrame(sessionId);
+  }
+
+  async #firstFrame(sessionId: string): Promise<void> {
+    const { cssVisualViewport: viewport } = await this.#connection.send<{ cssVisualViewport: { clientWidth: number; clientHeight: number } }>(
+      "Page.getLayoutMetrics",
+      {},
+      sessionId,
+    );
+    const width = Math.max(1, Math.floor(viewport.clientWidth));
+    const height = Math.max(1, Math.floor(viewport.clientHeight));
+    const scale = Math.min(1, this.#limits.maxWidth / width, this.#limits.maxHeight / height);
+    const { data } = await this.#connection.send<{ data: string }>(
+      "Page.captureScreenshot",
+      { format: "jpeg", quality: this.#limits.quality, clip: { x: 0, y: 0, width, height, scale } },
+      sessionId,
+    );
+    if (this.#stopped || this.#lastFrame !== undefined) return;
+    this.frame({ data, metadata: { deviceWidth: width, deviceHeight: height } });
   }
 
   /** A `Page.screencastFrame` event of this tab's session. */
