@@ -3,6 +3,7 @@ import { type BrowserServiceClient, createClient } from "@browser-service/client
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type BrowserChoice, type BrowserTarget, openBrowser } from "./browser-target.js";
 import type { CallContext } from "./call-tool.js";
+import { LiveViewApp, showBrowserTool } from "./live-view-app.js";
 import { createSessionServer, type ServerIdentity } from "./session-server.js";
 import { ToolCatalog } from "./tool-catalog.js";
 
@@ -51,6 +52,7 @@ export async function createBridge(options: BridgeOptions = {}): Promise<Bridge>
   const client = options.client ?? createClient();
   const browser = await openBrowser(client, options.browser ?? { create: {} }, options.projectId);
   const catalog = new ToolCatalog(client, browser.id, {
+    ownTools: [showBrowserTool],
     ...(options.projectId !== undefined && { projectId: options.projectId }),
     ...(options.log !== undefined && { log: options.log }),
   });
@@ -60,6 +62,7 @@ export async function createBridge(options: BridgeOptions = {}): Promise<Bridge>
     timeoutSec: options.timeoutSec ?? 30,
     ...(options.projectId !== undefined && { projectId: options.projectId }),
   };
+  const liveView = new LiveViewApp(client, browser.id, options.projectId);
   try {
     await catalog.refresh();
   } catch (error) {
@@ -70,7 +73,7 @@ export async function createBridge(options: BridgeOptions = {}): Promise<Bridge>
   return {
     browser,
     catalog,
-    createServer: () => createSessionServer(catalog, context, bridgeIdentity),
+    createServer: () => createSessionServer(catalog, context, bridgeIdentity, liveView),
     close() {
       closing ??= (async () => {
         catalog.stop();

@@ -17,6 +17,16 @@ export { ConfigError, McpBridgeError } from "./errors.js";
 export { type HttpEndpoint, type HttpOptions, mcpPath, serveHttp } from "./http-server.js";
 export { type McpInputSchema, mcpInputSchema, schemaCaps } from "./input-schema.js";
 export { listingFrame } from "./listing-frame.js";
+export {
+  LiveViewApp,
+  type LiveViewContents,
+  liveViewResource,
+  liveViewResourceUri,
+  mcpAppMimeType,
+  mcpAppsExtension,
+  showBrowserTool,
+  showBrowserToolName,
+} from "./live-view-app.js";
 export { type McpTool, toMcpTool } from "./mcp-tool.js";
 export { createSessionServer, type ServerIdentity, serverInstructions } from "./session-server.js";
 export { CatalogStdioServerTransport } from "./stdio-transport.js";

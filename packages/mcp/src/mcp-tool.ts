@@ -5,13 +5,18 @@ import { describeTool } from "./tool-description.js";
 /** One tool as `tools/list` shows it (the MCP `Tool` shape). */
 export interface McpTool {
   name: string;
+  /** Only on the bridge's own tools: a page's title would be page text outside any fence. */
+  title?: string;
   description: string;
   inputSchema: { type: "object"; [keyword: string]: unknown };
   annotations: {
     readOnlyHint?: boolean;
     destructiveHint?: boolean;
-    openWorldHint: true;
+    /** Always true for a page's tool, which reaches whatever it likes. */
+    openWorldHint: boolean;
   };
+  /** Only on the bridge's own tools (the MCP Apps link of `show_browser`). */
+  _meta?: Record<string, unknown>;
 }
 
 /**

@@ -15,9 +15,9 @@ export interface CatalogEntry {
 export interface CatalogState {
   /** The snapshot's `ETag`, when the service sent one. */
   etag: string | undefined;
-  /** Every tool, in snapshot order. */
+  /** Every tool: the bridge's own first, then the pages', in snapshot order. */
   tools: McpTool[];
-  /** By MCP name. */
+  /** The pages' tools, by MCP name. */
   entries: ReadonlyMap<string, CatalogEntry>;
   /** `tools` as UTF-8 JSON, made once per snapshot so that a transport can send a listing without serializing it again. */
   toolsJson: Buffer;
@@ -31,9 +31,9 @@ export interface ToolCatalogOptions {
   log?: (message: string) => void;
   /** How many tool names the catalog gives at most ({@link ToolNames}); default 100,000. */
   maxNames?: number;
+  /** The bridge's own tools: listed first, and their names never given to a page's tool. Default none. */
+  ownTools?: readonly McpTool[];
 }
-
-const empty: CatalogState = { etag: undefined, tools: [], entries: new Map(), toolsJson: Buffer.from("[]") };
 
 /**
  * The browser's WebMCP tools as MCP tools, kept current by conditional reads of the
@@ -47,8 +47,9 @@ export class ToolCatalog {
   readonly #options: ToolCatalogOptions;
   readonly #names: ToolNames;
   readonly #listeners = new Set<() => void>();
-  #state: CatalogState = empty;
-  #shown = "[]";
+  readonly #ownTools: readonly McpTool[];
+  #state: CatalogState;
+  #shown: string;
   #started = 0;
   #applied = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -60,7 +61,13 @@ export class ToolCatalog {
     this.#client = client;
     this.#browser = browser;
     this.#options = options;
-    this.#names = new ToolNames(options.maxNames);
+    this.#ownTools = options.ownTools ?? [];
+    this.#names = new ToolNames(
+      options.maxNames,
+      this.#ownTools.map((tool) => tool.name),
+    );
+    this.#shown = JSON.stringify(this.#ownTools);
+    this.#state = { etag: undefined, tools: [...this.#ownTools], entries: new Map(), toolsJson: Buffer.from(this.#shown) };
   }
 
   /** The latest state read (empty before the first read). */
@@ -125,7 +132,7 @@ export class ToolCatalog {
   #apply(tools: WebMcpTool[], etag: string | undefined): void {
     const names = this.#names.assign(tools);
     const entries = new Map<string, CatalogEntry>();
-    const shown: McpTool[] = [];
+    const shown: McpTool[] = [...this.#ownTools];
     let unnamed = 0;
     tools.forEach((tool, index) => {
       const name = names[index];

@@ -89,10 +89,16 @@ export class ToolNames {
   /** The `tool_ref`s of the latest snapshot. */
   #byRef = new Map<string, Named>();
 
-  /** @param maxNames - how many names to give at most (default 100,000: about 20 MB remembered). */
-  constructor(maxNames = 100_000) {
+  /**
+   * @param maxNames - how many names to give at most (default 100,000: about 20 MB remembered).
+   * @param reserved - names never given to a page's tool (the bridge's own tools): a page tool of that name gets a qualified one.
+   */
+  constructor(maxNames = 100_000, reserved: readonly string[] = []) {
     this.maxNames = maxNames;
+    this.#reserved = new Set(reserved);
   }
+
+  readonly #reserved: ReadonlySet<string>;
 
   /** Whether `name` was ever given to a registration (it may name nothing live now). */
   given(name: string): boolean {
@@ -135,7 +141,7 @@ export class ToolNames {
       const base = sanitizeToolName(tool.name);
       counts.set(base, (counts.get(base) ?? 0) + 1);
     }
-    const free = (name: string) => !taken.has(name) && !this.#given.has(name);
+    const free = (name: string) => !taken.has(name) && !this.#given.has(name) && !this.#reserved.has(name);
     tools.forEach((tool, index) => {
       if (names[index] !== undefined || this.#given.size >= this.maxNames) return;
       const base = sanitizeToolName(tool.name);

@@ -36,7 +36,7 @@ describe("the bin driven by the MCP Inspector's CLI", () => {
     await openShop();
     const env = h.env({ BROWSER_SERVICE_BROWSER: h.browser });
     const listed = (await runInspector([process.execPath, binPath, "--method", "tools/list"], env)) as { tools: { name: string; annotations: unknown }[] };
-    expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["checkout", "search", "wait_for_stock"]);
+    expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["checkout", "search", "show_browser", "wait_for_stock"]);
     const called = (await runInspector([process.execPath, binPath, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "q=brass"], env)) as {
       structuredContent: unknown;
       isError?: boolean;
@@ -62,7 +62,7 @@ describe("the bin driven by the MCP Inspector's CLI", () => {
       const listed = (await runInspector([url, "--transport", "http", "--header", `Authorization: Bearer ${token}`, "--method", "tools/list"], h.env())) as {
         tools: { name: string }[];
       };
-      expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["checkout", "search", "wait_for_stock"]);
+      expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["checkout", "search", "show_browser", "wait_for_stock"]);
       const called = (await runInspector(
         [url, "--transport", "http", "--header", `Authorization: Bearer ${token}`, "--method", "tools/call", "--tool-name", "checkout"],
         h.env(),

@@ -19,7 +19,7 @@ async function serveOnce(args: string[]): Promise<{ id: string; names: string[] 
   await client.connect(transport);
   const names = await eventually("the shop's tools", async () => {
     const { tools } = await client.listTools();
-    return tools.length === 3 ? tools.map((tool) => tool.name).sort() : undefined;
+    return tools.length === 4 ? tools.map((tool) => tool.name).sort() : undefined;
   });
   const id = /serving the WebMCP tools of browser ([^\s,]+)/.exec(stderr)?.[1] as string;
   expect(id).toMatch(/^brw_[a-z0-9]+$/);
@@ -31,7 +31,7 @@ async function serveOnce(args: string[]): Promise<{ id: string; names: string[] 
 describe("a browser the bridge creates", () => {
   it("opens --start-url with --name, and is deleted when the client goes", async () => {
     const { id, names } = await serveOnce(["--start-url", h.pages.url("/shop"), "--name", "bridge-made"]);
-    expect(names).toEqual(["checkout", "search", "wait_for_stock"]);
+    expect(names).toEqual(["checkout", "search", "show_browser", "wait_for_stock"]);
     await expect(h.client.browsers.get("bridge-made")).rejects.toBeInstanceOf(NotFoundError);
     await expect(h.client.browsers.get(id)).rejects.toBeInstanceOf(NotFoundError);
   });

@@ -13,7 +13,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { type CallToolResult, type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { chromium, type Page, type Browser as PlaywrightBrowser } from "playwright-core";
 import { afterAll, afterEach, beforeAll } from "vitest";
+import { showBrowserToolName } from "../../src/live-view-app.js";
 import { servePages } from "./pages.js";
+
+/** The pages' tools of a listing: every tool but the bridge's own. */
+export const pageTools = (tools: Tool[]) => tools.filter((tool) => tool.name !== showBrowserToolName);
 
 /** The `browser-service-mcp` command, as published (it runs the built `dist`). */
 export const binPath = fileURLToPath(new URL("../../bin/browser-service-mcp.mjs", import.meta.url));
@@ -46,9 +50,9 @@ export interface BridgeSession {
   listChanged(): number;
   /** Waits (bounded) for the next notification after `seen` arrived ones. */
   nextListChanged(seen: number): Promise<void>;
-  /** The tools listed now. */
+  /** The pages' tools listed now (the bridge's own `show_browser` left out; live-view.test.ts covers it). */
   tools(): Promise<Tool[]>;
-  /** Lists until `ready` accepts the tools (pages register after they load). */
+  /** Lists until `ready` accepts the pages' tools (pages register after they load). */
   waitForTools(ready: (tools: Tool[]) => boolean): Promise<Tool[]>;
   /** Calls a tool. */
   call(name: string, input?: Record<string, unknown>): Promise<CallToolResult>;
@@ -214,11 +218,11 @@ export async function startBridge(
       return eventually(`list_changed number ${seen + 1}`, () => (changes > seen ? true : undefined)).then(() => undefined);
     },
     async tools() {
-      return (await client.listTools()).tools;
+      return pageTools((await client.listTools()).tools);
     },
     waitForTools(ready) {
       return eventually("the bridge's tool list", async () => {
-        const { tools } = await client.listTools();
+        const tools = pageTools((await client.listTools()).tools);
         return ready(tools) ? tools : undefined;
       });
     },

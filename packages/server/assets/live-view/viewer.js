@@ -323,7 +323,60 @@
   }
   startAsMcpApp();
 
+  /**
+   * Inside an MCP host (the bridge's show_browser App): the MCP Apps handshake over
+   * postMessage (JSON-RPC 2.0, protocol 2026-01-26), then the live view link from the
+   * tool result's structuredContent.live_view_url.
+   */
   function startAsMcpApp() {
     setStatus("Waiting for the browser's live view link…");
+    document.body.classList.add("app");
+    if (window.parent === window) {
+      gone("Open this page through the browser's live_view_url.");
+      return;
+    }
+    const post = (message) => window.parent.postMessage({ jsonrpc: "2.0", ...message }, "*");
+    let started = false;
+    window.addEventListener("message", (event) => {
+      const message = event.data;
+      if (event.source !== window.parent || typeof message !== "object" || message === null || message.jsonrpc !== "2.0") return;
+      if (message.id === 1 && ("result" in message || "error" in message)) {
+        if (message.error) {
+          setStatus("This client does not show MCP Apps.", "gone");
+          return;
+        }
+        post({ method: "ui/notifications/initialized" });
+        post({ method: "ui/notifications/size-changed", params: { width: document.documentElement.scrollWidth, height: 640 } });
+        return;
+      }
+      switch (message.method) {
+        case "ui/notifications/tool-result": {
+          const url = message.params?.structuredContent?.live_view_url;
+          if (typeof url === "string" && /^https?:\/\//.test(url) && !started) {
+            started = true;
+            connect(url);
+          } else if (!started) gone("The tool did not return a live view link.");
+          return;
+        }
+        case "ui/notifications/tool-cancelled":
+          if (!started) gone("The call was cancelled.");
+          return;
+        case "ui/resource-teardown":
+          ended = true;
+          socket?.close(1000, "The host closed the view.");
+          post({ id: message.id, result: {} });
+          return;
+        case "ping":
+          post({ id: message.id, result: {} });
+          return;
+        default:
+          if (message.method !== undefined && message.id !== undefined) post({ id: message.id, error: { code: -32601, message: "Method not found" } });
+      }
+    });
+    post({
+      id: 1,
+      method: "ui/initialize",
+      params: { protocolVersion: "2026-01-26", appInfo: { name: "browser-service-live-view", version: "1" }, appCapabilities: {} },
+    });
   }
 })();
