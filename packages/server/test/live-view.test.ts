@@ -206,6 +206,23 @@ describe("the live view", () => {
     await viewer.context().close();
   });
 
+  it("serves several viewers of one tab, and one leaving harms nothing", async () => {
+    const first = await openViewer(browser.live_view_url);
+    const second = await openViewer(browser.live_view_read_only_url);
+    await waitForColour(first, RED);
+    await waitForColour(second, RED);
+    await first.context().close();
+    await remote.evaluate((green) => {
+      document.body.style.background = `rgb(${green.join(",")})`;
+    }, GREEN);
+    await waitForColour(second, GREEN);
+    await remote.evaluate((red) => {
+      document.body.style.background = `rgb(${red.join(",")})`;
+    }, RED);
+    await waitForColour(second, RED);
+    await second.context().close();
+  });
+
   it("read-only: shows frames and tools, and sends none of its input to the page", async () => {
     const viewer = await openViewer(browser.live_view_read_only_url);
     await waitForColour(viewer, RED);

@@ -98,7 +98,7 @@ export class BrowserLiveView {
     return this.#casts.size;
   }
 
-  /** Whether the live view has ended (its last viewer left, or the browser ended). */
+  /** Whether the live view has ended (closed by its owner, or the browser ended). */
   get closed(): boolean {
     return this.#closed;
   }
@@ -133,14 +133,17 @@ export class BrowserLiveView {
     this.#watch(viewer, this.#tabs[0]?.id);
   }
 
-  /** A viewer left: their invocations stop waiting, and a tab nobody watches any more stops being captured. */
+  /**
+   * A viewer left: their invocations stop waiting, and a tab nobody watches any more stops
+   * being captured. The live view itself ends with {@link close}, which its owner calls
+   * once nobody watches.
+   */
   leave(viewer: LiveViewer): void {
     const state = this.#viewers.get(viewer);
     if (!state) return;
     this.#viewers.delete(viewer);
     for (const invocation of state.invocations) invocation.abort();
     this.#release(state.tab);
-    if (this.#viewers.size === 0) this.close();
   }
 
   /** Handles one message of a viewer. */

@@ -140,10 +140,16 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       return;
     }
     admitted.set(row.id, count + 1);
+    // The live view ends when nobody watches it and nobody is about to: counted here, not by
+    // the view, which does not see the viewers still opening their connections.
     const leave = () => {
       const left = (admitted.get(row.id) ?? 1) - 1;
-      if (left === 0) admitted.delete(row.id);
-      else admitted.set(row.id, left);
+      if (left > 0) {
+        admitted.set(row.id, left);
+        return;
+      }
+      admitted.delete(row.id);
+      settled.get(row.id)?.close();
     };
     let view: BrowserLiveView;
     try {
@@ -154,12 +160,15 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       closeWith(LIVE_VIEW_CLOSE.gone, "This browser is gone: its DevTools could not be reached.");
       return;
     }
-    if (socket.destroyed) {
+    if (socket.destroyed || view.closed) {
       leave();
-      if (view.viewerCount === 0) view.close();
+      // Closed under it: the browser ended while the view opened.
+      if (!socket.destroyed) closeWith(LIVE_VIEW_CLOSE.gone, "This browser is gone: it was deleted or it crashed.");
       return;
     }
+    let upgraded = false;
     wss.handleUpgrade(request, socket, head, (ws) => {
+      upgraded = true;
       sockets.set(ws, row.id);
       const viewer = new SocketViewer(ws, access, limits.maxBufferedBytes);
       ws.on("message", (data, isBinary) => {
@@ -176,11 +185,13 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       });
       ws.once("close", () => {
         sockets.delete(ws);
-        leave();
         view.leave(viewer);
+        leave();
       });
       view.join(viewer);
     });
+    // ws calls back at once, or never when the socket closed meanwhile: its place is freed here.
+    if (!upgraded) leave();
   }
 
   /** The live view of a running browser: the one its viewers share, or a new one for its first. */
@@ -213,6 +224,8 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
         throw error;
       }
       settled.set(browserId, view);
+      // Every viewer it was opened for gave up while it opened.
+      if (!admitted.has(browserId)) view.close();
       return view;
     })();
     views.set(browserId, opening);
