@@ -35,6 +35,8 @@ const browser = {
   status: "running",
   created_at: "2026-11-01T09:30:00Z",
   cdp_ws_url: "ws://127.0.0.1:8787/browsers/brw_5n8b2v6c4x1z9a3s7d0f2g4h/cdp?token=q3Jx9v0bW2mH8fT1cK7pL4sD6gY5nR0aE2uI9oZ3xV8",
+  live_view_url: "http://127.0.0.1:8787/browsers/brw_5n8b2v6c4x1z9a3s7d0f2g4h/live#token=Hq0mX2c9Vb7nL4kR8sT1wY6zA3dF5gJ0pE9uI2oQ7xC",
+  live_view_read_only_url: "http://127.0.0.1:8787/browsers/brw_5n8b2v6c4x1z9a3s7d0f2g4h/live#token=W5tP0aN8cM3vB6xZ1qR9eY4uI7oK2jH0gF5dS8lT3wA",
   sandboxed: true,
 };
 const { checksum: _omitted, ...legacyExtension } = extension;
@@ -235,6 +237,9 @@ export const platformCases: readonly SchemaCase[] = [
   at("Browser", { ...browser, name: "checkout-agent", status: "crashed" }, true, "named, crashed"),
   at("Browser", { ...browser, cdp_ws_url: "not a url" }, false, "cdp_ws_url is a URI"),
   at("Browser", (({ cdp_ws_url: _u, ...rest }) => rest)(browser), false, "cdp_ws_url is required"),
+  at("Browser", { ...browser, live_view_url: "not a url" }, false, "live_view_url is a URI"),
+  at("Browser", (({ live_view_url: _u, ...rest }) => rest)(browser), false, "live_view_url is required"),
+  at("Browser", (({ live_view_read_only_url: _u, ...rest }) => rest)(browser), false, "live_view_read_only_url is required"),
   at("Browser", { ...browser, name: "has space" }, false, "name pattern"),
   at("Browser", { ...browser, pid: 42 }, false, "no other properties"),
   at("Browser", { ...browser, sandboxed: false }, true, "unsandboxed (--unsafe-no-sandbox)"),

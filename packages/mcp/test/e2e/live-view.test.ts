@@ -81,7 +81,7 @@ describe("show_browser and the live view App", () => {
     const tab = await h.open(h.pages.url("/teal"));
     await tab.bringToFront();
     const read = await bridge.client.request({ method: "resources/read", params: { uri: liveViewResourceUri } }, ReadResourceResultSchema);
-    const [content] = read.contents as { text: string; _meta: { ui: { csp: { connectDomains: string[] } } } }[];
+    const [content] = read.contents as unknown as { text: string; _meta: { ui: { csp: { connectDomains: string[] } } } }[];
     const result = await bridge.call("show_browser");
     const page = await (await host.newContext({ viewport: { width: 1200, height: 800 } })).newPage();
     await page.goto(h.pages.url("/host"));
