@@ -17,10 +17,12 @@ const RED = [200, 30, 60];
 const GREEN = [20, 170, 70];
 const REMOTE = `<!doctype html><title>Red page</title>
 <style>body { margin: 0; background: rgb(${RED.join(",")}); height: 100vh; } input { position: absolute; left: 40px; top: 200px; width: 200px; height: 30px; }</style>
-<input id="name">
+<input id="name"><div style="height: 3000px"></div>
 <script>
   window.clicks = [];
+  window.drags = [];
   addEventListener("mousedown", (event) => window.clicks.push([event.clientX, event.clientY]));
+  addEventListener("mousemove", (event) => { if (event.buttons === 1) window.drags.push([event.clientX, event.clientY]); });
   document.modelContext.registerTool({
     name: "greet",
     description: "Says hello. <img src=x onerror=\\"document.title='owned'\\">",
@@ -157,6 +159,19 @@ describe("the live view", () => {
     const [[x, y]] = (await remote.evaluate(() => (window as unknown as { clicks: number[][] }).clicks)) as [[number, number]];
     expect(Math.abs(x - 300)).toBeLessThanOrEqual(3);
     expect(Math.abs(y - 100)).toBeLessThanOrEqual(3);
+
+    // A drag: the page sees the mouse move with its button held.
+    const box = (await viewer.locator("#screen").boundingBox()) as { x: number; y: number; width: number };
+    const scale = box.width / remoteWidth;
+    await viewer.mouse.move(box.x + 300 * scale, box.y + 100 * scale);
+    await viewer.mouse.down();
+    await viewer.mouse.move(box.x + 360 * scale, box.y + 140 * scale, { steps: 4 });
+    await viewer.mouse.up();
+    await expect.poll(() => remote.evaluate(() => (window as unknown as { drags: number[][] }).drags.length)).toBeGreaterThan(0);
+    // The wheel scrolls the page.
+    await viewer.mouse.wheel(0, 400);
+    await expect.poll(() => remote.evaluate(() => scrollY)).toBeGreaterThan(0);
+    await remote.evaluate(() => scrollTo(0, 0));
 
     await clickRemote(viewer, remoteWidth, 100, 215);
     await expect.poll(() => remote.evaluate(() => document.activeElement?.id)).toBe("name");
@@ -356,6 +371,10 @@ describe("the live view's other bounds", () => {
 
     raw.ws.send(JSON.stringify({ type: "text", text: "x".repeat(70_000) }));
     expect((await raw.closed).code).toBe(1009);
+    // Only that viewer: the server goes on (ws reports the oversized frame as an error event,
+    // which would end the process had nobody listened).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await t.client().browsers.get(browser.id)).status).toBe("running");
   });
 
   it("counts wrong tokens as failed authentications of the address, as the API does", async () => {

@@ -170,6 +170,9 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     wss.handleUpgrade(request, socket, head, (ws) => {
       upgraded = true;
       sockets.set(ws, row.id);
+      // A frame over the size cap, a broken frame: ws closes the connection (1009, 1002) and
+      // reports it here; without a listener the report would end the whole server.
+      ws.on("error", () => ws.terminate());
       const viewer = new SocketViewer(ws, access, limits.maxBufferedBytes);
       ws.on("message", (data, isBinary) => {
         if (isBinary) {
