@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { PageServer } from "@browser-service/test-pages";
 import type { Browser } from "@browser-service/types";
 import { chromium, type Page, type Browser as ViewerBrowser } from "playwright-core";
@@ -385,5 +386,66 @@ describe("the live view's other bounds", () => {
     }
     // The address has used its failed attempts: even the right token waits.
     expect((await (await rawViewer(browser.live_view_url)).closed).code).toBe(4429);
+  });
+});
+
+/** Sends a live view handshake for `path` on a raw socket, then `frame` once the 101 has arrived; resolves when the server has closed it. */
+function rawFrameAfterUpgrade(url: string, path: string, frame: Buffer): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let answer = "";
+    let sent = false;
+    socket.on("data", (chunk) => {
+      answer += chunk.toString("latin1");
+      if (!sent && answer.includes("\r\n\r\n")) {
+        sent = true;
+        socket.write(frame);
+      }
+    });
+    socket.on("error", () => resolve(answer));
+    socket.on("close", () => resolve(answer));
+    socket.on("connect", () =>
+      socket.write(
+        `GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: browser-service.live-view\r\n\r\n",
+      ),
+    );
+    setTimeout(() => reject(new Error("the server neither answered nor closed")), 10_000).unref();
+  });
+}
+
+describe("the live view against hostile viewers", () => {
+  const t = useTestServer({ liveView: { byteRate: 64 * 1024 } });
+
+  it("survives a frame over the cap, or not UTF-8, sent with no credential before the close arrives", async () => {
+    // A masked text frame announcing 2 MiB (64-bit length), and a masked text frame of 4 bytes that are not UTF-8.
+    const oversized = Buffer.concat([Buffer.from([0x81, 0x80 | 127]), Buffer.from([0, 0, 0, 0, 0, 0x20, 0, 0]), Buffer.alloc(4), Buffer.alloc(1024, 0x41)]);
+    const notUtf8 = Buffer.from([0x81, 0x80 | 4, 0, 0, 0, 0, 0xff, 0xfe, 0xfd, 0xfc]);
+    for (const frame of [oversized, notUtf8]) {
+      const answer = await rawFrameAfterUpgrade(t.url, "/browsers/brw_nope/live", frame);
+      expect(answer).toMatch(/^HTTP\/1\.1 101/);
+    }
+    // Both ended their own connection only.
+    expect((await t.client().browsers.create({})).status).toBe("running");
+  });
+
+  it("refuses before parsing: a watch-only viewer's large message, and a viewer past its browser's byte budget", async () => {
+    const browser = await t.client().browsers.create({});
+    const watcher = await rawViewer(browser.live_view_read_only_url);
+    watcher.ws.send(JSON.stringify({ type: "tools", pad: "[".repeat(50_000) }));
+    await expect.poll(() => watcher.messages.find((message) => message.type === "error")).toMatchObject({ code: "read_only" });
+
+    // Nesting deeper than any invocation's input is refused unparsed.
+    const deep = await rawViewer(browser.live_view_url);
+    deep.ws.send(`{"type":"tools","x":${"[".repeat(300)}${"]".repeat(300)}}`);
+    await expect.poll(() => deep.messages.find((message) => message.type === "error")).toMatchObject({ code: "invalid_message" });
+
+    const controller = await rawViewer(browser.live_view_url);
+    // 20,000 characters of structure, charged 256-fold: far past 64 KiB a second.
+    controller.ws.send(JSON.stringify({ type: "tools", pad: new Array(10_000).fill(0) }));
+    controller.ws.send(JSON.stringify({ type: "tools" }));
+    await expect.poll(() => controller.messages.find((message) => message.type === "error")).toMatchObject({ code: "rate_limited" });
+    for (const each of [watcher, controller, deep]) each.ws.close();
   });
 });

@@ -152,8 +152,8 @@ const MAX_PARAM_LENGTH = MAX_HEADER_BYTES;
 
 /**
  * The live view's bounds but the viewer cap (a flag): a screen captured at most 30 times
- * a second, scaled to fit 1600 x 1200, JPEG quality 70; 200 input messages a second and
- * 4 invocations at once per viewer; a viewer's message as large as the API's largest body;
+ * a second, scaled to fit 1600 x 1200, JPEG quality 70; 200 messages a second and
+ * 4 invocations at once per viewer, 4 MiB a second per browser (structure counted 256-fold); a viewer's message as large as the API's largest body;
  * 64 MiB waiting for a viewer that does not read (two full tool lists).
  */
 export const DEFAULT_LIVE_VIEW_LIMITS: Omit<LiveViewLimits, "maxViewers"> = {
@@ -162,6 +162,7 @@ export const DEFAULT_LIVE_VIEW_LIMITS: Omit<LiveViewLimits, "maxViewers"> = {
   maxHeight: 1200,
   quality: 70,
   inputRate: 200,
+  byteRate: 4 * 1024 * 1024,
   maxInvocations: 4,
   maxMessageBytes: JSON_BODY_LIMIT,
   maxBufferedBytes: 64 * 1024 * 1024,

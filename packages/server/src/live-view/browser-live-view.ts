@@ -2,10 +2,11 @@ import { limits as specLimits } from "@browser-service/types";
 import type { FastifyBaseLogger } from "fastify";
 import type { LiveViewAccess } from "../cdp/browser-token.js";
 import { type CdpConnection, CdpProtocolError } from "../cdp/cdp-connection.js";
-import { MessageBudget } from "../cdp/message-budget.js";
+import { scanCommandText } from "../cdp/command-text.js";
+import { MessageBudget, STRUCTURE_COST } from "../cdp/message-budget.js";
 import { ApiError, OutcomeUnknownError, PayloadTooLargeError } from "../http/api-errors.js";
 import type { BrowserWebMcp } from "../webmcp/browser-webmcp.js";
-import { inputProblems } from "../webmcp/input-rules.js";
+import { inputProblems, MAX_INPUT_DEPTH } from "../webmcp/input-rules.js";
 import { inputCommand } from "./input-commands.js";
 import type { LiveViewLimits } from "./live-view-limits.js";
 import { TabScreencast } from "./tab-screencast.js";
@@ -46,6 +47,10 @@ const TAB_POLL_MS = 1_000;
 const MAX_PENDING_INPUT = 256;
 // A viewer told "rate_limited" or "read_only" hears it at most this often.
 const REFUSAL_INTERVAL_MS = 1_000;
+// The deepest a viewer's message may be: an invocation's input, inside its request, inside the message.
+const MAX_MESSAGE_DEPTH = MAX_INPUT_DEPTH + 2;
+// The longest message a watch-only viewer has a use for (a tab to watch, the tools).
+const MAX_WATCH_MESSAGE_CHARS = 1024;
 // A tab whose capture could not start is tried this often, this many times (5 s in all).
 const CAPTURE_RETRY_MS = 250;
 const CAPTURE_ATTEMPTS = 20;
@@ -63,6 +68,7 @@ export class BrowserLiveView {
   readonly #connection: CdpConnection;
   readonly #limits: LiveViewLimits;
   readonly #webmcp: () => BrowserWebMcp;
+  readonly #budget: MessageBudget;
   readonly #log: FastifyBaseLogger;
   readonly #viewers = new Map<LiveViewer, ViewerState>();
   readonly #casts = new Map<string, TabScreencast>();
@@ -74,9 +80,14 @@ export class BrowserLiveView {
   #pendingInput = 0;
   #closed = false;
 
-  /** `webmcp` gives the browser's WebMCP, or throws the API's error when the browser no longer runs. */
-  constructor(connection: CdpConnection, limits: LiveViewLimits, webmcp: () => BrowserWebMcp, log: FastifyBaseLogger) {
+  /**
+   * `webmcp` gives the browser's WebMCP, or throws the API's error when the browser no
+   * longer runs; `budget` is what all the browser's viewers may send together (bytes, each
+   * character of JSON structure counted as {@link STRUCTURE_COST}).
+   */
+  constructor(connection: CdpConnection, limits: LiveViewLimits, webmcp: () => BrowserWebMcp, budget: MessageBudget, log: FastifyBaseLogger) {
     this.#connection = connection;
+    this.#budget = budget;
     this.#limits = limits;
     this.#webmcp = webmcp;
     this.#log = log;
@@ -150,24 +161,48 @@ export class BrowserLiveView {
   receive(viewer: LiveViewer, text: string): void {
     const state = this.#viewers.get(viewer);
     if (!state) return;
+    const readOnly = "This live view is watch-only: input and invocations are not sent to the browser.";
+    // Everything before the parse costs at most a scan: a message is refused unread when a
+    // watch-only viewer could not have a use for its size, or a budget is spent.
+    if (viewer.access === "watch" && text.length > MAX_WATCH_MESSAGE_CHARS) {
+      this.#refuse(viewer, state, "read_only", readOnly);
+      return;
+    }
+    // Every message counts, switching tabs and asking for tools too: each costs the browser work.
+    if (state.budget.msUntilReady() > 0 || this.#budget.msUntilReady() > 0) {
+      this.#refuse(
+        viewer,
+        state,
+        "rate_limited",
+        `A viewer may send ${this.#limits.inputRate} messages a second, within its browser's byte budget; this one was dropped.`,
+      );
+      return;
+    }
+    const scan = scanCommandText(text, MAX_MESSAGE_DEPTH);
+    state.budget.charge(text.length);
+    // Parsing costs by structure far more than by string data: each character of it is charged as STRUCTURE_COST bytes.
+    this.#budget.charge(text.length + scan.structure * (STRUCTURE_COST - 1));
+    if (!scan.ok) {
+      this.#refuse(
+        viewer,
+        state,
+        "invalid_message",
+        scan.problem === "malformed" ? "A message must be JSON." : "The message is nested too deeply or holds too much structure.",
+      );
+      return;
+    }
     let message: ViewerMessage;
     try {
       message = parseViewerMessage(text);
     } catch (error) {
       if (!(error instanceof ViewerMessageError)) throw error;
-      viewer.send(JSON.stringify({ type: "error", code: error.code, message: error.message }));
+      this.#refuse(viewer, state, error.code, error.message);
       return;
     }
     if (INPUT_MESSAGES.has(message.type) && viewer.access === "watch") {
-      this.#refuse(viewer, state, "read_only", "This live view is watch-only: input and invocations are not sent to the browser.");
+      this.#refuse(viewer, state, "read_only", readOnly);
       return;
     }
-    // Every message counts, switching tabs and asking for tools too: each costs the browser work.
-    if (state.budget.msUntilReady() > 0) {
-      this.#refuse(viewer, state, "rate_limited", `A viewer may send ${this.#limits.inputRate} messages a second; this one was dropped.`);
-      return;
-    }
-    state.budget.charge(text.length);
     switch (message.type) {
       case "select":
         if (this.#tabs.some((tab) => tab.id === message.tab)) this.#watch(viewer, message.tab);

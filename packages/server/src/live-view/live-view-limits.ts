@@ -12,6 +12,12 @@ export interface LiveViewLimits {
   quality: number;
   /** Messages (input, invocations, tab switches, tool lists) per second each viewer may send, sustained (a second's worth at once); more are dropped. */
   inputRate: number;
+  /**
+   * Bytes per second all the viewers of one browser may send together, each character of
+   * JSON structure counted as 256 bytes (parsing costs by it); a message is dropped while
+   * the budget is spent, and one larger than the budget passes and the next waits.
+   */
+  byteRate: number;
   /** WebMCP invocations of one viewer running at once. */
   maxInvocations: number;
   /** The largest message a viewer may send, in bytes; a larger one closes its connection (1009). */

@@ -7,6 +7,7 @@ import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import { liveViewAccess } from "../cdp/browser-token.js";
 import { CdpConnection } from "../cdp/cdp-connection.js";
+import { ProjectBudgets } from "../cdp/message-budget.js";
 import { ApiError, NotFoundError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
@@ -64,6 +65,9 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
   const admitted = new Map<string, number>();
   // Every viewer's socket, with the browser it watches.
   const sockets = new Map<WebSocket, string>();
+  // What all the viewers of a browser may send, kept past its last viewer until it has
+  // recovered, so that reconnecting does not reset it.
+  const budgets = new ProjectBudgets({ messageRate: 0, byteRate: limits.byteRate });
   const settled = new Map<string, BrowserLiveView>();
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/live", { config: { page: true } }, async (_request, reply) =>
@@ -106,7 +110,13 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
   }
 
   async function open(request: IncomingMessage, socket: Duplex, head: Buffer, idInPath: string, token: string | undefined): Promise<void> {
-    const closeWith = (code: number, reason: string) => wss.handleUpgrade(request, socket, head, (ws) => ws.close(code, reason));
+    const closeWith = (code: number, reason: string) =>
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        // What the client sends before the close reaches it is still read: a frame over the
+        // cap or not UTF-8 is reported here, which would otherwise end the whole server.
+        ws.on("error", () => ws.terminate());
+        ws.close(code, reason);
+      });
     // As on the API: the failed-authentication limit of the client, before any lookup.
     const client = token === undefined ? undefined : deps.rateLimits.clientKey(request);
     if (client !== undefined && deps.rateLimits.checkClient(client)) {
@@ -124,7 +134,9 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     const cdpToken = row ? deps.browsers.token(row.id) : undefined;
     const router = row ? deps.browsers.cdp(row.id) : undefined;
     if (!row || cdpToken === undefined || router === undefined || row.status !== "running") {
-      // Its tokens died with it: whatever was sent, the browser is gone.
+      // Its tokens died with it: whatever was sent, the browser is gone. A token sent counts
+      // as a failed attempt, so that ids cannot be probed for free either.
+      if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
       closeWith(LIVE_VIEW_CLOSE.gone, "This browser is gone: it was deleted or it crashed.");
       return;
     }
@@ -203,6 +215,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     if (known) return known.then((view) => (view.closed ? liveViewOf(browserId, router) : view));
     const opening: Promise<BrowserLiveView> = (async () => {
       const connection = await CdpConnection.open(router);
+      const budget = budgets.acquire(browserId);
       const view = new BrowserLiveView(
         connection,
         limits,
@@ -211,9 +224,11 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
           if (!row) throw new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`);
           return deps.webmcp.of(row);
         },
+        budget,
         app.log,
       );
       view.onClose(() => {
+        budgets.release(browserId);
         if (views.get(browserId) === opening) views.delete(browserId);
         if (settled.get(browserId) === view) settled.delete(browserId);
       });
