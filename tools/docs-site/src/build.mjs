@@ -7,6 +7,8 @@
 //                      with the bundled openapi.json and openapi.yaml beside it
 //   packages/<name>/   TypeDoc of each public package with a TypeScript API
 //   guides/<slug>.html the guides (guides/*.md), whose code test/guides.test.ts runs
+//   guides/images/     the guides' pictures (guides/images/, taken by
+//                      src/live-view-screenshots.mjs), which they show as images/<name>
 //
 // Nothing is loaded from the network, then or when the site is viewed. A public package
 // that the site cannot document (no declarations to run TypeDoc on) is listed without a
@@ -16,7 +18,7 @@ import { availableParallelism } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hasTypeScriptApi, publicPackages, repoRoot } from "@browser-service/release/workspace";
-import { guidePage, loadGuides } from "./guides.mjs";
+import { guidePage, guidesDir, loadGuides } from "./guides.mjs";
 import { landingPage } from "./landing-page.mjs";
 import { buildTypeDoc } from "./typedoc.mjs";
 
@@ -82,6 +84,7 @@ await inParallel(documented, availableParallelism(), async (pkg) => {
 const guides = loadGuides();
 mkdirSync(join(siteDir, "guides"), { recursive: true });
 for (const guide of guides) writeFileSync(join(siteDir, "guides", `${guide.slug}.html`), guidePage(guide, guides));
+if (existsSync(join(guidesDir, "images"))) cpSync(join(guidesDir, "images"), join(siteDir, "guides", "images"), { recursive: true });
 console.log(`  guides    ${guides.length} guides -> dist/site/guides`);
 
 const root = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));

@@ -11,7 +11,9 @@ import MarkdownIt from "markdown-it";
 export const guidesDir = fileURLToPath(new URL("../guides", import.meta.url));
 
 // Raw HTML in a guide would be copied into the page as it is: it is refused, so a guide
-// is text, links and code, and the page's policy (no scripts) holds.
+// is text, links, images and code, and the page's policy (no scripts) holds. A guide's
+// images are files of guides/images/ (`![what it shows](images/name.png)`), which the
+// build copies beside the pages.
 const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
 
 /**
@@ -74,6 +76,7 @@ export function guidePage(guide, all) {
     pre { background: #f6f8fa; padding: .75rem 1rem; overflow-x: auto; border-radius: 6px; font-size: .88rem; line-height: 1.45; }
     code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
     :not(pre) > code { background: #eff1f3; padding: .1rem .3rem; border-radius: 4px; font-size: .9em; }
+    img { display: block; max-width: 100%; height: auto; border: 1px solid #d1d9e0; border-radius: 6px; }
   </style>
 </head>
 <body>

@@ -3,14 +3,14 @@
 // packages), against the reference server started here and real Chromium; what it
 // prints must be the guide's `text` block. Its `json` blocks must parse.
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type BrowserServiceServer, createServer } from "@browser-service/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { codeBlocks, loadGuides } from "../src/guides.mjs";
+import { codeBlocks, guidesDir, loadGuides } from "../src/guides.mjs";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const runDir = join(packageDir, "test-results", "guides");
@@ -43,8 +43,23 @@ afterAll(async () => {
 });
 
 describe("the guides", () => {
-  it("are the four the site promises, in order", () => {
-    expect(guides.map((guide) => guide.title)).toEqual(["Getting started with the client", "WebMCP with the helpers", "The MCP bridge", "Extensions"]);
+  it("are the five the site promises, in order", () => {
+    expect(guides.map((guide) => guide.title)).toEqual([
+      "Getting started with the client",
+      "WebMCP with the helpers",
+      "The MCP bridge",
+      "Extensions",
+      "Watch a browser",
+    ]);
+  });
+
+  it("show only images of guides/images/ that exist, each under 200 KB", () => {
+    const images = guides.flatMap((guide) =>
+      [...guide.source.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((found) => ({ guide: guide.slug, src: found[1] ?? "" })),
+    );
+    expect(images.filter((image) => !/^images\/[\w.-]+\.png$/.test(image.src))).toEqual([]);
+    expect(images.filter((image) => !existsSync(join(guidesDir, image.src)))).toEqual([]);
+    expect(images.filter((image) => statSync(join(guidesDir, image.src)).size > 200 * 1024)).toEqual([]);
   });
 
   it.each(guides.map((guide) => [guide.title, guide] as const))(

@@ -138,6 +138,20 @@ describe("the docs site (dist/site in headless Chromium)", () => {
     await page.close();
   });
 
+  it("shows the guides' images, copied beside the pages", async () => {
+    const href = links.find((link) => link.text === "Watch a browser")?.href;
+    expect(href).toBe(`${siteUrl}guides/05-live-view.html`);
+    const { page } = await open(href!);
+    const images = await page.$$eval("main img", (all) =>
+      all.map((img) => ({ src: (img as HTMLImageElement).src, loaded: (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 0 })),
+    );
+    expect(images).toEqual([
+      { src: `${siteUrl}guides/images/live-view.png`, loaded: true },
+      { src: `${siteUrl}guides/images/live-view-read-only.png`, loaded: true },
+    ]);
+    await page.close();
+  });
+
   it("works offline: no request left 127.0.0.1", () => {
     expect(offsite).toEqual([]);
   });

@@ -52,6 +52,8 @@
     status.className = kind ?? "";
   }
 
+  const liveStatus = () => (access === "control" ? "Live" : "Live · watch-only");
+
   function gone(message) {
     ended = true;
     clearInterval(toolsTimer);
@@ -112,7 +114,7 @@
         attempts = 0;
         access = message.access;
         document.body.classList.toggle("watch", access !== "control");
-        setStatus("Live", access === "control" ? "" : "watch");
+        setStatus(liveStatus());
         send({ type: "tools" });
         clearInterval(toolsTimer);
         toolsTimer = setInterval(() => send({ type: "tools" }), TOOLS_POLL_MS);
@@ -136,7 +138,7 @@
         invocations.delete(message.id);
         return;
       case "error":
-        setStatus(`Live · ${message.message}`, access === "control" ? "" : "watch");
+        setStatus(`${liveStatus()} · ${message.message}`);
         return;
     }
   }
