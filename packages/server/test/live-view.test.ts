@@ -199,7 +199,8 @@ describe("the live view", () => {
     expect(await viewer.locator("#tools img").count()).toBe(0);
     await tool.locator("textarea").fill('{"who": "viewer"}');
     await tool.locator("button.invoke").click();
-    await expect.poll(() => tool.locator(".result").textContent()).toContain('"text": "hello viewer"');
+    const result = viewer.locator("#results li", { hasText: "greet" }).locator(".result");
+    await expect.poll(() => result.textContent()).toContain('"text": "hello viewer"');
     expect(await viewer.title()).not.toBe("owned");
     await viewer.context().close();
   });
@@ -376,6 +377,26 @@ describe("the live view's other bounds", () => {
     // which would end the process had nobody listened).
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await t.client().browsers.get(browser.id)).status).toBe("running");
+  });
+
+  it("says plainly when an invocation's outcome is unknown", async () => {
+    const browser = await t.client().browsers.create({ start_url: pages.url("/stuck") });
+    const driver = await drive(browser.cdp_ws_url);
+    driven.push(driver);
+    const stuck = driver.context.pages().find((page) => page.url().endsWith("/stuck")) as Page;
+    const viewer = await openViewer(browser.live_view_url);
+    const tool = viewer.locator("#tools li", { hasText: "stuck" });
+    await expect.poll(() => tool.count(), { timeout: 15_000 }).toBe(1);
+    await tool.locator("button.invoke").click();
+    // Results are kept apart from the list of tools, which the tab's going away empties.
+    const result = viewer.locator("#results li", { hasText: "stuck" }).locator(".result");
+    await expect.poll(() => result.textContent()).toBe("Running…");
+    // The tab goes away while the tool runs: whether it did anything cannot be known.
+    await stuck.close();
+    await expect.poll(() => result.textContent(), { timeout: 15_000 }).toMatch(/^Outcome unknown: the tool may have run/);
+    expect(await result.getAttribute("class")).toContain("unknown");
+    await expect.poll(() => tool.count(), { timeout: 15_000 }).toBe(0);
+    await viewer.context().close();
   });
 
   it("counts wrong tokens as failed authentications of the address, as the API does", async () => {

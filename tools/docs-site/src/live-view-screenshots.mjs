@@ -109,7 +109,7 @@ try {
   const tool = control.locator("#tools li", { hasText: "add_to_cart" });
   await tool.locator("textarea").fill('{ "product": "Headlamp", "quantity": 1 }');
   await tool.locator("button.invoke").click();
-  await tool.locator(".result", { hasText: "Completed" }).waitFor();
+  await control.locator("#results .result", { hasText: "Completed" }).waitFor();
   await save(control, "live-view.png");
 
   const watcher = await open(browser.live_view_read_only_url);

@@ -14,6 +14,7 @@
   const BUTTONS = ["left", "middle", "right"];
   const MAX_TEXT_CHARS = 65536;
   const TOOLS_POLL_MS = 3000;
+  const MAX_RESULTS = 20;
 
   const $ = (id) => document.getElementById(id);
   const status = $("status");
@@ -24,6 +25,7 @@
   const screen = $("screen");
   const notice = $("notice");
   const toolList = $("tools");
+  const resultList = $("results");
 
   let socket;
   let access = "watch";
@@ -34,6 +36,7 @@
   let ended = false;
   let attempts = 0;
   const invocations = new Map();
+  const drafts = new Map();
 
   function text(tag, content, className) {
     const node = document.createElement(tag);
@@ -176,13 +179,19 @@
         item.append(text("div", tool.description, "tool-description"));
         item.append(text("pre", JSON.stringify(tool.input_schema, null, 2)));
         const input = document.createElement("textarea");
-        input.value = "{}";
+        // What the person typed survives the list being shown again (pages change it often).
+        input.value = drafts.get(tool.tool_ref) ?? "{}";
+        input.addEventListener("input", () => drafts.set(tool.tool_ref, input.value));
         input.setAttribute("aria-label", `Input of ${tool.name} (JSON)`);
         const invoke = text("button", "Invoke", "invoke");
         invoke.type = "button";
-        const result = text("pre", "", "result");
-        result.hidden = true;
         invoke.addEventListener("click", () => {
+          // Results are kept apart from the list: a tool that navigates its page leaves the list at once.
+          const entry = document.createElement("li");
+          const result = text("pre", "", "result");
+          entry.append(text("div", tool.name, "tool-name"), result);
+          resultList.prepend(entry);
+          while (resultList.children.length > MAX_RESULTS) resultList.lastElementChild?.remove();
           let parsed;
           try {
             parsed = JSON.parse(input.value);
@@ -195,7 +204,7 @@
           invocations.set(id, (answer) => showInvocation(result, answer));
           send({ type: "invoke", id, request: { tool_ref: tool.tool_ref, input: parsed } });
         });
-        item.append(input, invoke, result);
+        item.append(input, invoke);
         return item;
       }),
     );
