@@ -75,8 +75,9 @@ export class LiveViewApp {
 
   /** `show_browser`: the link, in text for every client and as `structuredContent.live_view_url` for the App. */
   async show(input: Record<string, unknown>): Promise<CallResult> {
-    if (input.read_only !== undefined && typeof input.read_only !== "boolean") {
-      return { content: [{ type: "text", text: "read_only must be true or false." }], isError: true };
+    const unknown = Object.keys(input).filter((key) => key !== "read_only");
+    if (unknown.length > 0 || (input.read_only !== undefined && typeof input.read_only !== "boolean")) {
+      return { content: [{ type: "text", text: "show_browser takes only read_only (true or false)." }], isError: true };
     }
     const browser = await this.#client.browsers.get(this.#browser, this.#options());
     if (browser.status !== "running") {
@@ -103,9 +104,7 @@ export class LiveViewApp {
     if (!response.ok || !type.startsWith("text/html")) {
       throw new McpBridgeError("live_view_unavailable", `The service did not serve its live view page (${response.status} ${type}).`);
     }
-    const html = await response.text();
-    if (Buffer.byteLength(html) > MAX_PAGE_BYTES)
-      throw new McpBridgeError("live_view_unavailable", "The service's live view page is larger than the bridge hands on.");
+    const html = await boundedText(response, MAX_PAGE_BYTES);
     const origin = page.origin;
     const wsOrigin = origin.replace(/^http/, "ws");
     return {
@@ -123,4 +122,27 @@ export class LiveViewApp {
   #options() {
     return this.#projectId === undefined ? {} : { projectId: this.#projectId };
   }
+}
+
+/** The body as text, read no further than `maxBytes`: a larger one is an error, not memory. */
+async function boundedText(response: Response, maxBytes: number): Promise<string> {
+  const tooLarge = () => new McpBridgeError("live_view_unavailable", "The service's live view page is larger than the bridge hands on.");
+  if (Number(response.headers.get("content-length") ?? 0) > maxBytes) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }

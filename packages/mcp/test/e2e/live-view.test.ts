@@ -49,6 +49,7 @@ describe("show_browser and the live view App", () => {
     const watchOnly = await bridge.call("show_browser", { read_only: true });
     expect(watchOnly.structuredContent).toEqual({ live_view_url: browser.live_view_read_only_url, read_only: true });
     expect((await bridge.call("show_browser", { read_only: "yes" })).isError).toBe(true);
+    expect((await bridge.call("show_browser", { extra: 1 })).isError).toBe(true);
   });
 
   it("never gives its name to a page's tool: a page's show_browser is listed and called under another", async () => {

@@ -31,6 +31,7 @@
   let access = "watch";
   let selected = null;
   let frame = { width: 0, height: 0 };
+  let arriving = frame;
   let nextInvocation = 1;
   let toolsTimer;
   let ended = false;
@@ -127,7 +128,9 @@
         return;
       case "frame":
         if (message.tab !== selected) return;
-        frame = { width: message.width, height: message.height };
+        // The size a click is measured against is the shown image's, not the newest frame's
+        // (an image loads a moment after its source is set, and frames differ in size).
+        arriving = { width: message.width, height: message.height };
         screen.src = `data:image/jpeg;base64,${message.data}`;
         notice.hidden = true;
         return;
@@ -247,6 +250,9 @@
   }
   const heldButton = (event) => (event.buttons & 1 ? "left" : event.buttons & 2 ? "right" : event.buttons & 4 ? "middle" : "none");
 
+  screen.addEventListener("load", () => {
+    frame = arriving;
+  });
   screen.addEventListener("mousedown", (event) => {
     if (!controls()) return;
     event.preventDefault();

@@ -19,7 +19,7 @@ export interface LiveViewer {
   /** Sends a message (JSON text) in order; never dropped. */
   send(message: string | Buffer): void;
   /** Offers a frame: sent if the viewer has taken the last one, else it replaces a frame still waiting, so a slow viewer skips frames instead of queueing them. */
-  offerFrame(frame: string): void;
+  offerFrame(frame: Buffer): void;
 }
 
 /** A tab as the viewers' tab strip shows it; `title` and `url` are page text. */
@@ -34,6 +34,9 @@ interface ViewerState {
   budget: MessageBudget;
   invocations: Set<AbortController>;
   toolsEtag: string | undefined;
+  /** A listing of this viewer is under way; `listAgain`: it asked again meanwhile. */
+  listing: boolean;
+  listAgain: boolean;
   lastRefusalAt: number;
 }
 
@@ -51,6 +54,8 @@ const REFUSAL_INTERVAL_MS = 1_000;
 const MAX_MESSAGE_DEPTH = MAX_INPUT_DEPTH + 2;
 // The longest message a watch-only viewer has a use for (a tab to watch, the tools).
 const MAX_WATCH_MESSAGE_CHARS = 1024;
+// How long a live view waits for the browser's DevTools to answer while it starts.
+const START_TIMEOUT_MS = 10_000;
 // A tab whose capture could not start is tried this often, this many times (5 s in all).
 const CAPTURE_RETRY_MS = 250;
 const CAPTURE_ATTEMPTS = 20;
@@ -69,6 +74,8 @@ export class BrowserLiveView {
   readonly #limits: LiveViewLimits;
   readonly #webmcp: () => BrowserWebMcp;
   readonly #budget: MessageBudget;
+  // What the tool lists sent to this browser's viewers may take: four times what they may send.
+  readonly #listBudget: MessageBudget;
   readonly #log: FastifyBaseLogger;
   readonly #viewers = new Map<LiveViewer, ViewerState>();
   readonly #casts = new Map<string, TabScreencast>();
@@ -78,6 +85,8 @@ export class BrowserLiveView {
   #tabsText = "";
   #poll: NodeJS.Timeout | undefined;
   #pendingInput = 0;
+  // The last tool list sent, as a viewer message, for every viewer that asks for that snapshot.
+  #toolsMessage: { etag: string; message: Buffer } | undefined;
   #closed = false;
 
   /**
@@ -88,6 +97,7 @@ export class BrowserLiveView {
   constructor(connection: CdpConnection, limits: LiveViewLimits, webmcp: () => BrowserWebMcp, budget: MessageBudget, log: FastifyBaseLogger) {
     this.#connection = connection;
     this.#budget = budget;
+    this.#listBudget = new MessageBudget({ messageRate: 0, byteRate: 4 * limits.byteRate });
     this.#limits = limits;
     this.#webmcp = webmcp;
     this.#log = log;
@@ -126,8 +136,10 @@ export class BrowserLiveView {
 
   /** Starts following the browser's tabs; rejects if its DevTools cannot be reached. */
   async start(): Promise<void> {
-    await this.#connection.send("Target.setDiscoverTargets", { discover: true });
-    await this.#refreshTabs();
+    // A browser whose DevTools hang (a page can keep Chromium that busy) fails the start
+    // rather than holding the viewers waiting for it.
+    await this.#connection.send("Target.setDiscoverTargets", { discover: true }, undefined, START_TIMEOUT_MS);
+    await this.#refreshTabs(START_TIMEOUT_MS);
     this.#poll = setInterval(() => this.#refreshTabsSoon(), TAB_POLL_MS);
   }
 
@@ -138,6 +150,8 @@ export class BrowserLiveView {
       budget: new MessageBudget({ messageRate: this.#limits.inputRate, byteRate: 0 }),
       invocations: new Set(),
       toolsEtag: undefined,
+      listing: false,
+      listAgain: false,
       lastRefusalAt: Number.NEGATIVE_INFINITY,
     });
     viewer.send(JSON.stringify({ type: "hello", access: viewer.access, max_message_bytes: this.#limits.maxMessageBytes, max_text_chars: MAX_TEXT_CHARS }));
@@ -292,7 +306,7 @@ export class BrowserLiveView {
     cast?.stop().catch((error: unknown) => this.#log.debug({ err: error }, "could not stop a live view capture"));
   }
 
-  #fanOut(tabId: string, frame: string): void {
+  #fanOut(tabId: string, frame: Buffer): void {
     for (const [viewer, state] of this.#viewers) if (state.tab === tabId) viewer.offerFrame(frame);
   }
 
@@ -322,8 +336,13 @@ export class BrowserLiveView {
       });
   }
 
-  async #refreshTabs(): Promise<void> {
-    const { targetInfos } = await this.#connection.send<{ targetInfos: { targetId: string; type: string; url: string; title: string }[] }>("Target.getTargets");
+  async #refreshTabs(timeoutMs?: number): Promise<void> {
+    const { targetInfos } = await this.#connection.send<{ targetInfos: { targetId: string; type: string; url: string; title: string }[] }>(
+      "Target.getTargets",
+      {},
+      undefined,
+      timeoutMs,
+    );
     if (this.#closed) return;
     const tabs = targetInfos
       .filter((info) => info.type === "page" && !CHROMIUM_PAGE.test(info.url))
@@ -356,7 +375,28 @@ export class BrowserLiveView {
       .finally(() => this.#pendingInput--);
   }
 
+  /**
+   * Answers a viewer's `tools`: one listing of a viewer at a time (asking again meanwhile
+   * asks once more when it ends), "unchanged" when the viewer has the current one, and the
+   * lists sent to a browser's viewers take their turns within a byte rate, so that small
+   * requests cannot make the server send without bound. The message is built once per
+   * snapshot.
+   */
   #sendTools(viewer: LiveViewer, state: ViewerState): void {
+    if (state.listing) {
+      state.listAgain = true;
+      return;
+    }
+    const wait = this.#listBudget.msUntilReady();
+    if (wait > 0) {
+      // Lists this browser's viewers were sent are still being paid for: this one waits its turn.
+      state.listing = true;
+      setTimeout(() => {
+        state.listing = false;
+        if (!this.#closed && this.#viewers.has(viewer)) this.#sendTools(viewer, state);
+      }, wait);
+      return;
+    }
     let webmcp: BrowserWebMcp;
     try {
       webmcp = this.#webmcp();
@@ -364,17 +404,34 @@ export class BrowserLiveView {
       viewer.send(JSON.stringify({ type: "tools", error: errorBody(error, this.#log) }));
       return;
     }
-    webmcp.listTools(state.toolsEtag).then(
-      ({ json, etag }) => {
-        if (!this.#viewers.has(viewer)) return;
-        state.toolsEtag = etag;
-        if (json === undefined) viewer.send('{"type":"tools","unchanged":true}');
-        else viewer.send(Buffer.concat([Buffer.from('{"type":"tools","snapshot":'), json, Buffer.from("}")]));
-      },
-      (error: unknown) => {
-        if (this.#viewers.has(viewer)) viewer.send(JSON.stringify({ type: "tools", error: errorBody(error, this.#log) }));
-      },
-    );
+    state.listing = true;
+    webmcp
+      .listTools(state.toolsEtag)
+      .then(
+        ({ json, etag }) => {
+          if (!this.#viewers.has(viewer)) return;
+          if (json === undefined || etag === state.toolsEtag) {
+            viewer.send('{"type":"tools","unchanged":true}');
+            return;
+          }
+          state.toolsEtag = etag;
+          if (this.#toolsMessage?.etag !== etag) {
+            this.#toolsMessage = { etag, message: Buffer.concat([Buffer.from('{"type":"tools","snapshot":'), json, Buffer.from("}")]) };
+          }
+          this.#listBudget.charge(this.#toolsMessage.message.length);
+          viewer.send(this.#toolsMessage.message);
+        },
+        (error: unknown) => {
+          if (this.#viewers.has(viewer)) viewer.send(JSON.stringify({ type: "tools", error: errorBody(error, this.#log) }));
+        },
+      )
+      .finally(() => {
+        state.listing = false;
+        if (state.listAgain && this.#viewers.has(viewer)) {
+          state.listAgain = false;
+          this.#sendTools(viewer, state);
+        }
+      });
   }
 
   #invoke(viewer: LiveViewer, state: ViewerState, message: Extract<ViewerMessage, { type: "invoke" }>): void {

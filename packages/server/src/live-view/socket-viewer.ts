@@ -23,7 +23,7 @@ export class SocketViewer implements LiveViewer {
   readonly #ws: ViewerSocket;
   readonly #maxBufferedBytes: number;
   #frameOnItsWay = false;
-  #nextFrame: string | undefined;
+  #nextFrame: Buffer | undefined;
 
   /** `ws`: an open socket (anything with ws's `send`, `close`, `readyState` and `bufferedAmount`). */
   constructor(ws: ViewerSocket, access: LiveViewAccess, maxBufferedBytes: number) {
@@ -41,7 +41,7 @@ export class SocketViewer implements LiveViewer {
     this.#ws.send(message, { binary: false });
   }
 
-  offerFrame(frame: string): void {
+  offerFrame(frame: Buffer): void {
     if (this.#frameOnItsWay) {
       this.#nextFrame = frame;
       return;
@@ -49,7 +49,7 @@ export class SocketViewer implements LiveViewer {
     this.#sendFrame(frame);
   }
 
-  #sendFrame(frame: string): void {
+  #sendFrame(frame: Buffer): void {
     if (this.#ws.readyState !== OPEN) return;
     this.#frameOnItsWay = true;
     this.#ws.send(frame, { binary: false }, () => {

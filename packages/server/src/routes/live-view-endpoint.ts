@@ -41,6 +41,8 @@ export const LIVE_VIEW_PROTOCOL = "browser-service.live-view";
 export const LIVE_VIEW_CLOSE = { unauthorized: 4401, gone: 4404, tooMany: 4429 } as const;
 
 const LIVE_PATH = /^\/browsers\/([^/]+)\/live$/;
+// The largest frame a watch-only viewer may send: its messages are at most 1,024 characters.
+const WATCH_MAX_MESSAGE_BYTES = 4096;
 const TOKEN_PROTOCOL = /^token\.([A-Za-z0-9_-]{1,128})$/;
 
 /**
@@ -54,12 +56,17 @@ const TOKEN_PROTOCOL = /^token\.([A-Za-z0-9_-]{1,128})$/;
 export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveViewEndpoint {
   const { limits } = deps;
   const page = buildLiveViewPage();
-  const wss = new WebSocketServer({
-    noServer: true,
-    maxPayload: limits.maxMessageBytes,
-    perMessageDeflate: false,
-    handleProtocols: (protocols) => (protocols.has(LIVE_VIEW_PROTOCOL) ? LIVE_VIEW_PROTOCOL : false),
-  });
+  const serverFor = (maxPayload: number) =>
+    new WebSocketServer({
+      noServer: true,
+      maxPayload,
+      perMessageDeflate: false,
+      handleProtocols: (protocols) => (protocols.has(LIVE_VIEW_PROTOCOL) ? LIVE_VIEW_PROTOCOL : false),
+    });
+  const wss = serverFor(limits.maxMessageBytes);
+  // A watch-only viewer sends only small messages (a tab, the tools): ws refuses a larger
+  // frame as it arrives (1009), before the server reads it whole.
+  const watchWss = serverFor(WATCH_MAX_MESSAGE_BYTES);
   const views = new Map<string, Promise<BrowserLiveView>>();
   // Viewers accepted per browser, counted from the check on, so a burst cannot pass the cap together.
   const admitted = new Map<string, number>();
@@ -163,15 +170,26 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       admitted.delete(row.id);
       settled.get(row.id)?.close();
     };
+    // A viewer that gives up while the view opens frees its place at once, not when the browser answers.
+    let gaveUp = false;
+    const giveUp = () => {
+      gaveUp = true;
+      leave();
+    };
+    socket.once("close", giveUp);
     let view: BrowserLiveView;
     try {
       view = await liveViewOf(row.id, router);
     } catch (error) {
+      socket.off("close", giveUp);
+      if (gaveUp) return;
       leave();
       app.log.warn({ err: error, browser: row.id }, "could not open a live view");
       closeWith(LIVE_VIEW_CLOSE.gone, "This browser is gone: its DevTools could not be reached.");
       return;
     }
+    socket.off("close", giveUp);
+    if (gaveUp) return;
     if (socket.destroyed || view.closed) {
       leave();
       // Closed under it: the browser ended while the view opened.
@@ -179,7 +197,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       return;
     }
     let upgraded = false;
-    wss.handleUpgrade(request, socket, head, (ws) => {
+    (access === "watch" ? watchWss : wss).handleUpgrade(request, socket, head, (ws) => {
       upgraded = true;
       sockets.set(ws, row.id);
       // A frame over the size cap, a broken frame: ws closes the connection (1009, 1002) and
