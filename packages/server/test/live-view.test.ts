@@ -15,9 +15,12 @@ import { type DrivenBrowser, drive } from "./support/webmcp-driver.js";
 // one viewer too many.
 
 const RED = [200, 30, 60];
+// The remote page scrolls (the wheel test) without a scrollbar: a view's first frame is a
+// screenshot of the page's content box, later ones the whole viewport, and the test
+// measures clicks against the page's width, which is then the same in both.
 const GREEN = [20, 170, 70];
 const REMOTE = `<!doctype html><title>Red page</title>
-<style>body { margin: 0; background: rgb(${RED.join(",")}); height: 100vh; } input { position: absolute; left: 40px; top: 200px; width: 200px; height: 30px; }</style>
+<style>html { scrollbar-width: none; } body { margin: 0; background: rgb(${RED.join(",")}); height: 100vh; } input { position: absolute; left: 40px; top: 200px; width: 200px; height: 30px; }</style>
 <input id="name"><div style="height: 3000px"></div>
 <script>
   window.clicks = [];

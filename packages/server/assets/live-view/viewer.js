@@ -253,31 +253,19 @@
   screen.addEventListener("load", () => {
     frame = arriving;
   });
-  screen.addEventListener("mousedown", (event) => {
-    if (!controls()) return;
-    event.preventDefault();
-    stage.focus();
-    send({
-      type: "mouse",
-      event: "down",
-      ...pagePoint(event),
-      button: BUTTONS[event.button] ?? "left",
-      clicks: Math.min(event.detail || 1, 3),
-      modifiers: modifiers(event),
+  for (const [name, kind] of [
+    ["mousedown", "down"],
+    ["mouseup", "up"],
+  ]) {
+    screen.addEventListener(name, (event) => {
+      if (!controls()) return;
+      event.preventDefault();
+      // Keys go to the page once the screen has been clicked.
+      if (kind === "down") stage.focus();
+      const button = BUTTONS[event.button] ?? "left";
+      send({ type: "mouse", event: kind, ...pagePoint(event), button, clicks: Math.min(event.detail || 1, 3), modifiers: modifiers(event) });
     });
-  });
-  screen.addEventListener("mouseup", (event) => {
-    if (!controls()) return;
-    event.preventDefault();
-    send({
-      type: "mouse",
-      event: "up",
-      ...pagePoint(event),
-      button: BUTTONS[event.button] ?? "left",
-      clicks: Math.min(event.detail || 1, 3),
-      modifiers: modifiers(event),
-    });
-  });
+  }
   let move;
   screen.addEventListener("mousemove", (event) => {
     if (!controls()) return;
