@@ -1,11 +1,15 @@
+import type { FastifyBaseLogger } from "fastify";
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_LIVE_VIEW_LIMITS } from "../src/app/server.js";
 import { liveViewAccess, liveViewToken, newBrowserToken } from "../src/cdp/browser-token.js";
 import type { CdpConnection } from "../src/cdp/cdp-connection.js";
+import { MessageBudget } from "../src/cdp/message-budget.js";
+import { BrowserLiveView } from "../src/live-view/browser-live-view.js";
 import { inputCommand } from "../src/live-view/input-commands.js";
 import { SocketViewer, type ViewerSocket } from "../src/live-view/socket-viewer.js";
 import { TabScreencast } from "../src/live-view/tab-screencast.js";
 import { parseViewerMessage, ViewerMessageError } from "../src/live-view/viewer-messages.js";
+import type { BrowserWebMcp } from "../src/webmcp/browser-webmcp.js";
 
 // The live view's parts on their own: its tokens, what it reads from a viewer, the
 // DevTools commands it builds, and how it sends frames to a viewer that reads slowly.
@@ -162,6 +166,52 @@ describe("a tab's capture", () => {
       // Whatever a frame's fields hold, each stays a value of the one message viewers receive.
       cast.frame({ data: '"},{"type":"hello', sessionId: 4, metadata: { deviceWidth: 1, deviceHeight: 1 } });
       expect(JSON.parse(String(delivered[4]))).toEqual({ type: "frame", tab: "T", width: 1, height: 1, data: '"},{"type":"hello' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("a browser's tool lists sent to its viewers", () => {
+  it("take turns within four times the viewers' byte rate, one listing of a viewer at a time", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "performance"] });
+    try {
+      const connection = {
+        closed: false,
+        onEvent: () => undefined,
+        onClose: () => undefined,
+        send: async () => ({ targetInfos: [] }),
+        close: async () => undefined,
+      } as unknown as CdpConnection;
+      // Every listing is a new snapshot of 1 MiB (a page whose tools keep changing).
+      let version = 0;
+      const listings: number[] = [];
+      const webmcp = {
+        listTools: async () => {
+          listings.push(performance.now());
+          version++;
+          return { json: Buffer.alloc(1024 * 1024, 0x20), etag: `"v${version}"` };
+        },
+      } as unknown as BrowserWebMcp;
+      const limits = { ...DEFAULT_LIVE_VIEW_LIMITS, maxViewers: 2, byteRate: 256 * 1024 };
+      const log = { warn: () => undefined, debug: () => undefined, error: () => undefined } as unknown as FastifyBaseLogger;
+      const view = new BrowserLiveView(connection, limits, () => webmcp, new MessageBudget({ messageRate: 0, byteRate: limits.byteRate }), log);
+      const sent: string[] = [];
+      const viewer = { access: "watch" as const, send: (message: string | Buffer) => sent.push(String(message).slice(0, 30)), offerFrame: () => undefined };
+      view.join(viewer);
+      const start = performance.now();
+      const ask = () => {
+        for (let i = 0; i < 50; i++) view.receive(viewer, '{"type":"tools"}');
+      };
+      // Fifty requests at once: one listing, then once more for the ones asked meanwhile.
+      ask();
+      await vi.advanceTimersByTimeAsync(10);
+      // Fifty more: the budget (one second's worth, 1 MiB, at once) is spent by then, so these wait their turn, a second a list.
+      ask();
+      await vi.advanceTimersByTimeAsync(3_000);
+      expect(listings.map((at) => Math.round((at - start) / 100) / 10)).toEqual([0, 0, 1, 2]);
+      expect(sent.filter((message) => message.startsWith('{"type":"tools","snapshot"'))).toHaveLength(4);
+      view.close();
     } finally {
       vi.useRealTimers();
     }
