@@ -154,7 +154,8 @@ export class BrowserLiveView {
       listAgain: false,
       lastRefusalAt: Number.NEGATIVE_INFINITY,
     });
-    viewer.send(JSON.stringify({ type: "hello", access: viewer.access, max_message_bytes: this.#limits.maxMessageBytes, max_text_chars: MAX_TEXT_CHARS }));
+    const maxMessageChars = viewer.access === "watch" ? MAX_WATCH_MESSAGE_CHARS : this.#limits.maxMessageBytes;
+    viewer.send(JSON.stringify({ type: "hello", access: viewer.access, max_message_bytes: maxMessageChars, max_text_chars: MAX_TEXT_CHARS }));
     this.#watch(viewer, this.#tabs[0]?.id);
   }
 

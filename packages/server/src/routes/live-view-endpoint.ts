@@ -41,6 +41,8 @@ export const LIVE_VIEW_PROTOCOL = "browser-service.live-view";
 export const LIVE_VIEW_CLOSE = { unauthorized: 4401, gone: 4404, tooMany: 4429 } as const;
 
 const LIVE_PATH = /^\/browsers\/([^/]+)\/live$/;
+// How long a live view waits for the browser's DevTools to give it a connection.
+const OPEN_TIMEOUT_MS = 10_000;
 // The largest frame a watch-only viewer may send: its messages are at most 1,024 characters.
 const WATCH_MAX_MESSAGE_BYTES = 4096;
 const TOKEN_PROTOCOL = /^token\.([A-Za-z0-9_-]{1,128})$/;
@@ -90,6 +92,9 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     for (const ws of sockets.keys()) ws.terminate();
   });
 
+  // ws has already closed the connection with the matching code (1009, 1002, 1007) when it reports why.
+  const socketFailed = (error: Error) => app.log.debug({ err: error }, "a live view connection was closed for a broken or oversized frame");
+
   function accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const path = LIVE_PATH.exec((request.url ?? "").split("?")[0] ?? "");
     if (request.method !== "GET" || !path || request.headers.upgrade?.toLowerCase() !== "websocket") return false;
@@ -121,7 +126,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       wss.handleUpgrade(request, socket, head, (ws) => {
         // What the client sends before the close reaches it is still read: a frame over the
         // cap or not UTF-8 is reported here, which would otherwise end the whole server.
-        ws.on("error", () => ws.terminate());
+        ws.on("error", socketFailed);
         ws.close(code, reason);
       });
     // As on the API: the failed-authentication limit of the client, before any lookup.
@@ -173,15 +178,20 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     // A viewer that gives up while the view opens frees its place at once, not when the browser answers.
     let gaveUp = false;
     const giveUp = () => {
+      if (gaveUp) return;
       gaveUp = true;
       leave();
+      socket.destroy();
     };
+    // The server lets clients half-close (app/server.ts): a FIN is `end` without `close`.
     socket.once("close", giveUp);
+    socket.once("end", giveUp);
     let view: BrowserLiveView;
     try {
       view = await liveViewOf(row.id, router);
     } catch (error) {
       socket.off("close", giveUp);
+      socket.off("end", giveUp);
       if (gaveUp) return;
       leave();
       app.log.warn({ err: error, browser: row.id }, "could not open a live view");
@@ -189,6 +199,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       return;
     }
     socket.off("close", giveUp);
+    socket.off("end", giveUp);
     if (gaveUp) return;
     if (socket.destroyed || view.closed) {
       leave();
@@ -202,7 +213,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       sockets.set(ws, row.id);
       // A frame over the size cap, a broken frame: ws closes the connection (1009, 1002) and
       // reports it here; without a listener the report would end the whole server.
-      ws.on("error", () => ws.terminate());
+      ws.on("error", socketFailed);
       const viewer = new SocketViewer(ws, access, limits.maxBufferedBytes);
       ws.on("message", (data, isBinary) => {
         if (isBinary) {
@@ -232,7 +243,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     const known = views.get(browserId);
     if (known) return known.then((view) => (view.closed ? liveViewOf(browserId, router) : view));
     const opening: Promise<BrowserLiveView> = (async () => {
-      const connection = await CdpConnection.open(router);
+      const connection = await openConnection(router);
       const budget = budgets.acquire(browserId);
       const view = new BrowserLiveView(
         connection,
@@ -269,6 +280,30 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       if (views.get(browserId) === opening) views.delete(browserId);
     });
     return opening;
+  }
+
+  /**
+   * A DevTools connection of the browser for a live view, or an error after
+   * {@link OPEN_TIMEOUT_MS}: a page can keep Chromium's DevTools too busy to answer, and
+   * viewers must not wait for it without end. One that opens late is closed.
+   */
+  async function openConnection(router: NonNullable<ReturnType<BrowserService["cdp"]>>): Promise<CdpConnection> {
+    const opening = CdpConnection.open(router);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("The browser's DevTools did not answer in time.")), OPEN_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([opening, late]);
+    } catch (error) {
+      opening.then(
+        (connection) => connection.close(),
+        () => undefined,
+      );
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   return {
