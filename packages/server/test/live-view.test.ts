@@ -5,6 +5,7 @@ import { chromium, type Page, type Browser as ViewerBrowser } from "playwright-c
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { useTestServer } from "./support/test-server.js";
+import { TrackingLauncher } from "./support/tracking-launcher.js";
 import { type DrivenBrowser, drive } from "./support/webmcp-driver.js";
 
 // The live view seen from a second, real Chromium: the page at live_view_url shows the
@@ -487,4 +488,33 @@ describe("the live view against hostile viewers", () => {
     await expect.poll(() => controller.messages.find((message) => message.type === "error")).toMatchObject({ code: "rate_limited" });
     for (const each of [watcher, controller, deep]) each.ws.close();
   });
+});
+
+describe("the live view of a browser whose DevTools do not answer", () => {
+  const launcher = new TrackingLauncher();
+  const t = useTestServer({ launcher, liveView: { maxViewers: 2 } });
+
+  it("frees the places of viewers who gave up, and tells the one who waited that the browser cannot be reached", async () => {
+    const browser = await t.client().browsers.create({});
+    const router = launcher.latest().cdp;
+    const openChannel = router.openChannel.bind(router);
+    // As when a page keeps Chromium's DevTools too busy to answer: no channel opens.
+    router.openChannel = () => new Promise(() => undefined);
+    const url = new URL(browser.live_view_url);
+    const protocols = ["browser-service.live-view", `token.${new URLSearchParams(url.hash.slice(1)).get("token")}`];
+    const quitters = [1, 2].map(() => new WebSocket(`ws://${url.host}${url.pathname}`, protocols));
+    for (const quitter of quitters) quitter.on("error", () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const quitter of quitters) quitter.terminate();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Their places are free: the next viewer is let in, waits, and is told after the open's time limit.
+    const waiter = await rawViewer(browser.live_view_url);
+    const closed = await waiter.closed;
+    expect(closed.code).toBe(4404);
+    expect(closed.reason).toContain("could not be reached");
+    router.openChannel = openChannel;
+    const viewer = await rawViewer(browser.live_view_url);
+    await expect.poll(() => viewer.messages[0]?.type).toBe("hello");
+    viewer.ws.close();
+  }, 30_000);
 });
