@@ -282,6 +282,23 @@ describe("the live view", () => {
     const cdpToken = new URL(browser.cdp_ws_url).searchParams.get("token");
     expect((await (await rawViewer(browser.live_view_url, ["browser-service.live-view", `token.${cdpToken}`])).closed).code).toBe(4401);
     await expect(rawViewer(browser.live_view_url, ["something-else"])).rejects.toThrow(/400/);
+    // A handshake ws cannot complete is refused with the Error body too, not ws's plain text.
+    const url = new URL(browser.live_view_url);
+    const answer = await new Promise<string>((resolve) => {
+      const socket = connect(Number(url.port), url.hostname, () =>
+        socket.write(
+          `GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+            "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: browser-service.live-view\r\n\r\n",
+        ),
+      );
+      let text = "";
+      socket.on("data", (chunk) => {
+        text += chunk.toString();
+      });
+      socket.on("close", () => resolve(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400/);
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({ code: "bad_request", details: [{ code: "invalid_websocket_handshake" }] });
 
     // The earlier tests' viewers have left (their pages closed), so the cap is the whole story.
     await expect.poll(() => t.server.liveViewStats().viewers).toBe(0);

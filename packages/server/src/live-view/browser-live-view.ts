@@ -4,7 +4,7 @@ import type { LiveViewAccess } from "../cdp/browser-token.js";
 import { type CdpConnection, CdpProtocolError } from "../cdp/cdp-connection.js";
 import { scanCommandText } from "../cdp/command-text.js";
 import { MessageBudget, STRUCTURE_COST } from "../cdp/message-budget.js";
-import { ApiError, OutcomeUnknownError, PayloadTooLargeError } from "../http/api-errors.js";
+import { ApiError, PayloadTooLargeError } from "../http/api-errors.js";
 import type { BrowserWebMcp } from "../webmcp/browser-webmcp.js";
 import { inputProblems, MAX_INPUT_DEPTH } from "../webmcp/input-rules.js";
 import { inputCommand } from "./input-commands.js";
@@ -478,10 +478,8 @@ export class BrowserLiveView {
   }
 }
 
-/** An error as the viewer shows it: the API's status and `Error` body (an unexpected one is a 500 that says nothing more, and is logged). */
+/** An error as the viewer shows it: the API's status and body (with `invocation_id` for outcome_unknown; an unexpected one is a 500 that says nothing more, and is logged). */
 function errorBody(error: unknown, log?: FastifyBaseLogger): Record<string, unknown> {
-  if (error instanceof OutcomeUnknownError && error.invocationId !== undefined)
-    return { status: error.status, ...error.toBody(), invocation_id: error.invocationId };
   if (error instanceof ApiError) return { status: error.status, ...error.toBody() };
   log?.error({ err: error }, "a live view request failed");
   return { status: 500, code: "internal_error", message: "The server could not complete this request." };

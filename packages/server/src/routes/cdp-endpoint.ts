@@ -220,8 +220,8 @@ function foreignOrigin(request: IncomingMessage, own: readonly string[]): string
 const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
 const WEBSOCKET_VERSIONS = ["13", "8"];
 
-/** The 400 for a WebSocket handshake that cannot be completed, or `undefined`. */
-function handshakeError(request: IncomingMessage): ApiError | undefined {
+/** The 400 (with the Error body) for a WebSocket handshake that cannot be completed, or `undefined`; the live view's upgrades use it too. */
+export function handshakeError(request: IncomingMessage): ApiError | undefined {
   const key = request.headers["sec-websocket-key"];
   const version = request.headers["sec-websocket-version"];
   const problem = (message: string, headers: Record<string, string> = {}) =>
@@ -237,7 +237,7 @@ function handshakeError(request: IncomingMessage): ApiError | undefined {
 }
 
 /** Answers a request that will not be upgraded with an HTTP error and the spec's Error body. */
-function refuse(socket: Duplex, error: ApiError): void {
+export function refuse(socket: Duplex, error: ApiError): void {
   if (socket.destroyed) return;
   writeRawError(socket, error);
   socket.end();

@@ -10,12 +10,12 @@ import { CdpConnection } from "../cdp/cdp-connection.js";
 import { ProjectBudgets } from "../cdp/message-budget.js";
 import { ApiError, NotFoundError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
-import { writeRawError } from "../http/raw-error-response.js";
 import { BrowserLiveView } from "../live-view/browser-live-view.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { buildLiveViewPage } from "../live-view/live-view-page.js";
 import { SocketViewer } from "../live-view/socket-viewer.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
+import { handshakeError, refuse } from "./cdp-endpoint.js";
 
 /** What the live view needs from the rest of the server. */
 export interface LiveViewDeps {
@@ -100,17 +100,17 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     if (request.method !== "GET" || !path || request.headers.upgrade?.toLowerCase() !== "websocket") return false;
     socket.on("error", () => socket.destroy());
     const offered = (request.headers["sec-websocket-protocol"] ?? "").split(",").map((protocol) => protocol.trim());
-    if (!offered.includes(LIVE_VIEW_PROTOCOL)) {
-      // Not a live view page, so no page to show a close code to: an HTTP refusal.
-      if (!socket.destroyed) {
-        writeRawError(
-          socket,
-          new ApiError(400, "bad_request", "The WebSocket handshake is invalid (1 problem).", {
+    // A handshake ws would refuse in plain text, or not a live view page's (so no page to
+    // show a close code to): an HTTP refusal with the Error body.
+    const handshake =
+      handshakeError(request) ??
+      (offered.includes(LIVE_VIEW_PROTOCOL)
+        ? undefined
+        : new ApiError(400, "bad_request", "The WebSocket handshake is invalid (1 problem).", {
             details: [{ code: "invalid_websocket_handshake", message: `A live view connection asks for the protocol ${LIVE_VIEW_PROTOCOL}.` }],
-          }),
-        );
-        socket.end();
-      }
+          }));
+    if (handshake) {
+      refuse(socket, handshake);
       return true;
     }
     const token = offered.map((protocol) => TOKEN_PROTOCOL.exec(protocol)?.[1]).find((found) => found !== undefined);
