@@ -9,6 +9,9 @@
 //      every tool;
 //   2. memory: resident (RSS) and proportional (PSS) memory of each browser's Chromium
 //      processes at each size;
+//   2b. tab titles: at 30 tabs, the same 200 from a second server that reads the tab titles
+//      from Chromium for every listing (webmcpTitleMaxAgeMs 0) beside the default (one read
+//      serves listings for up to page_title's x-max-age-ms), alternated;
 //   3. invocation: round trip of POST /browsers/{id}/webmcp/invoke, sent with fetch and with
 //      @browser-service/client, against calling WebMCP.invokeTool directly over CDP on the
 //      same tab (the server's overhead), taking turns.
@@ -103,13 +106,24 @@ const dataDir = mkdtempSync(join(tmpdir(), "browser-service-bench-webmcp-"));
 const server = await createServer({ dataDir, host: "127.0.0.1", port: 0, launcher, rateLimits: { perKey: { rate: 0, burst: 1 } } });
 const base = await server.listen();
 const authorization = `Bearer ${server.firstStart.key.secret}`;
+// The same server reading tab titles for every listing, for the 30-tab comparison.
+const freshDataDir = mkdtempSync(join(tmpdir(), "browser-service-bench-webmcp-fresh-"));
+const freshServer = await createServer({
+  dataDir: freshDataDir,
+  host: "127.0.0.1",
+  port: 0,
+  launcher: new TrackingLauncher(),
+  rateLimits: { perKey: { rate: 0, burst: 1 } },
+  webmcpTitleMaxAgeMs: 0,
+});
+const fresh = { base: await freshServer.listen(), authorization: `Bearer ${freshServer.firstStart.key.secret}` };
 // The project's own client (undici's dispatch), beside fetch: what a user of it waits.
 const client = createClient({ baseUrl: base, apiKey: server.firstStart.key.secret, projectId: null, maxRetries: 0 });
 
-async function api(method, path, body) {
-  const response = await fetch(`${base}${path}`, {
+async function api(method, path, body, target = { base, authorization }) {
+  const response = await fetch(`${target.base}${path}`, {
     method,
-    headers: body === undefined ? { authorization } : { authorization, "content-type": "application/json" },
+    headers: body === undefined ? { authorization: target.authorization } : { authorization: target.authorization, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -118,9 +132,9 @@ async function api(method, path, body) {
 }
 
 /** A GET of the tool snapshot: a 200 with its body read and parsed, or, with `etag`, the 304 to that If-None-Match. */
-async function listTools(browserId, etag) {
-  const response = await fetch(`${base}/browsers/${browserId}/webmcp/tools`, {
-    headers: etag === undefined ? { authorization } : { authorization, "if-none-match": etag },
+async function listTools(browserId, etag, target = { base, authorization }) {
+  const response = await fetch(`${target.base}/browsers/${browserId}/webmcp/tools`, {
+    headers: etag === undefined ? { authorization: target.authorization } : { authorization: target.authorization, "if-none-match": etag },
   });
   const text = await response.text();
   const expected = etag === undefined ? 200 : 304;
@@ -145,30 +159,41 @@ async function timedTogether(count, ...calls) {
   return samples;
 }
 
+/**
+ * Creates a browser on `target`'s server, opens `tabs` tabs of the bench page in it over
+ * its cdp_ws_url, and waits until the snapshot lists every tool; returns the browser, the
+ * Playwright connection (to close), the pages and how long the snapshot took after the
+ * last load event.
+ */
+async function openBrowser(tabs, target = { base, authorization }) {
+  const browser = await api("POST", "/browsers", { name: `bench-${tabs}` }, target);
+  const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
+  const context = playwright.contexts()[0];
+  const expected = tabs * FRAMES_PER_TAB * TOOLS_PER_DOCUMENT;
+  const pages = [];
+  for (let i = 0; i < tabs; i++) {
+    const page = await context.newPage();
+    await page.goto(`${pageUrl}?tab=${i}`);
+    pages.push(page);
+  }
+  const allLoaded = process.hrtime.bigint();
+  let listed = 0;
+  for (let attempt = 0; attempt < SNAPSHOT_WAIT_ATTEMPTS && listed !== expected; attempt++) {
+    listed = (await api("GET", `/browsers/${browser.id}/webmcp/tools`, undefined, target)).tools.length;
+    if (listed !== expected) await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  if (listed !== expected) fail(`${tabs} tabs: the snapshot holds ${listed} tools, expected ${expected}`);
+  return { browser, playwright, context, pages, expected, fullSnapshotMs: msSince(allLoaded) };
+}
+
 const discovery = [];
+let titleRows;
 let invocation;
 try {
   for (const tabs of TAB_COUNTS) {
-    const browser = await api("POST", "/browsers", { name: `bench-${tabs}` });
+    const { browser, playwright, context, pages, expected, fullSnapshotMs } = await openBrowser(tabs);
     const launched = launcher.launched.at(-1);
-    const playwright = await chromium.connectOverCDP(browser.cdp_ws_url);
     try {
-      const context = playwright.contexts()[0];
-      const expected = tabs * FRAMES_PER_TAB * TOOLS_PER_DOCUMENT;
-      const pages = [];
-      for (let i = 0; i < tabs; i++) {
-        const page = await context.newPage();
-        await page.goto(`${pageUrl}?tab=${i}`);
-        pages.push(page);
-      }
-      const allLoaded = process.hrtime.bigint();
-      let listed = 0;
-      for (let attempt = 0; attempt < SNAPSHOT_WAIT_ATTEMPTS && listed !== expected; attempt++) {
-        listed = (await api("GET", `/browsers/${browser.id}/webmcp/tools`)).tools.length;
-        if (listed !== expected) await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      if (listed !== expected) fail(`${tabs} tabs: the snapshot holds ${listed} tools, expected ${expected}`);
-      const fullSnapshotMs = msSince(allLoaded);
       const { etag } = await listTools(browser.id);
       const full = () => listTools(browser.id);
       const notModified = () => listTools(browser.id, etag);
@@ -176,6 +201,19 @@ try {
       const before = server.webmcpSnapshotBuilds();
       const [fullSamples, notModifiedSamples] = await timedTogether(REQUESTS, full, notModified);
       const unbuilt = server.webmcpSnapshotBuilds().remembered - before.remembered;
+      if (tabs === TAB_COUNTS.at(-1)) {
+        // The same 30 tabs in a browser of the server that reads titles for every listing.
+        const other = await openBrowser(tabs, fresh);
+        try {
+          const everyListing = () => listTools(other.browser.id, undefined, fresh);
+          await timedTogether(WARMUP, full, everyListing);
+          const [defaultSamples, everySamples] = await timedTogether(REQUESTS, full, everyListing);
+          titleRows = { tabs, kept: summary(defaultSamples), every: summary(everySamples) };
+        } finally {
+          await other.playwright.close();
+          await api("DELETE", `/browsers/${other.browser.id}`, undefined, fresh);
+        }
+      }
       discovery.push({
         tabs,
         tools: expected,
@@ -225,7 +263,9 @@ try {
   process.exitCode = 1;
 } finally {
   await server.close();
+  await freshServer.close();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(freshDataDir, { recursive: true, force: true });
   await pageServer.close();
 }
 if (process.exitCode === 1) process.exit();
@@ -247,6 +287,15 @@ for (const row of discovery) {
     `| ${row.tabs} | ${row.tools} | ${f(full.p50)} | ${f(full.p99)} | ${f(notModified.p50)} | ${f(notModified.p99)} | ${f(notModified.p50 / full.p50)} | ${row.unbuilt} of ${REQUESTS} | ${f(row.fullSnapshotMs, 0)} | ${row.memory.processes} | ${f(row.memory.rss, 0)} | ${f(row.memory.pss, 0)} |`,
   );
 }
+const titleTable = [
+  [`GET tools 200 at ${titleRows.tabs} tabs: titles read at most every 500 ms (default)`, titleRows.kept],
+  ["GET tools 200: titles read for every listing (webmcpTitleMaxAgeMs 0)", titleRows.every],
+  ["ratio (default / every listing)", { p50: titleRows.kept.p50 / titleRows.every.p50, p99: titleRows.kept.p99 / titleRows.every.p99 }],
+];
+const titleWidth = Math.max(...titleTable.map(([label]) => label.length));
+console.log(`\n| ${"tab titles".padEnd(titleWidth)} | p50 ms | p99 ms |`);
+console.log(`| ${"-".repeat(titleWidth)} | -----: | -----: |`);
+for (const [label, { p50, p99 }] of titleTable) console.log(`| ${label.padEnd(titleWidth)} | ${f(p50).padStart(6)} | ${f(p99).padStart(6)} |`);
 const invocationRows = [
   ["POST .../webmcp/invoke with fetch", invocation.server],
   ["POST .../webmcp/invoke with @browser-service/client", invocation.client],

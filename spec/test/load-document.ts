@@ -32,6 +32,7 @@ export function createDocumentAjv(document: Record<string, unknown>): Ajv2020 {
     "x-max-entry-name-bytes",
     "x-max-unpacked-bytes",
     "x-max-compression-ratio",
+    "x-max-age-ms",
   ];
   const openApiKeywords = ["example", "discriminator", "xml", "externalDocs", ...extensions];
   const documentFields = ["openapi", "info", "jsonSchemaDialect", "servers", "paths", "webhooks", "components", "security", "tags"];

@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { BrowserServiceClient } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
 import type { Browser } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TITLE_MAX_AGE_MS } from "../src/webmcp/tab-titles.js";
 import { useTestServer } from "./support/test-server.js";
 import { type DrivenBrowser, drive, waitForTools } from "./support/webmcp-driver.js";
 
@@ -62,10 +64,12 @@ describe("the ETag of GET /browsers/{id_or_name}/webmcp/tools", () => {
     expect(one.etag).not.toBe(empty.etag);
     expect((await get(one.etag!)).status).toBe(304);
 
-    // The title changes (no WebMCP event says so): a new version.
+    // The title changes (no event says so): once the titles the server read are older than
+    // page_title's x-max-age-ms, a listing shows it under a new version.
     await page.evaluate(() => {
       document.title = "Renamed";
     });
+    await sleep(TITLE_MAX_AGE_MS + 50);
     const renamed = await get(one.etag!);
     expect(renamed.status).toBe(200);
     expect(JSON.parse(renamed.body).tools[0].source.page_title).toBe("Renamed");

@@ -41,9 +41,11 @@ afterAll(async () => {
   await pages?.close();
 });
 
+// Titles read for every listing (not once per x-max-age-ms), so that each GET's read is
+// one held answer the test releases in its chosen order.
 const t = useTestServer(() => {
   launcher = new HoldingLauncher();
-  return { launcher };
+  return { launcher, webmcpTitleMaxAgeMs: 0 };
 });
 
 beforeAll(async () => {

@@ -34,6 +34,7 @@ const EXTENSIONS: Record<string, string> = {
   maxEntryNameBytes: "x-max-entry-name-bytes",
   maxUnpackedBytes: "x-max-unpacked-bytes",
   maxCompressionRatio: "x-max-compression-ratio",
+  maxAgeMs: "x-max-age-ms",
 };
 type Node = Record<string, unknown>;
 const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -135,5 +136,7 @@ describe("limits", () => {
       maxUnpackedBytes: at(`${archive}/x-max-unpacked-bytes`),
       maxCompressionRatio: at(`${archive}/x-max-compression-ratio`),
     });
+    const title = "/components/schemas/WebMcpToolSource/properties/page_title";
+    expect(limits.schemas.WebMcpToolSource.page_title).toEqual({ maxLength: at(`${title}/maxLength`), maxAgeMs: at(`${title}/x-max-age-ms`) });
   });
 });

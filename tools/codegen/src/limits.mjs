@@ -32,7 +32,8 @@ const regularExpression = (value) => {
  * The spec's extensions for rules JSON Schema cannot say (spec/CONVENTIONS.md), with the
  * names they are emitted as and what their value must be: the most bytes of a value's
  * JSON, how deep it may nest, the pattern of every property name in it, what the
- * service keeps of a list that pages add to, and the bounds of an uploaded archive.
+ * service keeps of a list that pages add to, the bounds of an uploaded archive, and how
+ * old a value read from a browser may be.
  */
 const EXTENSIONS = {
   "x-max-bytes": { name: "maxBytes", valid: positiveInteger, expected: "a positive integer" },
@@ -45,6 +46,7 @@ const EXTENSIONS = {
   "x-max-entry-name-bytes": { name: "maxEntryNameBytes", valid: positiveInteger, expected: "a positive integer" },
   "x-max-unpacked-bytes": { name: "maxUnpackedBytes", valid: positiveInteger, expected: "a positive integer" },
   "x-max-compression-ratio": { name: "maxCompressionRatio", valid: positiveNumber, expected: "a positive number" },
+  "x-max-age-ms": { name: "maxAgeMs", valid: positiveInteger, expected: "a positive integer" },
 };
 
 /** The spec's extension keywords: annotations that validators leave to the server. */
@@ -166,7 +168,8 @@ export function generateLimits(document) {
  * \`maxEntries\`, \`maxEntryNameBytes\`, \`maxUnpackedBytes\` and \`maxCompressionRatio\` bound
  * an uploaded archive: its entries, the UTF-8 bytes of each entry's name, the bytes its
  * contents unpack to, and the largest ratio of those bytes to the archive's size
- * (spec/CONVENTIONS.md).
+ * \`maxAgeMs\` is its \`x-max-age-ms\`: how many milliseconds before the answer the
+ * service may have read a value it reports from a browser (spec/CONVENTIONS.md).
  *
  * @example
  * \`\`\`ts

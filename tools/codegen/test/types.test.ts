@@ -140,6 +140,13 @@ describe("limits", () => {
     );
   });
 
+  it("copies how old a value read from a browser may be, as a positive whole number of milliseconds", () => {
+    const document = schemas({ Source: { type: "object", properties: { title: { type: "string", "x-max-age-ms": 500 } } } });
+    expect(collectLimits(document)).toEqual({ schemas: { Source: { title: { maxAgeMs: 500 } } } });
+    expect(generateLimits(document)).toContain("title: { maxAgeMs: 500 }");
+    expect(() => collectLimits(schemas({ A: { "x-max-age-ms": 0.5 } }))).toThrow(/x-max-age-ms must be a positive integer/);
+  });
+
   it("refuses archive bounds that are not positive: whole numbers, but for a ratio", () => {
     expect(() => collectLimits(schemas({ A: { "x-max-entries": 1.5 } }))).toThrow(/#\/components\/schemas\/A\/x-max-entries must be a positive integer/);
     expect(() => collectLimits(schemas({ A: { "x-max-entry-name-bytes": 0 } }))).toThrow(/x-max-entry-name-bytes must be a positive integer/);

@@ -30,6 +30,7 @@ import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endp
 import { registerApi } from "../routes/register-api.js";
 import { claimDataDir, dataDirLayout } from "../storage/data-dir.js";
 import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
+import { TITLE_MAX_AGE_MS } from "../webmcp/tab-titles.js";
 import { WebMcpService } from "../webmcp/webmcp-service.js";
 import { type FirstStart, initializeOrganization } from "./first-start.js";
 import { openStores } from "./stores.js";
@@ -105,6 +106,13 @@ export interface CreateServerOptions {
    * the command line's default is {@link DEFAULT_CONFIG}`.warmBrowsers`.
    */
   warmBrowsers?: number;
+  /**
+   * How long one read of a browser's tab titles serves `GET .../webmcp/tools` listings, in
+   * milliseconds: from 0 (read them for every listing) to the spec's `page_title`
+   * `x-max-age-ms` (500), the default. Pages set titles without any event, so they are read
+   * from the browser, a round trip that costs a large listing most of its time.
+   */
+  webmcpTitleMaxAgeMs?: number;
 }
 
 /** A server built by {@link createServer}. */
@@ -197,6 +205,10 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   });
   const warmBrowsers = options.warmBrowsers ?? 0;
   if (!Number.isSafeInteger(warmBrowsers) || warmBrowsers < 0) throw new RangeError(`warmBrowsers must be a non-negative integer; received ${warmBrowsers}.`);
+  const titleMaxAgeMs = options.webmcpTitleMaxAgeMs ?? TITLE_MAX_AGE_MS;
+  if (!Number.isSafeInteger(titleMaxAgeMs) || titleMaxAgeMs < 0 || titleMaxAgeMs > TITLE_MAX_AGE_MS) {
+    throw new RangeError(`webmcpTitleMaxAgeMs must be an integer from 0 to ${TITLE_MAX_AGE_MS}; received ${titleMaxAgeMs}.`);
+  }
   const releaseDataDir = claimDataDir(layout);
   let stores;
   try {
@@ -235,7 +247,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   // An Expect other than 100-continue is ignored, as RFC 9110 10.1.1 allows, instead of
   // Node's bare 417 without the Error body: the request is served as if it had none.
   app.server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => app.server.emit("request", request, response));
-  const webmcp = new WebMcpService(app.log);
+  const webmcp = new WebMcpService(app.log, titleMaxAgeMs);
   const warmRecords = new WarmBrowserRecords(layout.warmBrowsersDir);
   const warmPool =
     warmBrowsers > 0

@@ -3,6 +3,7 @@ import type { CdpRouter, DroppedEvent } from "../cdp/cdp-router.js";
 import type { PageFrame, PageFrameTree, TargetInfo, ToolInvokedEvent, ToolRespondedEvent } from "./cdp-protocol.js";
 import { InvocationEvents } from "./invocation-events.js";
 import type { SourceNumbers } from "./source-numbers.js";
+import { TabTitles } from "./tab-titles.js";
 import type { ToolRefTable } from "./tool-refs.js";
 import { type Registration, type RegistryLog, ToolRegistry } from "./tool-registry.js";
 import { readToolsAdded } from "./tools-added-text.js";
@@ -12,6 +13,8 @@ export interface AttachmentDeps {
   refs: ToolRefTable<Registration>;
   numbers: SourceNumbers;
   log: RegistryLog;
+  /** How long one read of the tab titles serves listings (see {@link TabTitles}). */
+  titleMaxAgeMs: number;
 }
 
 // Every tab at the browser level, every out-of-process iframe below a tab (or below
@@ -42,10 +45,12 @@ export class BrowserAttachment {
   readonly #log: RegistryLog;
   // Targets being set up (Page, frame tree, WebMCP.enable); they settle, never reject.
   readonly #following = new Set<Promise<void>>();
+  readonly #titles: TabTitles;
 
   private constructor(connection: CdpConnection, deps: AttachmentDeps) {
     this.connection = connection;
     this.#log = deps.log;
+    this.#titles = new TabTitles(() => this.#readTitles(), { maxAgeMs: deps.titleMaxAgeMs });
     this.registry = new ToolRegistry(deps.refs, deps.numbers, deps.log);
     this.closed = new Promise((resolve) =>
       connection.onClose((error) => {
@@ -71,8 +76,13 @@ export class BrowserAttachment {
     return attachment;
   }
 
-  /** The current title of every tab, by target id (titles change without an event). */
-  async tabTitles(): Promise<Map<string, string>> {
+  /** The title of every tab, by target id, for a listing at the registry's current version (see {@link TabTitles}). */
+  tabTitles(): Promise<Map<string, string>> {
+    return this.#titles.current(this.registry.version);
+  }
+
+  // Titles change without an event, so they are read from the browser.
+  async #readTitles(): Promise<Map<string, string>> {
     const { targetInfos } = await this.connection.send<{ targetInfos: TargetInfo[] }>("Target.getTargets", { filter: TABS });
     return new Map(targetInfos.map((info) => [info.targetId, typeof info.title === "string" ? info.title : ""]));
   }

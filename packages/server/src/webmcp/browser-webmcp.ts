@@ -5,6 +5,7 @@ import { ifNoneMatchHits } from "../http/entity-tags.js";
 import { BrowserAttachment } from "./browser-attachment.js";
 import { SharedBuild } from "./shared-build.js";
 import { SourceNumbers } from "./source-numbers.js";
+import { TITLE_MAX_AGE_MS } from "./tab-titles.js";
 import { runInvocation } from "./tool-invocation.js";
 import { buildToolList, type ToolListBody } from "./tool-list-body.js";
 import { ToolRefTable } from "./tool-refs.js";
@@ -41,8 +42,9 @@ function sameTitles(a: Map<string, string>, b: Map<string, string>): boolean {
 
 // Two inputs give the same body when they are of the same registry object (not one from
 // before a reconnection) at the same version (every event that may change a listing
-// bumps it) with equal titles (no event reports a title change, so each listing reads
-// them). A later caller may then share a running build, or take the last build's tag.
+// bumps it) with equal titles (no event reports a title change, so they are read from
+// the browser, at most TITLE_MAX_AGE_MS before a listing). A later caller may then share
+// a running build, or take the last build's tag.
 const sameInput = (a: BuildInput, b: BuildInput): boolean => a.registry === b.registry && a.version === b.version && sameTitles(a.titles, b.titles);
 
 /**
@@ -61,21 +63,32 @@ export class BrowserWebMcp {
   // The input and tag of the last body built: a poller that holds that tag is answered
   // 304 without a build while the input stays the same.
   #lastBuilt: { input: BuildInput; etag: string } | undefined;
+  readonly #titleMaxAgeMs: number;
   #attachment: Promise<BrowserAttachment> | undefined;
   #ended = false;
 
-  /** `counts`, when given, is where listings are counted by how they were answered (the service's totals). */
-  constructor(router: CdpRouter, log: RegistryLog, counts: SnapshotBuildCounts = { built: 0, shared: 0, remembered: 0 }) {
+  /**
+   * `options.counts`, when given, is where listings are counted by how they were answered
+   * (the service's totals); `options.titleMaxAgeMs` is how long one read of the tab titles
+   * serves listings (default and most {@link TITLE_MAX_AGE_MS}).
+   */
+  constructor(router: CdpRouter, log: RegistryLog, options: { counts?: SnapshotBuildCounts; titleMaxAgeMs?: number } = {}) {
     this.#router = router;
     this.#log = log;
-    this.#counts = counts;
+    this.#counts = options.counts ?? { built: 0, shared: 0, remembered: 0 };
+    this.#titleMaxAgeMs = options.titleMaxAgeMs ?? TITLE_MAX_AGE_MS;
   }
 
   /** Connects (once; again after the connection dropped) and resolves when the browser's tabs are followed. */
   connect(): Promise<BrowserAttachment> {
     if (this.#ended) return Promise.reject(new InternalError("The browser has stopped."));
     if (this.#attachment) return this.#attachment;
-    const attaching = BrowserAttachment.open(this.#router, { refs: this.#refs, numbers: this.#numbers, log: this.#log });
+    const attaching = BrowserAttachment.open(this.#router, {
+      refs: this.#refs,
+      numbers: this.#numbers,
+      log: this.#log,
+      titleMaxAgeMs: this.#titleMaxAgeMs,
+    });
     this.#attachment = attaching;
     attaching.then(
       (attachment) =>
@@ -106,10 +119,11 @@ export class BrowserWebMcp {
    * `GET .../webmcp/tools` (the spec's `WebMcpToolList`) with its `ETag`; or, when
    * `ifNoneMatch` (the request's `If-None-Match`) names the current tag, that tag alone.
    * The tag of the last body built is remembered with what it was built from, so while
-   * that stays the same a `304` costs the tab titles' round trip and no building, and a
-   * `200` costs copying the tools into the body but no hashing. Concurrent listings share
-   * one build when it is sure to give each of them the body it would build itself (see
-   * `sameInput`): a large snapshot is built once however many clients ask for it at once.
+   * that stays the same a `304` costs no building (nor, while the titles are fresh, a
+   * round trip to the browser), and a `200` costs copying the tools into the body but no
+   * hashing. Concurrent listings share one build when it is sure to give each of them the
+   * body it would build itself (see `sameInput`): a large snapshot is built once however
+   * many clients ask for it at once.
    */
   listTools(): Promise<ToolListBody>;
   listTools(ifNoneMatch: string | undefined): Promise<ToolListBody | ToolListNotModified>;

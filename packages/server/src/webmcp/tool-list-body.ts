@@ -13,10 +13,9 @@ export interface ToolListBody {
    */
   json: Buffer;
   /**
-   * The `ETag`: a hash of `json` itself. Tab titles are read from the browser on every
-   * request (no event reports a title change), so only the body says for sure what
-   * changed; the tag of a body built from the same registry version and titles is known
-   * without hashing again.
+   * The `ETag`: a hash of `json` itself. Tab titles are read from the browser (no event
+   * reports a title change), so only the body says for sure what changed; the tag of a
+   * body built from the same registry version and titles is known without hashing again.
    */
   etag: string;
 }

@@ -4,6 +4,7 @@ import type { BrowserLifecycle } from "../browsers/browser-service.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { ConflictError } from "../http/api-errors.js";
 import { BrowserWebMcp, type SnapshotBuildCounts } from "./browser-webmcp.js";
+import { TITLE_MAX_AGE_MS } from "./tab-titles.js";
 
 /**
  * WebMCP for every running browser: a {@link BrowserWebMcp} from the moment a browser
@@ -17,9 +18,12 @@ export class WebMcpService implements BrowserLifecycle {
   // start_url loads), until started() gives them their id.
   readonly #prepared = new WeakMap<LaunchedBrowser, BrowserWebMcp>();
   readonly #counts: SnapshotBuildCounts = { built: 0, shared: 0, remembered: 0 };
+  readonly #titleMaxAgeMs: number;
 
-  constructor(log: BrowserEventLog) {
+  /** `titleMaxAgeMs`: how long one read of a browser's tab titles serves its listings (default and most {@link TITLE_MAX_AGE_MS}). */
+  constructor(log: BrowserEventLog, titleMaxAgeMs: number = TITLE_MAX_AGE_MS) {
     this.#log = log;
+    this.#titleMaxAgeMs = titleMaxAgeMs;
   }
 
   /**
@@ -28,7 +32,7 @@ export class WebMcpService implements BrowserLifecycle {
    * (see {@link BrowserWebMcp.ready}); rejects if its DevTools cannot be followed.
    */
   async prepare(launched: LaunchedBrowser): Promise<void> {
-    const webmcp = new BrowserWebMcp(launched.cdp, this.#log, this.#counts);
+    const webmcp = new BrowserWebMcp(launched.cdp, this.#log, { counts: this.#counts, titleMaxAgeMs: this.#titleMaxAgeMs });
     this.#prepared.set(launched, webmcp);
     await webmcp.ready();
   }
@@ -37,7 +41,7 @@ export class WebMcpService implements BrowserLifecycle {
   started(browserId: string, launched: LaunchedBrowser): void {
     const prepared = this.#prepared.get(launched);
     this.#prepared.delete(launched);
-    const webmcp = prepared ?? new BrowserWebMcp(launched.cdp, this.#log, this.#counts);
+    const webmcp = prepared ?? new BrowserWebMcp(launched.cdp, this.#log, { counts: this.#counts, titleMaxAgeMs: this.#titleMaxAgeMs });
     this.#browsers.set(browserId, webmcp);
     webmcp
       .connect()

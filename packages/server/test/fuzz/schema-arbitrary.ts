@@ -55,6 +55,8 @@ const ANNOTATIONS = new Set([
   "x-max-entry-name-bytes",
   "x-max-unpacked-bytes",
   "x-max-compression-ratio",
+  // How old a value the server read from a browser may be: a rule of answers, not of requests.
+  "x-max-age-ms",
 ]);
 const SUPPORTED = new Set([
   "$ref",
