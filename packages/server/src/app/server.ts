@@ -138,8 +138,12 @@ export interface BrowserServiceServer {
    * building.
    */
   webmcpSnapshotBuilds(): SnapshotBuildCounts;
-  /** Live view viewers connected and tabs being captured for them now, over every browser. */
-  liveViewStats(): { viewers: number; screencasts: number };
+  /**
+   * Live view viewers connected and tabs being captured for them now, over every browser,
+   * and the viewer places taken (`--live-view-max-viewers` counts these: a viewer holds
+   * one from its admission, while its view still opens, until its socket closes).
+   */
+  liveViewStats(): { viewers: number; screencasts: number; places: number };
   /**
    * Stops gracefully: stops accepting connections, lets in-flight requests finish,
    * closes every browser, closes the database and releases the data directory.
@@ -339,7 +343,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project), app.log),
     warmPoolStats: () => warmPool?.stats() ?? { ready: 0, launching: 0, taken: 0 },
     webmcpSnapshotBuilds: () => webmcp.snapshotBuilds(),
-    liveViewStats: () => liveView?.stats() ?? { viewers: 0, screencasts: 0 },
+    liveViewStats: () => liveView?.stats() ?? { viewers: 0, screencasts: 0, places: 0 },
     close() {
       closing ??= (async () => {
         try {

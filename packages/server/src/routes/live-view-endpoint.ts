@@ -30,8 +30,12 @@ export interface LiveViewDeps {
 export interface LiveViewEndpoint {
   /** Takes an upgrade to a live view path and returns `true`; any other is left alone (`false`). */
   accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
-  /** Viewers connected and tabs captured now, over every browser. */
-  stats(): { viewers: number; screencasts: number };
+  /**
+   * Viewers connected and tabs captured now, over every browser, and the places taken:
+   * viewers admitted (counted against `maxViewers`) until their socket closes, those
+   * still waiting for their browser's view to open included.
+   */
+  stats(): { viewers: number; screencasts: number; places: number };
 }
 
 /** The protocol a live view page asks for; the token travels beside it as `token.<token>`. */
@@ -316,7 +320,9 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
         viewers += view.viewerCount;
         screencasts += view.screencastCount;
       }
-      return { viewers, screencasts };
+      let places = 0;
+      for (const count of admitted.values()) places += count;
+      return { viewers, screencasts, places };
     },
   };
 }
