@@ -5,7 +5,7 @@ import type { Browser } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer } from "../src/index.js";
 import { TITLE_MAX_AGE_MS } from "../src/webmcp/tab-titles.js";
-import { HoldingLauncher } from "./support/held-devtools.js";
+import { type HeldMessage, HoldingLauncher } from "./support/held-devtools.js";
 import { tempDataDir, useTestServer } from "./support/test-server.js";
 import { type DrivenBrowser, drive, waitForTools } from "./support/webmcp-driver.js";
 
@@ -92,6 +92,32 @@ describe("the page_title of GET /browsers/{id}/webmcp/tools", () => {
     expect(now.get("second")).toBe("Second");
     expect(now.get("first")).toBe("Renamed again");
     await Promise.all([first.close(), second.close()]);
+    expect(t.mismatches).toEqual([]);
+  });
+});
+
+describe("the page_title of a document that arrived while the titles were read", () => {
+  it("is its own, read again, never its tab's title from before the navigation", async () => {
+    const devtools = launcher.devtools();
+    const tab = await driven.open(pages.url("/first"));
+    await waitForTools(t.client(), browser.id, (tools) => tools.some((tool) => tool.name === "first"));
+    // Past the age of the last read, so that the next listing reads the titles.
+    await sleep(TITLE_MAX_AGE_MS + 50);
+    devtools.hold({ answersTo: [GET_TARGETS], events: ["WebMCP.toolsAdded"] });
+    const first = devtools.sent(GET_TARGETS) + 1;
+    const answerTo = (ordinal: number) => (held: HeldMessage) => held.kind === "answer" && held.method === GET_TARGETS && held.ordinal === ordinal;
+    const listing = titles();
+    // The browser has answered with "First" (held): then the tab navigates and its new page registers.
+    await devtools.until(() => devtools.held().some(answerTo(first)));
+    await tab.goto(pages.url("/second"));
+    await devtools.until(() => devtools.held().some((held) => held.method === "WebMCP.toolsAdded"));
+    devtools.release((held) => held.method === "WebMCP.toolsAdded");
+    devtools.release(answerTo(first));
+    // The snapshot changed during the read: the listing reads the titles again.
+    await devtools.until(() => devtools.held().some(answerTo(first + 1)));
+    devtools.stop();
+    expect(await listing).toEqual(new Map([["second", "Second"]]));
+    await tab.close();
     expect(t.mismatches).toEqual([]);
   });
 });

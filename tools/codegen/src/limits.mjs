@@ -168,8 +168,8 @@ export function generateLimits(document) {
  * \`maxEntries\`, \`maxEntryNameBytes\`, \`maxUnpackedBytes\` and \`maxCompressionRatio\` bound
  * an uploaded archive: its entries, the UTF-8 bytes of each entry's name, the bytes its
  * contents unpack to, and the largest ratio of those bytes to the archive's size
- * \`maxAgeMs\` is its \`x-max-age-ms\`: how many milliseconds before the answer the
- * service may have read a value it reports from a browser (spec/CONVENTIONS.md).
+ * \`maxAgeMs\` is its \`x-max-age-ms\`: a value the service reports from a browser was
+ * read less than that many milliseconds before the request arrived (spec/CONVENTIONS.md).
  *
  * @example
  * \`\`\`ts

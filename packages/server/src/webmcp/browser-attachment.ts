@@ -3,9 +3,9 @@ import type { CdpRouter, DroppedEvent } from "../cdp/cdp-router.js";
 import type { PageFrame, PageFrameTree, TargetInfo, ToolInvokedEvent, ToolRespondedEvent } from "./cdp-protocol.js";
 import { InvocationEvents } from "./invocation-events.js";
 import type { SourceNumbers } from "./source-numbers.js";
-import { TabTitles } from "./tab-titles.js";
+import { type TabTitle, TabTitles, type TitlesRead } from "./tab-titles.js";
 import type { ToolRefTable } from "./tool-refs.js";
-import { type Registration, type RegistryLog, ToolRegistry } from "./tool-registry.js";
+import { type Registration, type RegistryLog, ToolRegistry, withoutFragment } from "./tool-registry.js";
 import { readToolsAdded } from "./tools-added-text.js";
 
 /** What an attachment shares with the browser it belongs to, across reconnections. */
@@ -77,14 +77,19 @@ export class BrowserAttachment {
   }
 
   /** The title of every tab, by target id, for a listing at the registry's current version (see {@link TabTitles}). */
-  tabTitles(): Promise<Map<string, string>> {
+  tabTitles(): Promise<TitlesRead> {
     return this.#titles.current(this.registry.version);
   }
 
   // Titles change without an event, so they are read from the browser.
-  async #readTitles(): Promise<Map<string, string>> {
+  async #readTitles(): Promise<Map<string, TabTitle>> {
     const { targetInfos } = await this.connection.send<{ targetInfos: TargetInfo[] }>("Target.getTargets", { filter: TABS });
-    return new Map(targetInfos.map((info) => [info.targetId, typeof info.title === "string" ? info.title : ""]));
+    return new Map(
+      targetInfos.map((info) => [
+        info.targetId,
+        { title: typeof info.title === "string" ? info.title : "", url: withoutFragment(typeof info.url === "string" ? info.url : "") },
+      ]),
+    );
   }
 
   /** Closes the connection. */

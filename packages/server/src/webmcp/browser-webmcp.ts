@@ -5,7 +5,7 @@ import { ifNoneMatchHits } from "../http/entity-tags.js";
 import { BrowserAttachment } from "./browser-attachment.js";
 import { SharedBuild } from "./shared-build.js";
 import { SourceNumbers } from "./source-numbers.js";
-import { TITLE_MAX_AGE_MS } from "./tab-titles.js";
+import { type TabTitle, TITLE_MAX_AGE_MS } from "./tab-titles.js";
 import { runInvocation } from "./tool-invocation.js";
 import { buildToolList, type ToolListBody } from "./tool-list-body.js";
 import { ToolRefTable } from "./tool-refs.js";
@@ -31,14 +31,22 @@ export interface SnapshotBuildCounts {
 interface BuildInput {
   registry: ToolRegistry;
   version: number;
-  titles: Map<string, string>;
+  titles: Map<string, TabTitle>;
 }
 
-function sameTitles(a: Map<string, string>, b: Map<string, string>): boolean {
+function sameTitles(a: Map<string, TabTitle>, b: Map<string, TabTitle>): boolean {
   if (a.size !== b.size) return false;
-  for (const [targetId, title] of a) if (b.get(targetId) !== title) return false;
+  for (const [targetId, { title, url }] of a) {
+    const other = b.get(targetId);
+    if (other?.title !== title || other.url !== url) return false;
+  }
   return true;
 }
+
+// Reads of the titles a listing makes at most when the registry changes while one is
+// under way (a page that navigates faster than the browser answers would otherwise hold
+// a listing forever); a title still from another document is then left out (see tool-list-body.ts).
+const TITLE_READS = 3;
 
 // Two inputs give the same body when they are of the same registry object (not one from
 // before a reconnection) at the same version (every event that may change a listing
@@ -130,7 +138,9 @@ export class BrowserWebMcp {
   async listTools(ifNoneMatch?: string): Promise<ToolListBody | ToolListNotModified> {
     const attachment = await this.#attached();
     const registry = attachment.registry;
-    const titles = await attachment.tabTitles();
+    let read = await attachment.tabTitles();
+    for (let reads = 1; read.version !== registry.version && reads < TITLE_READS; reads++) read = await attachment.tabTitles();
+    const titles = read.titles;
     await registry.windowsKnown();
     // From here to the build's start, one turn: the input is the registry as it is now.
     const input: BuildInput = { registry, version: registry.version, titles };

@@ -74,8 +74,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+// Never inside a surrogate pair: half of one is not a character, and strict JSON decoders refuse it.
 function truncate(text: string, chars: number): string {
-  return text.length <= chars ? text : `${text.slice(0, chars - 1)}…`;
+  if (text.length <= chars) return text;
+  let end = chars - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
 }
 
 // `debugging` has no place in the API's closed annotations object, so it is left out.

@@ -8,30 +8,42 @@ import { limits } from "@browser-service/types";
  */
 export const TITLE_MAX_AGE_MS = limits.schemas.WebMcpToolSource.page_title.maxAgeMs;
 
-/** Reads every tab's current title, by target id. */
-export type ReadTitles = () => Promise<Map<string, string>>;
+/** A tab's title as one read found it, with the URL (as the API shows it) of the document it was the title of. */
+export interface TabTitle {
+  title: string;
+  url: string;
+}
 
-interface TitlesRead {
+/** Reads every tab's current title, by target id. */
+export type ReadTitles = () => Promise<Map<string, TabTitle>>;
+
+/** Titles as read for a listing, and the registry's version when the read was sent. */
+export interface TitlesRead {
+  titles: Map<string, TabTitle>;
+  version: number;
+}
+
+interface PendingRead {
   // When the read was sent: Chromium answered with titles at least this recent.
   sentAt: number;
   // The registry's version when it was sent: tabs and documents as they were then.
   version: number;
-  titles: Promise<Map<string, string>>;
+  read: Promise<TitlesRead>;
 }
 
 /**
  * The tab titles of one DevTools connection: one read from the browser serves listings
  * for less than {@link TITLE_MAX_AGE_MS} (or the age given; 0 reads for every listing)
- * while the registry's version stays the same. A new version
- * (a tab opened or closed, a document committed) reads them again, so a listing never
- * pairs a new document with a title of its tab from before it; concurrent listings share
- * one read, and a read that failed is not kept.
+ * while the registry's version stays the same. A new version (a tab opened or closed, a
+ * document committed) reads them again; concurrent listings share one read, and a read
+ * that failed is not kept. Each title comes with its document's URL, so that a listing
+ * can tell a title read before a navigation from one of the document it lists.
  */
 export class TabTitles {
   readonly #read: ReadTitles;
   readonly #now: () => number;
   readonly #maxAgeMs: number;
-  #last: TitlesRead | undefined;
+  #last: PendingRead | undefined;
 
   constructor(read: ReadTitles, options: { maxAgeMs?: number; now?: () => number } = {}) {
     this.#read = read;
@@ -39,17 +51,17 @@ export class TabTitles {
     this.#now = options.now ?? (() => performance.now());
   }
 
-  /** The titles for a listing at the registry's `version`. */
-  current(version: number): Promise<Map<string, string>> {
+  /** The titles for a listing at the registry's `version`, with the version they were read at. */
+  current(version: number): Promise<TitlesRead> {
     const last = this.#last;
     const now = this.#now();
-    if (last !== undefined && last.version === version && now - last.sentAt < this.#maxAgeMs) return last.titles;
-    const titles = this.#read();
-    const read: TitlesRead = { sentAt: now, version, titles };
-    this.#last = read;
-    titles.catch(() => {
-      if (this.#last === read) this.#last = undefined;
+    if (last !== undefined && last.version === version && now - last.sentAt < this.#maxAgeMs) return last.read;
+    const read = this.#read().then((titles) => ({ titles, version }));
+    const pending: PendingRead = { sentAt: now, version, read };
+    this.#last = pending;
+    read.catch(() => {
+      if (this.#last === pending) this.#last = undefined;
     });
-    return titles;
+    return read;
   }
 }

@@ -2,6 +2,7 @@ import { InternalError } from "../http/api-errors.js";
 import { BodyTag } from "../http/entity-tags.js";
 import { capText, type OmissionReason, PAGE_DATA_LIMITS } from "./page-data.js";
 import type { SourceNumbers } from "./source-numbers.js";
+import type { TabTitle } from "./tab-titles.js";
 import type { Registration, TabRecord, ToolRegistry } from "./tool-registry.js";
 
 /** A snapshot as `GET .../webmcp/tools` sends it. */
@@ -24,7 +25,7 @@ export interface ToolListBody {
 export interface ToolListInput {
   registry: ToolRegistry;
   /** Tab titles by target id, as the browser reported them for this listing. */
-  titles: Map<string, string>;
+  titles: Map<string, TabTitle>;
   numbers: SourceNumbers;
   /** The body's tag when it is already known (the same input was built before): it is not hashed again. */
   etag: string | undefined;
@@ -82,7 +83,9 @@ export async function buildToolList({ registry, titles, numbers, etag }: ToolLis
     if (tab.windowId === undefined) continue;
     let tabSource = tabSources.get(tab);
     if (tabSource === undefined) {
-      const title = capText(titles.get(tab.targetId) ?? "", PAGE_DATA_LIMITS.titleChars);
+      // A title read from another document of the tab (one before a navigation) is not this one's.
+      const read = titles.get(tab.targetId);
+      const title = capText(read !== undefined && read.url === tab.url ? read.title : "", PAGE_DATA_LIMITS.titleChars);
       tabSource = shared(`"window_id":${tab.windowId},"tab_id":${tab.tabNumber},"page_url":${JSON.stringify(tab.url)},"page_title":${JSON.stringify(title)}`);
       tabSources.set(tab, tabSource);
     }

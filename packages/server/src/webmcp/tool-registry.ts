@@ -68,7 +68,7 @@ export interface RegistryLog {
 export type GoneListener = (sessionId: string, frameId: string | undefined) => void;
 
 /** A page-provided URL as the API shows it: without its fragment, cut to the cap. */
-const withoutFragment = (url: string): string => {
+export const withoutFragment = (url: string): string => {
   const hash = url.indexOf("#");
   return capText(hash === -1 ? url : url.slice(0, hash), PAGE_DATA_LIMITS.urlChars);
 };
