@@ -126,6 +126,9 @@ describe("GET /browsers/{id}/webmcp/tools, many at once", () => {
     // Then, while that build runs, the registration is seen, and then the third caller's titles arrive.
     devtools.release((held) => held.method === TOOLS_ADDED);
     devtools.release(answerTo(late.titlesRead));
+    // Its titles were read before the registration was seen: it reads them again.
+    await devtools.until(() => devtools.held().some(answerTo(late.titlesRead + 1)));
+    devtools.release(answerTo(late.titlesRead + 1));
     const [earlyAnswer, alongsideAnswer, lateAnswer] = await Promise.all([early.answer, alongside.answer, late.answer]);
 
     expect(names(earlyAnswer.body)).not.toContain("late");
