@@ -31,8 +31,8 @@ beforeAll(async () => {
   const id = (name: string) => projects.find((project) => project.name === name)?.id ?? "";
   Object.assign(ids, { default: id("Default"), a: id("alpha"), b: id("beta"), archived: id("old") });
   keys.orgWide = t.orgKey;
-  keys.scopedA = t.server.issueApiKey(ids.a).secret;
-  keys.scopedArchived = t.server.issueApiKey(ids.archived).secret;
+  keys.scopedA = (await t.server.issueApiKey(ids.a)).secret;
+  keys.scopedArchived = (await t.server.issueApiKey(ids.archived)).secret;
   await client.projects.update(ids.archived, { status: "archived" });
 });
 

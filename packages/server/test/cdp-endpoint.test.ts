@@ -337,10 +337,10 @@ describe("credentials, checked before the upgrade", () => {
     const orgWide = await RawClient.open(bare, { authorization: `Bearer ${t.orgKey}` });
     expect((await orgWide.send("Browser.getVersion")).result).toMatchObject({ product: expect.stringMatching(/Chrome/) });
     await orgWide.close();
-    const scoped = await RawClient.open(bare, { authorization: `Bearer ${t.server.issueApiKey("Default").secret}` });
+    const scoped = await RawClient.open(bare, { authorization: `Bearer ${(await t.server.issueApiKey("Default")).secret}` });
     expect((await scoped.send("Browser.getVersion")).result).toBeDefined();
     await scoped.close();
-    expect((await refusal(bare, { authorization: `Bearer ${t.server.issueApiKey(other.id).secret}` })).status).toBe(401);
+    expect((await refusal(bare, { authorization: `Bearer ${(await t.server.issueApiKey(other.id)).secret}` })).status).toBe(401);
     expect((await refusal(bare, { authorization: "Bearer bsk_notakey" })).status).toBe(401);
     await client.projects.delete(other.id);
   });

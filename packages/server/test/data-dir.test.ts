@@ -137,7 +137,7 @@ describe("data directory", () => {
       expectPrivate(dataDir);
       expect(modeOf(archive)).toBe(0o600);
       expectUnrelatedIntact(dataDir);
-      const key = second.issueApiKey().secret;
+      const key = (await second.issueApiKey()).secret;
       const answer = await second.app.inject({ method: "GET", url: `/org/projects/${staging.id}`, headers: { authorization: `Bearer ${key}` } });
       expect(answer.json()).toMatchObject({ id: staging.id, name: "staging" });
     } finally {

@@ -8,7 +8,7 @@ import type { IssuedKey } from "../src/auth/api-key-store.js";
 import { runCli } from "../src/index.js";
 import { dataDirLayout, ensureDataDir } from "../src/storage/data-dir.js";
 import { spawnServer } from "./support/child-server.js";
-import { tempDataDir } from "./support/test-server.js";
+import { startTestServer, tempDataDir } from "./support/test-server.js";
 
 // `keys create` talks to a running server through files in key-requests/: one bad file
 // there must not stop the server from answering the others.
@@ -25,7 +25,7 @@ function recordingLog(): KeyRequestLog & { lines: string[] } {
 }
 
 describe("key requests", () => {
-  it("skips and reports each malformed request file, answers it with malformed_request, and answers the others", () => {
+  it("skips and reports each malformed request file, answers it with malformed_request, and answers the others", async () => {
     const dataDir = tempDataDir();
     dirs.push(dataDir);
     const layout = dataDirLayout(dataDir);
@@ -39,13 +39,13 @@ describe("key requests", () => {
     writeFileSync(at("6-org-wide.request.json"), "{}");
 
     const issued: (string | undefined)[] = [];
-    const issue = (project?: string): IssuedKey => {
+    const issue = async (project?: string): Promise<IssuedKey> => {
       if (project === "nope") throw new KeyIssueError("unknown_project", "No project nope.");
       issued.push(project);
       return { keyId: `key_${issued.length}`, orgId: "org_1", projectId: project ?? null, secret: `bsk_${issued.length}` };
     };
     const log = recordingLog();
-    expect(answerKeyRequests(layout, issue, log)).toBe(6);
+    expect(await answerKeyRequests(layout, issue, log)).toBe(6);
 
     expect(issued).toEqual(["staging", undefined]);
     const answer = (name: string) => JSON.parse(readFileSync(at(`${name}.answer.json`), "utf8"));
@@ -56,6 +56,18 @@ describe("key requests", () => {
     expect(readdirSync(layout.keyRequestsDir).filter((file) => file.endsWith(".request.json"))).toEqual([]);
     expect(log.lines).toHaveLength(3);
     for (const line of log.lines) expect(line).toMatch(/^skipped a malformed key request: /);
+  });
+
+  it("answers each request once when asked twice at once (two signals close together)", async () => {
+    const started = await startTestServer();
+    try {
+      writeFileSync(join(started.dataDir, "key-requests", "one.request.json"), "{}");
+      // Issuing a key awaits the database: without one run at a time, both runs would read the request.
+      expect(await Promise.all([started.server.answerKeyRequests(), started.server.answerKeyRequests()])).toEqual([1, 0]);
+      expect(JSON.parse(readFileSync(join(started.dataDir, "key-requests", "one.answer.json"), "utf8"))).toMatchObject({ ok: true });
+    } finally {
+      await started.close();
+    }
   });
 
   it("a running server with a malformed file in key-requests/ still answers `keys create` at once", async () => {

@@ -195,7 +195,7 @@ describe("a browser's tool lists sent to its viewers", () => {
       } as unknown as BrowserWebMcp;
       const limits = { ...DEFAULT_LIVE_VIEW_LIMITS, maxViewers: 2, byteRate: 256 * 1024 };
       const log = { warn: () => undefined, debug: () => undefined, error: () => undefined } as unknown as FastifyBaseLogger;
-      const view = new BrowserLiveView(connection, limits, () => webmcp, new MessageBudget({ messageRate: 0, byteRate: limits.byteRate }), log);
+      const view = new BrowserLiveView(connection, limits, async () => webmcp, new MessageBudget({ messageRate: 0, byteRate: limits.byteRate }), log);
       const sent: string[] = [];
       const viewer = { access: "watch" as const, send: (message: string | Buffer) => sent.push(String(message).slice(0, 30)), offerFrame: () => undefined };
       view.join(viewer);

@@ -132,7 +132,7 @@ describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
   let otherKey: string;
 
   beforeAll(async () => {
-    otherKey = t.server.issueApiKey().secret;
+    otherKey = (await t.server.issueApiKey()).secret;
   });
 
   afterEach(() => {

@@ -107,7 +107,7 @@ for (const pool of ["warm", "cold"] as const) {
 
     beforeAll(async () => {
       const other = await t.client().projects.create({ name: `other-${pool}` });
-      otherProjectKey = t.server.issueApiKey(other.id).secret;
+      otherProjectKey = (await t.server.issueApiKey(other.id)).secret;
     });
 
     /** Creates a browser (from the pool when there is one) and returns its record and process. */

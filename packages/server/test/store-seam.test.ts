@@ -32,13 +32,13 @@ import { managedAuth } from "./support/fixtures.js";
 class MemoryAuthConnectionStore implements AuthConnectionStore {
   readonly #byId = new Map<string, StoredAuthConnection>();
 
-  get(projectId: string, id: string, now = Date.now()): ManagedAuth {
+  async get(projectId: string, id: string, now = Date.now()): Promise<ManagedAuth> {
     const stored = this.#byId.get(id);
     if (stored === undefined || stored.projectId !== projectId) throw new NotFoundError(`No auth connection has the id "${id}" in this project.`);
     return connectionAt(stored.record, now);
   }
 
-  replaceAll(connections: StoredAuthConnection[]): void {
+  async replaceAll(connections: StoredAuthConnection[]): Promise<void> {
     this.#byId.clear();
     for (const connection of connections) this.#byId.set(connection.record.id, connection);
   }
@@ -102,8 +102,8 @@ describe("the store seam", () => {
     const { stores: sqlite, dir, entry } = sqliteStores();
     const memory = new MemoryAuthConnectionStore();
     const stores: Stores = { ...sqlite, authConnections: memory };
-    const first = initializeOrganization(stores)!;
-    const loaded = loadFixtures(stores, first.org.id, {
+    const first = (await initializeOrganization(stores))!;
+    const loaded = await loadFixtures(stores, first.org.id, {
       authConnections: [
         { project: "Default", record: managedAuth("conn_here") as ManagedAuth },
         { project: "elsewhere", record: managedAuth("conn_there") as ManagedAuth },
@@ -134,29 +134,54 @@ describe("the store seam", () => {
     }
   });
 
-  it("undoes every store's writes of a unit of work when one store fails in it", () => {
+  it("undoes every store's writes of a unit of work when one store fails in it", async () => {
     const { stores: sqlite } = sqliteStores();
     const diskFull = new Error("disk full");
     // The SQLite project store, except that inserting fails: after the organization's insert.
     const projects = new Proxy(sqlite.projects, {
-      get: (target, key) =>
-        key === "insert"
-          ? () => {
-              throw diskFull;
-            }
-          : (Reflect.get(target, key) as (...args: unknown[]) => unknown).bind(target),
+      get: (target, key) => (key === "insert" ? () => Promise.reject(diskFull) : (Reflect.get(target, key) as (...args: unknown[]) => unknown).bind(target)),
     }) satisfies ProjectStore;
     const stores: Stores = { ...sqlite, projects };
-    expect(() => initializeOrganization(stores)).toThrow(diskFull);
-    expect(sqlite.organizations.find()).toBeUndefined();
+    await expect(initializeOrganization(stores)).rejects.toThrow(diskFull);
+    expect(await sqlite.organizations.find()).toBeUndefined();
     // Nothing half-done blocks the next start.
-    const first = initializeOrganization(sqlite);
-    expect(sqlite.organizations.find()?.id).toBe(first?.org.id);
-    expect(sqlite.projects.findByName(first!.org.id, "Default")?.id).toBe(first?.project.id);
+    const first = await initializeOrganization(sqlite);
+    expect((await sqlite.organizations.find())?.id).toBe(first?.org.id);
+    expect((await sqlite.projects.findByName(first!.org.id, "Default"))?.id).toBe(first?.project.id);
   });
 
-  it("refuses to nest units of work, so a store cannot commit half of its caller's work", () => {
+  it("refuses to nest units of work, so a store cannot commit half of its caller's work", async () => {
     const { stores } = sqliteStores();
-    expect(() => stores.unitOfWork(() => stores.unitOfWork(() => 1))).toThrow(expect.objectContaining({ code: "storage_misuse" }));
+    await expect(stores.unitOfWork(() => stores.unitOfWork(async () => 1))).rejects.toThrow(expect.objectContaining({ code: "storage_misuse" }));
+  });
+
+  it("keeps a call from outside an open unit of work out of its transaction: it waits, and survives the unit's rollback", async () => {
+    const { stores } = sqliteStores();
+    const first = (await initializeOrganization(stores))!;
+    const orgId = first.org.id;
+    let resume!: () => void;
+    const paused = new Promise<void>((resolve) => (resume = resolve));
+    const failure = new Error("the unit fails after its first write");
+    const unit = stores.unitOfWork(async () => {
+      await stores.projects.insert(orgId, "inside");
+      // Another request runs while this unit awaits something else.
+      await paused;
+      throw failure;
+    });
+    // Give the unit its first write, then write from outside it.
+    await new Promise((resolve) => setImmediate(resolve));
+    let outsideDone = false;
+    const outside = stores.projects.create(orgId, "outside").then((row) => {
+      outsideDone = true;
+      return row;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    // Had it run now, it would have joined the unit's transaction and been rolled back with it.
+    expect(outsideDone).toBe(false);
+    resume();
+    await expect(unit).rejects.toThrow(failure);
+    expect((await outside).name).toBe("outside");
+    expect(await stores.projects.findByName(orgId, "inside")).toBeUndefined();
+    expect((await stores.projects.findByName(orgId, "outside"))?.name).toBe("outside");
   });
 });

@@ -159,7 +159,10 @@ describe("the warm pool", () => {
     expect(await client.browsers.list()).toEqual([]);
     await client.projects.updateLimits("Default", { max_concurrent_sessions: 1 });
     const only = await client.browsers.create({ name: "only" });
+    const taken = t.server.warmPoolStats().taken;
     await expect(client.browsers.create({ name: "over" })).rejects.toMatchObject({ status: 429, code: "concurrency_limit_exceeded" });
+    // The refused create held a warm browser while its reservation was written, and gave it back.
+    expect(t.server.warmPoolStats().taken).toBe(taken);
     expect((await client.limits.get()).concurrent_sessions_used).toBe(1);
     expect((await client.browsers.list()).map((each) => each.id)).toEqual([only.id]);
   });

@@ -67,7 +67,7 @@ try {
   if (!pages.listening) await once(pages, "listening");
   await server.listen();
   const address = /** @type {import("node:net").AddressInfo} */ (pages.address());
-  const client = createClient({ apiKey: server.firstStart?.key.secret ?? server.issueApiKey().secret, baseUrl: server.url });
+  const client = createClient({ apiKey: server.firstStart?.key.secret ?? (await server.issueApiKey()).secret, baseUrl: server.url });
   const browser = await client.browsers.create({ start_url: `http://127.0.0.1:${address.port}/cart` });
 
   // A second tab, so that the tab strip shows two; the view watches the first.

@@ -34,7 +34,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "mcp-example-"));
   server = await createServer({ dataDir, host: "127.0.0.1", port: 0, allowPrivateNetwork: true });
   await server.listen();
-  apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
+  apiKey = server.firstStart?.key.secret ?? (await server.issueApiKey()).secret;
   // The command on PATH, as `npm install -g` or npx puts it there.
   binDir = mkdtempSync(join(tmpdir(), "mcp-bin-"));
   symlinkSync(binPath, join(binDir, "browser-service-mcp"));

@@ -89,7 +89,7 @@ export async function startHarness(): Promise<{ harness: Harness; close(): Promi
     rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } },
   });
   const baseUrl = await server.listen();
-  const apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
+  const apiKey = server.firstStart?.key.secret ?? (await server.issueApiKey()).secret;
   const client = createClient({ baseUrl, apiKey, projectId: null, maxRetries: 0 });
   const pages = await PageServer.start();
   servePages(pages);

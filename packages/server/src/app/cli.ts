@@ -83,11 +83,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   process.on(KEY_REQUEST_SIGNAL, () => {
-    try {
-      server.answerKeyRequests();
-    } catch (error) {
-      io.stderr(`Could not answer a key request: ${(error as Error).stack ?? String(error)}\n`);
-    }
+    server.answerKeyRequests().catch((error: unknown) => io.stderr(`Could not answer a key request: ${(error as Error).stack ?? String(error)}\n`));
   });
   // Said at start, so a missing Chromium is not first met as a failing POST /browsers.
   const chromium = await checkChromium(launcher.executablePath);
@@ -110,7 +106,7 @@ async function issueKey(config: ServerConfig, project: string | undefined): Prom
   try {
     const stores = openStores(layout);
     try {
-      return issueApiKey(stores, project);
+      return await issueApiKey(stores, project);
     } finally {
       stores.close();
     }

@@ -18,16 +18,16 @@ export interface FirstStart {
  * transaction, when the database has no organization yet; otherwise does nothing and
  * returns `undefined`.
  */
-export function initializeOrganization(stores: Stores): FirstStart | undefined {
-  return stores.unitOfWork(() => {
-    if (stores.organizations.find()) return undefined;
+export function initializeOrganization(stores: Stores): Promise<FirstStart | undefined> {
+  return stores.unitOfWork(async () => {
+    if (await stores.organizations.find()) return undefined;
     const now = new Date().toISOString();
     const org: Organization = { id: newId("organization"), default_project_id: "", default_project_max_concurrent_sessions: null, created_at: now };
-    stores.organizations.insert(org);
-    const project = stores.projects.insert(org.id, "Default", now);
-    stores.organizations.setDefaultProject(org.id, project.id);
+    await stores.organizations.insert(org);
+    const project = await stores.projects.insert(org.id, "Default", now);
+    await stores.organizations.setDefaultProject(org.id, project.id);
     org.default_project_id = project.id;
-    return { org, project, key: stores.apiKeys.insert(org.id, null) };
+    return { org, project, key: await stores.apiKeys.insert(org.id, null) };
   });
 }
 

@@ -18,13 +18,13 @@ export class KeyIssueError extends Error {
  * `project`. Returns the secret, which exists nowhere else afterwards, once the key is
  * on disk: it is shown or handed over outside any response.
  */
-export function issueApiKey(stores: Stores, project?: string): IssuedKey {
-  const issued = stores.unitOfWork(() => {
-    const org = stores.organizations.find();
+export async function issueApiKey(stores: Stores, project?: string): Promise<IssuedKey> {
+  const issued = await stores.unitOfWork(async () => {
+    const org = await stores.organizations.find();
     if (!org)
       throw new KeyIssueError("no_organization", `The data directory ${stores.layout.root} has no organization yet; start the server there once first.`);
     if (project === undefined) return stores.apiKeys.insert(org.id, null);
-    const row = stores.projects.findByIdOrName(org.id, project);
+    const row = await stores.projects.findByIdOrName(org.id, project);
     if (!row) throw new KeyIssueError("unknown_project", `No project has the id or name "${project}" in ${stores.layout.root}.`);
     return stores.apiKeys.insert(org.id, row.id);
   });

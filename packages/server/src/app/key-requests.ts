@@ -53,7 +53,7 @@ function parseKeyRequest(text: string): KeyRequest | { malformed: string } {
  * that cannot be read is logged and left; neither holds up the others. Returns how many
  * were answered.
  */
-export function answerKeyRequests(layout: DataDirLayout, issue: (project?: string) => IssuedKey, log: KeyRequestLog): number {
+export async function answerKeyRequests(layout: DataDirLayout, issue: (project?: string) => Promise<IssuedKey>, log: KeyRequestLog): Promise<number> {
   const requests = readdirSync(layout.keyRequestsDir).filter((file) => file.endsWith(".request.json"));
   let answered = 0;
   for (const file of requests) {
@@ -73,7 +73,7 @@ export function answerKeyRequests(layout: DataDirLayout, issue: (project?: strin
       answer = { ok: false, code: "malformed_request", message: `The key request ${file} is malformed: ${request.malformed}.` };
     } else {
       try {
-        answer = { ok: true, key: issue(request.project) };
+        answer = { ok: true, key: await issue(request.project) };
       } catch (error) {
         if (!(error instanceof KeyIssueError)) log.error({ err: error, file: path }, "could not issue the key of a key request");
         answer =

@@ -126,9 +126,9 @@ export interface BrowserServiceServer {
   /** Starts listening and resolves with the base URL. */
   listen(): Promise<string>;
   /** Issues an API key, org-wide or scoped to the project with this id or name. */
-  issueApiKey(project?: string): IssuedKey;
+  issueApiKey(project?: string): Promise<IssuedKey>;
   /** Answers the key requests `keys create` left in the data directory; returns how many. */
-  answerKeyRequests(): number;
+  answerKeyRequests(): Promise<number>;
   /** How many warm browsers are ready and launching (both 0 without a warm pool). */
   warmPoolStats(): WarmPoolStats;
   /**
@@ -261,15 +261,15 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   let firstStart: FirstStart | undefined;
   let liveView: LiveViewEndpoint | undefined;
   try {
-    firstStart = initializeOrganization(stores);
-    const org = stores.organizations.find();
+    firstStart = await initializeOrganization(stores);
+    const org = await stores.organizations.find();
     if (!org) throw new Error("The organization is missing right after its creation.");
     if (options.fixtures !== undefined) {
-      const created = loadFixtures(stores, org.id, readFixturesFile(options.fixtures));
+      const created = await loadFixtures(stores, org.id, readFixturesFile(options.fixtures));
       if (created.length > 0) app.log.info({ projects: created }, "created projects named by the fixtures");
     }
-    stores.extensions.removeUnreferencedArchives();
-    browsers.recoverAbandoned();
+    await stores.extensions.removeUnreferencedArchives();
+    await browsers.recoverAbandoned();
     // The first start's key is printed by the caller, outside any response.
     stores.flush();
     const leftOver = warmRecords.endLeftOver();
@@ -328,6 +328,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   }
 
   let closing: Promise<void> | undefined;
+  let answering: Promise<number> = Promise.resolve(0);
   return {
     app,
     firstStart,
@@ -340,7 +341,12 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       return url;
     },
     issueApiKey: (project) => issueApiKey(openedStores, project),
-    answerKeyRequests: () => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project), app.log),
+    answerKeyRequests: () => {
+      // One run at a time: two signals close together must not both answer the same request.
+      const run = answering.then(() => answerKeyRequests(layout, (project) => issueApiKey(openedStores, project), app.log));
+      answering = run.catch(() => 0);
+      return run;
+    },
     warmPoolStats: () => warmPool?.stats() ?? { ready: 0, launching: 0, taken: 0 },
     webmcpSnapshotBuilds: () => webmcp.snapshotBuilds(),
     liveViewStats: () => liveView?.stats() ?? { viewers: 0, screencasts: 0, places: 0 },

@@ -12,7 +12,7 @@ export interface AuthConnectionStore {
    * The connection with this id in the project as it reads at `now` (a flow past its
    * `flow_expires_at` reads as `EXPIRED`); one in another project is 404 `not_found` too.
    */
-  get(projectId: string, id: string, now?: number): ManagedAuth;
+  get(projectId: string, id: string, now?: number): Promise<ManagedAuth>;
   /** Replaces every stored connection; must run inside a unit of work. */
-  replaceAll(connections: StoredAuthConnection[]): void;
+  replaceAll(connections: StoredAuthConnection[]): Promise<void>;
 }

@@ -1,11 +1,12 @@
 import type { ManagedAuth } from "@browser-service/types";
 import { NotFoundError } from "../http/api-errors.js";
 import { isStorableText, type SqliteDatabase } from "../storage/database.js";
+import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { AuthConnectionStore, StoredAuthConnection } from "./auth-connection-store.js";
 import { connectionAt } from "./flow-expiry.js";
 
 /** {@link AuthConnectionStore} in SQLite. */
-export class SqliteAuthConnectionStore implements AuthConnectionStore {
+export class SqliteAuthConnectionStore implements Synchronous<AuthConnectionStore> {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {

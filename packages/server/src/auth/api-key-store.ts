@@ -25,7 +25,7 @@ export interface ApiKeyStore {
    * Inserts a new key, org-wide when `projectId` is `null`; must run inside a unit of
    * work. Returns the secret, which cannot be recovered later.
    */
-  insert(orgId: string, projectId: string | null): IssuedKey;
+  insert(orgId: string, projectId: string | null): Promise<IssuedKey>;
   /** The credential whose secret this is, or `undefined`. */
-  authenticate(secret: string): Credential | undefined;
+  authenticate(secret: string): Promise<Credential | undefined>;
 }

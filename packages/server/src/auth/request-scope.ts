@@ -19,26 +19,30 @@ export class RequestScope {
   readonly #projects: ProjectStore;
   readonly #headerProject: ProjectRow | undefined;
 
-  /**
-   * Checks the project header: a project-scoped key naming another project is 403
-   * `forbidden`; a header naming an unknown, archived or deleted project is 404
-   * `project_not_found`.
-   */
-  constructor(credential: Credential, org: Organization, projects: ProjectStore, header: string | undefined) {
+  private constructor(credential: Credential, org: Organization, projects: ProjectStore, headerProject: ProjectRow | undefined) {
     this.credential = credential;
     this.org = org;
     this.#projects = projects;
-    if (header === undefined) return;
+    this.#headerProject = headerProject;
+  }
+
+  /**
+   * The scope of a request, its project header checked: a project-scoped key naming
+   * another project is 403 `forbidden`; a header naming an unknown, archived or deleted
+   * project is 404 `project_not_found`.
+   */
+  static async of(credential: Credential, org: Organization, projects: ProjectStore, header: string | undefined): Promise<RequestScope> {
+    if (header === undefined) return new RequestScope(credential, org, projects, undefined);
     if (credential.projectId !== null && header !== credential.projectId) {
       throw new ForbiddenError(
         `This API key is scoped to project ${credential.projectId} and cannot act on project ${header}; omit X-Service-Project-Id or use an org-wide key.`,
       );
     }
-    const project = projects.findById(org.id, header);
+    const project = await projects.findById(org.id, header);
     if (project?.status !== "active") {
       throw new ProjectNotFoundError(`No active project has the id "${header}" given in X-Service-Project-Id; names are not accepted there.`);
     }
-    this.#headerProject = project;
+    return new RequestScope(credential, org, projects, project);
   }
 
   /** Whether the key is org-wide (may administer projects and see all of them). */
@@ -50,10 +54,10 @@ export class RequestScope {
    * The active project the request acts on: the header's, else the key's own, else the
    * organization's default project. One that is archived or deleted is 404 `project_not_found`.
    */
-  project(): ProjectRow {
+  async project(): Promise<ProjectRow> {
     if (this.#headerProject) return this.#headerProject;
     const id = this.credential.projectId ?? this.org.default_project_id;
-    const project = this.#projects.findById(this.org.id, id);
+    const project = await this.#projects.findById(this.org.id, id);
     if (project?.status === "active") return project;
     throw new ProjectNotFoundError(
       this.credential.projectId === null
@@ -75,8 +79,8 @@ export class RequestScope {
    * `not_found`, the same message), so that such a key learns nothing of other projects,
    * not even whether a name is taken or which id it has.
    */
-  visibleProject(idOrName: string): ProjectRow {
-    const project = this.#projects.findByIdOrName(this.org.id, idOrName);
+  async visibleProject(idOrName: string): Promise<ProjectRow> {
+    const project = await this.#projects.findByIdOrName(this.org.id, idOrName);
     if (!project || (!this.isOrgWide && project.id !== this.credential.projectId)) throw projectNotFound(idOrName);
     return project;
   }

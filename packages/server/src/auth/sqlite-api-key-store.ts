@@ -1,9 +1,10 @@
 import type { SqliteDatabase } from "../storage/database.js";
 import { newApiKeySecret, newId } from "../storage/ids.js";
+import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import { type ApiKeyStore, type Credential, type IssuedKey, secretDigest } from "./api-key-store.js";
 
 /** {@link ApiKeyStore} in SQLite. */
-export class SqliteApiKeyStore implements ApiKeyStore {
+export class SqliteApiKeyStore implements Synchronous<ApiKeyStore> {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {

@@ -75,8 +75,8 @@ export class BrowserService {
   }
 
   /** Marks what a previous, killed server left running as crashed and ends those processes. */
-  recoverAbandoned(): void {
-    for (const row of this.#store.recoverAbandoned()) {
+  async recoverAbandoned(): Promise<void> {
+    for (const row of await this.#store.recoverAbandoned()) {
       endOrphanedBrowser(row.pid, row.user_data_dir);
       this.#log.warn({ browser: row.id }, "browser left running by a previous server process was ended and marked crashed");
     }
@@ -96,38 +96,38 @@ export class BrowserService {
     // browser that must load extensions first is taken as a cold one would start: its
     // record stays `starting` until they are loaded.
     if (extensions.length === 0) {
-      const warm = this.#createFromPool(reservation, input.start_url);
+      const warm = await this.#createFromPool(reservation, input.start_url);
       if (warm !== undefined) return warm;
     }
-    const row = this.#store.reserve(reservation);
+    const row = await this.#store.reserve(reservation);
     let started: { launched: LaunchedBrowser; browser: WarmBrowser; recorded?: () => void };
     try {
       started = (extensions.length > 0 ? this.#takeWarm() : undefined) ?? (await this.#launchCold());
     } catch (error) {
-      this.#store.remove(row.id);
+      await this.#store.remove(row.id);
       throw error;
     }
     const { launched, browser } = started;
     try {
       // A launched browser the pool does not record: its row names it from now on, so
       // that a crash while its extensions load leaves no process or profile behind.
-      if (extensions.length > 0 && started.recorded === undefined) this.#store.recordProcess(row.id, launched);
+      if (extensions.length > 0 && started.recorded === undefined) await this.#store.recordProcess(row.id, launched);
       await loadExtensions(launched, extensions);
     } catch (error) {
       await browser.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close a browser whose extensions failed to load"));
       started.recorded?.();
-      this.#store.remove(row.id);
+      await this.#store.remove(row.id);
       if (error instanceof ApiError) throw error;
       throw new InternalError("The browser's extensions could not be prepared.", error);
     }
     if (this.#shuttingDown) {
       await browser.close();
       started.recorded?.();
-      this.#store.remove(row.id);
+      await this.#store.remove(row.id);
       throw new InternalError("The server is shutting down; the browser was not kept.");
     }
     const token = newBrowserToken();
-    const running = this.#store.markRunning(row.id, launched, browserTokenHash(token));
+    const running = await this.#store.markRunning(row.id, launched, browserTokenHash(token));
     // Its session's record now names the process, for the clean-up after a kill.
     started.recorded?.();
     this.#adopt(row.id, launched, token);
@@ -180,23 +180,37 @@ export class BrowserService {
   }
 
   /**
-   * A browser from the warm pool, recorded and handed over (navigating to `startUrl`)
-   * without awaiting anything: the whole of it runs in one tick, so no other create can
-   * take the same one, and a create refused by a limit or a name leaves the pool as it was.
-   * `undefined` when no warm browser is ready.
+   * A browser from the warm pool, recorded and handed over (navigating to `startUrl`).
+   * It is held out of the pool while its reservation is written, so no other create can
+   * take the same one, and a create refused by a limit or a name gives it back: the pool
+   * is as it was. `undefined` when no warm browser is ready.
    */
-  #createFromPool(reservation: BrowserReservation, startUrl: string | undefined): BrowserRow | undefined {
-    if (this.#pool === undefined || this.#shuttingDown) return undefined;
-    for (let warm = this.#pool.next(); warm !== undefined; warm = this.#pool.next()) {
+  async #createFromPool(reservation: BrowserReservation, startUrl: string | undefined): Promise<BrowserRow | undefined> {
+    const pool = this.#pool;
+    if (pool === undefined) return undefined;
+    for (let held = this.#shuttingDown ? undefined : pool.hold(); held !== undefined; held = this.#shuttingDown ? undefined : pool.hold()) {
+      const warm = held.warm;
       // The token is made only now: a warm browser has none while it waits.
       const token = newBrowserToken();
-      const row = this.#store.reserve({ ...reservation, running: { launched: warm.launched, tokenSha256: browserTokenHash(token) } });
-      const taken = this.#pool.take(warm);
+      let row: BrowserRow;
+      try {
+        row = await this.#store.reserve({ ...reservation, running: { launched: warm.launched, tokenSha256: browserTokenHash(token) } });
+      } catch (error) {
+        held.release();
+        throw error;
+      }
+      if (this.#shuttingDown) {
+        // closeAll() began during the write and will not see this browser: it goes with the pool.
+        held.release();
+        await this.#store.remove(row.id);
+        throw new InternalError("The server is shutting down; the browser was not kept.");
+      }
+      const taken = held.take();
       try {
         warm.handOver(startUrl, this.#committed());
       } catch (error) {
         // Its pipe closed in the meantime: the slot is freed and the next one tried.
-        this.#store.remove(row.id);
+        await this.#store.remove(row.id);
         this.#log.warn({ err: error }, "a warm browser could not be handed over; trying the next");
         warm
           .close()
@@ -225,12 +239,10 @@ export class BrowserService {
       this.#tokens.delete(id);
       this.#lifecycle.ended(id);
       if (this.#stopping.has(id)) return;
-      try {
-        this.#store.markCrashed(id);
-        this.#log.warn({ browser: id, exit }, "browser process exited unexpectedly; marked crashed");
-      } catch (error) {
-        this.#log.error({ browser: id, err: error }, "could not mark an exited browser as crashed");
-      }
+      this.#store.markCrashed(id).then(
+        () => this.#log.warn({ browser: id, exit }, "browser process exited unexpectedly; marked crashed"),
+        (error: unknown) => this.#log.error({ browser: id, err: error }, "could not mark an exited browser as crashed"),
+      );
       // Ends whatever the crash left of the process group and removes the profile.
       launched.close().catch((error: unknown) => this.#log.error({ browser: id, err: error }, "could not clean up after a crashed browser"));
     });
@@ -257,7 +269,7 @@ export class BrowserService {
     this.#tokens.delete(id);
     try {
       await this.#running.get(id)?.close();
-      this.#store.remove(id);
+      await this.#store.remove(id);
     } finally {
       this.#stopping.delete(id);
     }
@@ -271,7 +283,7 @@ export class BrowserService {
       ...rows.map(async (id) => {
         this.#stopping.add(id);
         await this.#running.get(id)?.close();
-        this.#store.remove(id);
+        await this.#store.remove(id);
       }),
       ...(this.#pool === undefined ? [] : [this.#pool.close()]),
     ]);

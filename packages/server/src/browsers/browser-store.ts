@@ -77,37 +77,37 @@ export interface BrowserStore {
    * Concurrent creates therefore never exceed a cap. The caps are read inside the
    * transaction too, so a cap changed a moment ago applies.
    */
-  reserve(request: BrowserReservation): BrowserRow;
+  reserve(request: BrowserReservation): Promise<BrowserRow>;
   /**
    * Records that a reserved browser is up, with the hash of its access token; the
    * extensions it started with are marked used (`last_used_at`) at its `created_at`.
    */
-  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow;
+  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): Promise<BrowserRow>;
   /**
    * Records the process and profile of a browser still `starting` (launched, its
    * extensions not loaded yet), so that the next start cleans them up after a crash.
    */
-  recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): void;
+  recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): Promise<void>;
   /** Records that a browser's process exited on its own; its slot is free again. */
-  markCrashed(id: string): void;
+  markCrashed(id: string): Promise<void>;
   /** Deletes a browser's record, freeing its slot and its name. */
-  remove(id: string): void;
+  remove(id: string): Promise<void>;
   /** The launched browser of the project with this id or, failing that, this name; 404 `not_found` otherwise. */
-  getByIdOrName(projectId: string, idOrName: string): BrowserRow;
+  getByIdOrName(projectId: string, idOrName: string): Promise<BrowserRow>;
   /** The launched browser with this id in any project, with its project's organization; ids only, never names. */
-  findLaunched(id: string): (BrowserRow & { org_id: string }) | undefined;
+  findLaunched(id: string): Promise<(BrowserRow & { org_id: string }) | undefined>;
   /**
    * The extensions each of these browsers was started with, in the order its create
    * named them; a browser with none is absent. Read only where a Browser is shown, so
    * that the browser-bound paths (WebMCP, DevTools) pay nothing for them.
    */
-  extensionsOf(browserIds: readonly string[]): Map<string, BrowserExtension[]>;
+  extensionsOf(browserIds: readonly string[]): Promise<Map<string, BrowserExtension[]>>;
   /** One page of the project's launched browsers, oldest first, and whether more follow. */
-  list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean };
+  list(projectId: string, offset: number, limit: number): Promise<{ items: BrowserRow[]; hasMore: boolean }>;
   /**
    * After an unclean exit of the previous server: every browser it left `starting` or
    * `running` has no process this server controls, so it is marked `crashed` (freeing
    * its slot). Returns those rows so their processes and profiles can be cleaned up.
    */
-  recoverAbandoned(): BrowserRow[];
+  recoverAbandoned(): Promise<BrowserRow[]>;
 }

@@ -3,6 +3,7 @@ import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency
 import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { newId } from "../storage/ids.js";
+import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 import type { BrowserExtension, BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 
@@ -11,11 +12,11 @@ const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_
 const VISIBLE = "status IN ('running', 'crashed')";
 
 /** {@link BrowserStore} in SQLite. */
-export class SqliteBrowserStore implements BrowserStore {
+export class SqliteBrowserStore implements Synchronous<BrowserStore> {
   readonly #db: SqliteDatabase;
-  readonly #usage: UsageStore;
+  readonly #usage: Synchronous<UsageStore>;
 
-  constructor(db: SqliteDatabase, usage: UsageStore) {
+  constructor(db: SqliteDatabase, usage: Synchronous<UsageStore>) {
     this.#db = db;
     this.#usage = usage;
   }

@@ -33,6 +33,19 @@ export interface TakenBrowser {
   recorded(): void;
 }
 
+/**
+ * A ready browser held out of the pool while a create writes its reservation: no other
+ * create sees it meanwhile. Exactly one of `take` and `release` is called.
+ */
+export interface HeldBrowser {
+  /** The browser, ready to be handed over once taken. */
+  warm: WarmBrowser;
+  /** Makes it the caller's for good, as {@link WarmPool.take} does. */
+  take(): TakenBrowser;
+  /** Puts it back first in line (the create was refused), or closes it if it died or the pool closed meanwhile. */
+  release(): void;
+}
+
 /** What the pool holds right now. */
 export interface WarmPoolStats {
   /** Browsers launched and waiting. */
@@ -73,6 +86,8 @@ export class WarmPool {
   readonly #retryMs: number;
   readonly #maxRetryMs: number;
   readonly #ready: Waiting[] = [];
+  // Taken out of #ready by hold(), until their create takes or releases them.
+  readonly #held = new Set<Waiting>();
   #launching = 0;
   #taken = 0;
   #failures = 0;
@@ -133,6 +148,42 @@ export class WarmPool {
     return { warm, recorded: () => void this.#forget(record) };
   }
 
+  /**
+   * Holds the next ready browser out of the pool for a create that must first write its
+   * reservation (an await): concurrent creates cannot take the same one, and a create
+   * refused by a limit or a name gives it back first in line, so the pool is as it was.
+   * Held browsers count toward the pool's size. `undefined` when none is ready.
+   */
+  hold(): HeldBrowser | undefined {
+    const index = this.#ready.findIndex((entry) => entry.warm.usable);
+    if (index === -1) return undefined;
+    const [entry] = this.#ready.splice(index, 1) as [Waiting];
+    this.#held.add(entry);
+    let settled = false;
+    const settle = () => {
+      if (settled) throw new Error("This held browser was already taken or released.");
+      settled = true;
+      this.#held.delete(entry);
+    };
+    return {
+      warm: entry.warm,
+      take: () => {
+        settle();
+        this.#taken++;
+        this.#refillSoon();
+        return { warm: entry.warm, recorded: () => void this.#forget(entry.record) };
+      },
+      release: () => {
+        settle();
+        if (this.#closed || !entry.warm.usable) {
+          void this.#discard(entry).finally(() => this.#fill());
+          return;
+        }
+        this.#ready.unshift(entry);
+      },
+    };
+  }
+
   /** Stops refilling and closes every warm browser, including those still launching. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -152,7 +203,7 @@ export class WarmPool {
   }
 
   #fill(): void {
-    if (this.#closed || this.#retryTimer !== undefined || this.#launching > 0 || this.#ready.length >= this.#size) return;
+    if (this.#closed || this.#retryTimer !== undefined || this.#launching > 0 || this.#ready.length + this.#held.size >= this.#size) return;
     this.#launching++;
     const launch = this.#launchOne().finally(() => {
       this.#launching--;
@@ -198,7 +249,7 @@ export class WarmPool {
     this.#ready.push(entry);
     launched.onExit((exit) => {
       const index = this.#ready.indexOf(entry);
-      // Taken (its session handles the exit) or discarded by close().
+      // Taken (its session handles the exit), held (its release closes it) or discarded by close().
       if (index === -1) return;
       this.#ready.splice(index, 1);
       this.#log.warn({ exit, pid: launched.pid }, "a warm browser exited while waiting; launching a replacement");

@@ -7,13 +7,13 @@ import type { ExtensionStore, ExtensionUse } from "./extension-store.js";
  * (404 `extension_not_found` naming the first entry that names nothing), and no extension
  * named twice, by id and by name say (400 `bad_request`, detail `duplicate_extension`).
  */
-export function resolveExtensionRefs(store: ExtensionStore, projectId: string, refs: readonly ExtensionRef[]): ExtensionUse[] {
+export async function resolveExtensionRefs(store: ExtensionStore, projectId: string, refs: readonly ExtensionRef[]): Promise<ExtensionUse[]> {
   const resolved: ExtensionUse[] = [];
   const duplicates: { code: string; message: string }[] = [];
   const firstIndex = new Map<string, number>();
-  refs.forEach((ref, index) => {
+  for (const [index, ref] of refs.entries()) {
     const [by, value] = "id" in ref ? (["id", ref.id] as const) : (["name", ref.name] as const);
-    const found = store.find(projectId, by, value);
+    const found = await store.find(projectId, by, value);
     if (found === undefined) throw new ExtensionNotFoundError(`extensions[${index}]: no extension of this project has the ${by} ${JSON.stringify(value)}.`);
     const earlier = firstIndex.get(found.id);
     if (earlier !== undefined) {
@@ -21,11 +21,11 @@ export function resolveExtensionRefs(store: ExtensionStore, projectId: string, r
         code: "duplicate_extension",
         message: `/extensions/${index} names the extension ${found.id} that /extensions/${earlier} names already.`,
       });
-      return;
+      continue;
     }
     firstIndex.set(found.id, index);
     resolved.push(found);
-  });
+  }
   if (duplicates.length > 0) throw new BadRequestError("An extension is named more than once in extensions.", duplicates);
   return resolved;
 }

@@ -30,18 +30,18 @@ export interface ExtensionUse {
 /** Extension records and their archives. */
 export interface ExtensionStore {
   /** The project's extension with this id (when `by` is `id`) or this name, or `undefined`. */
-  find(projectId: string, by: "id" | "name", value: string): ExtensionUse | undefined;
+  find(projectId: string, by: "id" | "name", value: string): Promise<ExtensionUse | undefined>;
   /**
    * Stores an upload all or nothing: the record and the archive are both kept, or
    * neither is and the received file is removed. A name already used in the project is
    * 409 `name_conflict`.
    */
-  insert(upload: ExtensionUpload): Extension;
+  insert(upload: ExtensionUpload): Promise<Extension>;
   /** Where the archive of extension `id` lives. */
-  archivePath(id: string): string;
+  archivePath(id: string): Promise<string>;
   /**
    * Removes archives that no record points at (left by a crash mid-upload, never
    * acknowledged); never a file it did not name itself. Returns how many it removed.
    */
-  removeUnreferencedArchives(): number;
+  removeUnreferencedArchives(): Promise<number>;
 }

@@ -4,6 +4,7 @@ import { NameConflictError } from "../http/api-errors.js";
 import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { newId } from "../storage/ids.js";
+import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { Extension, ExtensionStore, ExtensionUpload, ExtensionUse } from "./extension-store.js";
 
 function fsyncDirectory(dir: string): void {
@@ -16,7 +17,7 @@ function fsyncDirectory(dir: string): void {
 }
 
 /** {@link ExtensionStore} in SQLite, its archives `<id>.zip` in the extensions folder. */
-export class SqliteExtensionStore implements ExtensionStore {
+export class SqliteExtensionStore implements Synchronous<ExtensionStore> {
   readonly #db: SqliteDatabase;
   readonly #dir: string;
 

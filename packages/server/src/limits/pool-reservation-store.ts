@@ -10,5 +10,5 @@ export interface PoolReservation {
 /** Browser pool reservations (pools themselves are outside this server; fixtures load them). */
 export interface PoolReservationStore {
   /** Replaces every reservation; must run inside a unit of work. */
-  replaceAll(reservations: PoolReservation[]): void;
+  replaceAll(reservations: PoolReservation[]): Promise<void>;
 }

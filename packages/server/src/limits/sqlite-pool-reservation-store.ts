@@ -1,8 +1,9 @@
 import type { SqliteDatabase } from "../storage/database.js";
+import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { PoolReservation, PoolReservationStore } from "./pool-reservation-store.js";
 
 /** {@link PoolReservationStore} in SQLite. */
-export class SqlitePoolReservationStore implements PoolReservationStore {
+export class SqlitePoolReservationStore implements Synchronous<PoolReservationStore> {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {

@@ -1,11 +1,12 @@
 import type { SqliteDatabase } from "../storage/database.js";
+import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { UsageStore } from "./usage-store.js";
 
 // Browsers still launching hold their slot too, so concurrent creates cannot overshoot.
 const LIVE_BROWSER = "status IN ('starting', 'running')";
 
 /** {@link UsageStore} in SQLite. */
-export class SqliteUsageStore implements UsageStore {
+export class SqliteUsageStore implements Synchronous<UsageStore> {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {

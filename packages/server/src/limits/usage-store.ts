@@ -1,7 +1,7 @@
 /** Concurrency usage: live (running or starting) browsers plus browser pool reservations. */
 export interface UsageStore {
   /** Usage across every live project of the organization. */
-  organization(orgId: string): number;
+  organization(orgId: string): Promise<number>;
   /** Usage of one project. */
-  project(projectId: string): number;
+  project(projectId: string): Promise<number>;
 }

@@ -72,7 +72,7 @@ const CHROMIUM_PAGE = /^(?:chrome|chrome-untrusted|devtools):/i;
 export class BrowserLiveView {
   readonly #connection: CdpConnection;
   readonly #limits: LiveViewLimits;
-  readonly #webmcp: () => BrowserWebMcp;
+  readonly #webmcp: () => Promise<BrowserWebMcp>;
   readonly #budget: MessageBudget;
   // What the tool lists sent to this browser's viewers may take: four times what they may send.
   readonly #listBudget: MessageBudget;
@@ -94,7 +94,7 @@ export class BrowserLiveView {
    * longer runs; `budget` is what all the browser's viewers may send together (bytes, each
    * character of JSON structure counted as {@link STRUCTURE_COST}).
    */
-  constructor(connection: CdpConnection, limits: LiveViewLimits, webmcp: () => BrowserWebMcp, budget: MessageBudget, log: FastifyBaseLogger) {
+  constructor(connection: CdpConnection, limits: LiveViewLimits, webmcp: () => Promise<BrowserWebMcp>, budget: MessageBudget, log: FastifyBaseLogger) {
     this.#connection = connection;
     this.#budget = budget;
     this.#listBudget = new MessageBudget({ messageRate: 0, byteRate: 4 * limits.byteRate });
@@ -398,16 +398,9 @@ export class BrowserLiveView {
       }, wait);
       return;
     }
-    let webmcp: BrowserWebMcp;
-    try {
-      webmcp = this.#webmcp();
-    } catch (error) {
-      viewer.send(JSON.stringify({ type: "tools", error: errorBody(error, this.#log) }));
-      return;
-    }
     state.listing = true;
-    webmcp
-      .listTools(state.toolsEtag)
+    this.#webmcp()
+      .then((webmcp) => webmcp.listTools(state.toolsEtag))
       .then(
         ({ json, etag }) => {
           if (!this.#viewers.has(viewer)) return;
@@ -456,13 +449,8 @@ export class BrowserLiveView {
     }
     const gone = new AbortController();
     state.invocations.add(gone);
-    let running: Promise<unknown>;
-    try {
-      running = this.#webmcp().invoke(tool_ref, input, timeout_sec ?? DEFAULT_TIMEOUT_SEC, gone.signal);
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    running
+    this.#webmcp()
+      .then((webmcp) => webmcp.invoke(tool_ref, input, timeout_sec ?? DEFAULT_TIMEOUT_SEC, gone.signal))
       .then(
         (result) => answer({ result }),
         (error: unknown) => answer({ error: errorBody(error, this.#log) }),

@@ -11,13 +11,13 @@ export interface Organization {
 /** The organization row: its default project and default per-project cap. */
 export interface OrganizationStore {
   /** The organization, or `undefined` before the first start created it. */
-  find(): Organization | undefined;
+  find(): Promise<Organization | undefined>;
   /** The organization with this id; it must exist (every key names one). */
-  get(id: string): Organization;
+  get(id: string): Promise<Organization>;
   /** Inserts the organization; must run inside a unit of work. */
-  insert(org: Organization): void;
+  insert(org: Organization): Promise<void>;
   /** Points the organization at its default project; must run inside a unit of work. */
-  setDefaultProject(id: string, projectId: string): void;
+  setDefaultProject(id: string, projectId: string): Promise<void>;
   /** Sets or clears (`null`) the default per-project cap. */
-  setDefaultProjectCap(id: string, cap: number | null): void;
+  setDefaultProjectCap(id: string, cap: number | null): Promise<void>;
 }

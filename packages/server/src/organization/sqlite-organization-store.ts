@@ -1,8 +1,9 @@
 import type { SqliteDatabase } from "../storage/database.js";
+import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { Organization, OrganizationStore } from "./organization-store.js";
 
 /** {@link OrganizationStore} in SQLite. */
-export class SqliteOrganizationStore implements OrganizationStore {
+export class SqliteOrganizationStore implements Synchronous<OrganizationStore> {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {

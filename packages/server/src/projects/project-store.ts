@@ -85,25 +85,25 @@ export function nameTaken(name: string): NameConflictError {
  */
 export interface ProjectStore {
   /** The live project with this id, or `undefined`. */
-  findById(orgId: string, id: string): ProjectRow | undefined;
+  findById(orgId: string, id: string): Promise<ProjectRow | undefined>;
   /** The live project with this id or, failing that, this name; `undefined` when neither. */
-  findByIdOrName(orgId: string, idOrName: string): ProjectRow | undefined;
+  findByIdOrName(orgId: string, idOrName: string): Promise<ProjectRow | undefined>;
   /** The live project with this name (compared in NFC), or `undefined`. */
-  findByName(orgId: string, name: string): ProjectRow | undefined;
+  findByName(orgId: string, name: string): Promise<ProjectRow | undefined>;
   /** Like {@link findByIdOrName}, but a missing project is a 404 `not_found`. */
-  getByIdOrName(orgId: string, idOrName: string): ProjectRow;
+  getByIdOrName(orgId: string, idOrName: string): Promise<ProjectRow>;
   /**
    * One page of live projects, oldest first, and whether more follow. Until the next write
    * the same query gives the same (frozen) `items` array, which callers may key on.
    */
-  list(orgId: string, query: ProjectListQuery): { items: readonly ProjectRow[]; hasMore: boolean };
+  list(orgId: string, query: ProjectListQuery): Promise<{ items: readonly ProjectRow[]; hasMore: boolean }>;
   /**
    * Inserts an active project, its name stored in NFC; must run inside a unit of work. A
    * used name (equal in NFC) is 409 `name_conflict`.
    */
-  insert(orgId: string, requestedName: string, now?: string): ProjectRow;
+  insert(orgId: string, requestedName: string, now?: string): Promise<ProjectRow>;
   /** Creates an active project in its own transaction. */
-  create(orgId: string, name: string): ProjectRow;
+  create(orgId: string, name: string): Promise<ProjectRow>;
   /**
    * Renames and/or archives or activates a project in one transaction. Archiving is
    * refused, in this order, for the last active project (409 `last_active_project`), the
@@ -111,7 +111,7 @@ export interface ProjectStore {
    * or starting browsers (409 `browsers_running`); a used name (equal in NFC) is 409
    * `name_conflict`. A change that changes nothing leaves `updated_at` as it was.
    */
-  update(orgId: string, project: ProjectRow, change: ProjectChange): ProjectRow;
+  update(orgId: string, project: ProjectRow, change: ProjectChange): Promise<ProjectRow>;
   /**
    * Soft-deletes a project: it vanishes from every read and its name becomes free.
    * Refused, in this order, for the last active project (409 `last_active_project`), the
@@ -119,7 +119,7 @@ export interface ProjectStore {
    * remain (409 `project_not_empty`): running or starting browsers, extensions, auth
    * connections, browser pool reservations. Records of crashed browsers go with it.
    */
-  delete(orgId: string, project: ProjectRow): void;
+  delete(orgId: string, project: ProjectRow): Promise<void>;
   /** Sets or clears (`null`) the project's own concurrency cap. */
-  setCap(project: ProjectRow, cap: number | null): ProjectRow;
+  setCap(project: ProjectRow, cap: number | null): Promise<ProjectRow>;
 }

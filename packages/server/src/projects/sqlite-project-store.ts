@@ -1,6 +1,7 @@
 import { BrowsersRunningError, DefaultProjectError, LastActiveProjectError, NotFoundError, ProjectNotEmptyError } from "../http/api-errors.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import { newId } from "../storage/ids.js";
+import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import {
   canonicalProjectName,
   nameTaken,
@@ -23,7 +24,7 @@ const JSON_COLUMNS = COLUMNS.split(", ")
 const fullPages = new WeakMap<readonly ProjectRow[], readonly ProjectRow[]>();
 
 /** {@link ProjectStore} in SQLite. */
-export class SqliteProjectStore implements ProjectStore {
+export class SqliteProjectStore implements Synchronous<ProjectStore> {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {

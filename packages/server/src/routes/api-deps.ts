@@ -29,13 +29,13 @@ export interface Stores {
   authConnections: AuthConnectionStore;
   poolReservations: PoolReservationStore;
   /**
-   * Runs `work` as ONE transaction across the stores: every write it makes commits
-   * together, or (when it throws) none does, and the error is rethrown. `work` is
-   * synchronous: an `await` inside would let other requests interleave with a half-done
-   * transaction. Store methods documented "must run inside a unit of work" are called
-   * only here; units of work do not nest.
+   * Runs `work` as ONE transaction across the stores: every store call it makes (awaited
+   * inside it) commits together, or (when it rejects) none does, and the error is
+   * rethrown. Other calls made meanwhile are not part of it: each implementation keeps
+   * them out (SQLite's makes them wait until the unit ends). Store methods documented
+   * "must run inside a unit of work" are called only here; units of work do not nest.
    */
-  unitOfWork<T>(work: () => T): T;
+  unitOfWork<T>(work: () => Promise<T>): Promise<T>;
   /**
    * Settles once every commit made so far is on disk; `undefined` when nothing is
    * waiting, so a response with nothing to wait for costs no promise.

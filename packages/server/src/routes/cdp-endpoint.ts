@@ -106,12 +106,12 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuse(socket, new NotFoundError("The browser id in the path is not valid percent-encoding."));
       return;
     }
-    const row = deps.browserStore.findLaunched(browserId);
+    const row = await deps.browserStore.findLaunched(browserId);
     if (!row) {
       refuse(socket, new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`));
       return;
     }
-    const access = authorized(request, row);
+    const access = await authorized(request, row);
     if (access === "refused") {
       if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
       refuse(
@@ -180,16 +180,16 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   }
 
   /** Which credential opens the browser: its token, an API key of its project, or none. */
-  function authorized(
+  async function authorized(
     request: IncomingMessage,
     row: { project_id: string; org_id: string; cdp_token_sha256: string | null },
-  ): "token" | Credential | "refused" {
+  ): Promise<"token" | Credential | "refused"> {
     const token = new URL(request.url ?? "/", "http://endpoint").searchParams.get("token");
     if (token !== null) return browserTokenMatches(token, row.cdp_token_sha256) ? "token" : "refused";
     const header = request.headers.authorization;
     const bearer = header === undefined ? undefined : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1];
     if (bearer === undefined) return "refused";
-    const credential = deps.apiKeys.authenticate(bearer);
+    const credential = await deps.apiKeys.authenticate(bearer);
     return credential !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id)
       ? credential
       : "refused";

@@ -35,7 +35,7 @@ export async function registerExtensionRoutes(app: FastifyInstance, { stores }: 
       if (!BOUNDARY.test(request.headers["content-type"] ?? "")) {
         throw badForm({ code: "invalid_multipart", message: "Content-Type multipart/form-data needs a boundary parameter of 1 to 70 characters." });
       }
-      const project = request.scope.project();
+      const project = await request.scope.project();
       const upload = await receiveUpload(request, stores.layout.uploadsDir).catch((error: unknown) => {
         throw formError(error);
       });
@@ -57,7 +57,7 @@ export async function registerExtensionRoutes(app: FastifyInstance, { stores }: 
         if (upload.tempPath === undefined) throw invalidRequest([{ code: "required", message: "/file is required." }]);
         const archiveProblems = await inspectExtensionArchive(upload.tempPath, upload.sizeBytes);
         if (archiveProblems.length > 0) throw invalidRequest(archiveProblems);
-        const extension = stores.extensions.insert({
+        const extension = await stores.extensions.insert({
           projectId: project.id,
           name: upload.fields.name,
           tempPath: upload.tempPath,

@@ -24,8 +24,8 @@ export function storedCap(value: number | bigint | null): number | null {
 
 /** `/org/limits` and `/org/projects/{id}/limits`: the concurrency limits. */
 export function registerLimitRoutes(app: FastifyInstance, { stores, planLimit }: ApiDeps): void {
-  const orgLimits = (org: Organization): OrgLimits => {
-    const used = stores.usage.organization(org.id);
+  const orgLimits = async (org: Organization): Promise<OrgLimits> => {
+    const used = await stores.usage.organization(org.id);
     return {
       max_concurrent_sessions: planLimit,
       default_project_max_concurrent_sessions: storedCap(org.default_project_max_concurrent_sessions),
@@ -39,17 +39,17 @@ export function registerLimitRoutes(app: FastifyInstance, { stores, planLimit }:
     max_pooled_sessions: null,
   });
 
-  app.get("/org/limits", { config: { operationId: "getOrgLimits" } }, async (request) => orgLimits(stores.organizations.get(request.scope.org.id)));
+  app.get("/org/limits", { config: { operationId: "getOrgLimits" } }, async (request) => orgLimits(await stores.organizations.get(request.scope.org.id)));
 
   app.patch("/org/limits", { config: { operationId: "updateOrgLimits", orgWideOnly: "Changing the organization's limits" } }, async (request) => {
     const body = request.body as UpdateOrgLimitsRequest;
     const cap = body.default_project_max_concurrent_sessions;
-    stores.organizations.setDefaultProjectCap(request.scope.org.id, cap === 0 ? null : cap);
-    return orgLimits(stores.organizations.get(request.scope.org.id));
+    await stores.organizations.setDefaultProjectCap(request.scope.org.id, cap === 0 ? null : cap);
+    return orgLimits(await stores.organizations.get(request.scope.org.id));
   });
 
   app.get<{ Params: { id: string } }>("/org/projects/:id/limits", { config: { operationId: "getProjectLimits", projectAdmin: true } }, async (request) => {
-    return projectLimits(request.scope.visibleProject(request.params.id));
+    return projectLimits(await request.scope.visibleProject(request.params.id));
   });
 
   app.patch<{ Params: { id: string } }>(
@@ -57,9 +57,9 @@ export function registerLimitRoutes(app: FastifyInstance, { stores, planLimit }:
     { config: { operationId: "updateProjectLimits", projectAdmin: true, orgWideOnly: "Changing a project's limits" } },
     async (request) => {
       const body = request.body as UpdateProjectLimitsRequest;
-      const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
+      const project = await stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
       const cap = body.max_concurrent_sessions;
-      return projectLimits(stores.projects.setCap(project, cap === 0 ? null : cap));
+      return projectLimits(await stores.projects.setCap(project, cap === 0 ? null : cap));
     },
   );
 }

@@ -146,7 +146,12 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       closeWith(LIVE_VIEW_CLOSE.gone, "No browser has this id.");
       return;
     }
-    const row = deps.browserStore.findLaunched(browserId);
+    const row = await deps.browserStore.findLaunched(browserId);
+    // The viewer may have left during the lookup: its socket's close is past, so no place is taken.
+    if (socket.destroyed || socket.readableEnded) {
+      socket.destroy();
+      return;
+    }
     const cdpToken = row ? deps.browsers.token(row.id) : undefined;
     const router = row ? deps.browsers.cdp(row.id) : undefined;
     if (!row || cdpToken === undefined || router === undefined || row.status !== "running") {
@@ -252,8 +257,8 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       const view = new BrowserLiveView(
         connection,
         limits,
-        () => {
-          const row = deps.browserStore.findLaunched(browserId);
+        async () => {
+          const row = await deps.browserStore.findLaunched(browserId);
           if (!row) throw new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`);
           return deps.webmcp.of(row);
         },

@@ -19,7 +19,7 @@ export function registerProjectRoutes(app: FastifyInstance, { stores }: ApiDeps)
     if (query.query !== undefined) filter.query = query.query;
     // A project-scoped key sees only its own project.
     if (scope.credential.projectId !== null) filter.onlyId = scope.credential.projectId;
-    const page = stores.projects.list(scope.org.id, filter);
+    const page = await stores.projects.list(scope.org.id, filter);
     setPageHeaders(reply, offset, page.items.length, page.hasMore);
     let body = pageBodies.get(page.items);
     if (body === undefined) {
@@ -31,32 +31,32 @@ export function registerProjectRoutes(app: FastifyInstance, { stores }: ApiDeps)
 
   app.post("/org/projects", { config: { operationId: "createProject", projectAdmin: true, orgWideOnly: "Creating a project" } }, async (request, reply) => {
     const body = request.body as CreateProjectRequest;
-    return reply.code(201).send(toProject(stores.projects.create(request.scope.org.id, body.name)));
+    return reply.code(201).send(toProject(await stores.projects.create(request.scope.org.id, body.name)));
   });
 
   app.get<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "getProject", projectAdmin: true } }, async (request) => {
-    return toProject(request.scope.visibleProject(request.params.id));
+    return toProject(await request.scope.visibleProject(request.params.id));
   });
 
   app.patch<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "updateProject", projectAdmin: true } }, async (request) => {
     const body = request.body as UpdateProjectRequest;
     const scope = request.scope;
     // A project-scoped key may rename its own project while it is active, and nothing else.
-    const project = scope.visibleProject(request.params.id);
+    const project = await scope.visibleProject(request.params.id);
     if (body.status !== undefined) scope.requireOrgWide("Archiving or activating a project");
     scope.requireChangeable(project);
     const change: { name?: string; status?: "active" | "archived" } = {};
     if (body.name !== undefined) change.name = body.name;
     if (body.status !== undefined) change.status = body.status;
-    return toProject(stores.projects.update(scope.org.id, project, change));
+    return toProject(await stores.projects.update(scope.org.id, project, change));
   });
 
   app.delete<{ Params: { id: string } }>(
     "/org/projects/:id",
     { config: { operationId: "deleteProject", projectAdmin: true, orgWideOnly: "Deleting a project" } },
     async (request, reply) => {
-      const project = stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
-      stores.projects.delete(request.scope.org.id, project);
+      const project = await stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
+      await stores.projects.delete(request.scope.org.id, project);
       return reply.code(204).send();
     },
   );

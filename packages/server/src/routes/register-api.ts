@@ -18,7 +18,7 @@ import { registerWebMcpRoutes } from "./webmcp-routes.js";
  * a malformed or unknown one counts as a failed authentication of the client, and while
  * the client has none left every credential it sends is 429, before the key store is read.
  */
-function authenticate(deps: ApiDeps, request: FastifyRequest): Credential {
+async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Credential> {
   const header = request.headers.authorization;
   // No credential guesses nothing and reaches no key lookup: it is neither counted nor
   // refused, so that pages flooding 127.0.0.1 with bare requests cannot lock out the keys used there.
@@ -29,7 +29,7 @@ function authenticate(deps: ApiDeps, request: FastifyRequest): Credential {
     if (blocked) throw blocked;
   }
   try {
-    const credential = deps.stores.apiKeys.authenticate(bearerToken(header));
+    const credential = await deps.stores.apiKeys.authenticate(bearerToken(header));
     if (!credential) throw unknownTokenError();
     return credential;
   } catch (error) {
@@ -49,26 +49,20 @@ function authenticate(deps: ApiDeps, request: FastifyRequest): Credential {
 export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.decorateRequest("scope");
   await app.register(async (api) => {
-    // Callback hooks (a thrown error is passed to `done`): an async hook costs a promise and
-    // a microtask on every request, which showed in profiles of the control plane.
-    api.addHook("onRequest", (request, _reply, done) => {
-      try {
-        const credential = authenticate(deps, request);
-        const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
-        if (limited) throw limited;
-        const header = request.headers[PROJECT_HEADER];
-        request.scope = new RequestScope(
-          credential,
-          deps.stores.organizations.get(credential.orgId),
-          deps.stores.projects,
-          Array.isArray(header) ? header.join(",") : header,
-        );
-      } catch (error) {
-        done(error as Error);
-        return;
-      }
-      done();
+    api.addHook("onRequest", async (request) => {
+      const credential = await authenticate(deps, request);
+      const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
+      if (limited) throw limited;
+      const header = request.headers[PROJECT_HEADER];
+      request.scope = await RequestScope.of(
+        credential,
+        await deps.stores.organizations.get(credential.orgId),
+        deps.stores.projects,
+        Array.isArray(header) ? header.join(",") : header,
+      );
     });
+    // A callback hook (a thrown error is passed to `done`): an async hook costs a promise
+    // and a microtask on every request, which showed in profiles of the control plane.
     api.addHook("preValidation", (request, _reply, done) => {
       try {
         const config = request.routeOptions.config;

@@ -16,7 +16,7 @@ const DEFAULT_TIMEOUT_SEC = limits.schemas.WebMcpInvokeRequest.timeout_sec.defau
  */
 export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: ApiDeps): void {
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {
-    const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
+    const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
     // Already JSON: the registry serializes each tool once, when the page registers it.
     const { json, etag } = await webmcp.of(row).listTools(request.headers["if-none-match"]);
     reply.header("etag", etag);
@@ -33,7 +33,7 @@ export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: A
       // A rule of the body, so before the browser is looked up; and before serializing, which a deep input would overflow.
       const problems = inputProblems(body.input);
       if (problems.length > 0) throw invalidRequest(problems);
-      const row = stores.browsers.getByIdOrName(request.scope.project().id, request.params.id_or_name);
+      const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
       const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
       if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
       // A caller that disconnects no longer waits: the invocation is then cancelled in the

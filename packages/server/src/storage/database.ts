@@ -8,6 +8,7 @@ import { StatementCache } from "./statement-cache.js";
 import { isSelect } from "./statement-kind.js";
 import { assertStorable } from "./storable-text.js";
 import { StorageError } from "./storage-error.js";
+import type { TransactionSteps } from "./unit-of-work-gate.js";
 
 // Other folders import the storage API from this module alone.
 export type { SqlParams, SqlValue } from "./sql-values.js";
@@ -156,27 +157,51 @@ export class SqliteDatabase {
    * requests interleave with a half-done transaction.
    */
   transaction<T>(work: () => T): T {
-    if (this.#db.inTransaction) {
-      throw new StorageError("storage_misuse", "Transactions do not nest; call the inner work directly.");
-    }
-    this.#reads.forget();
-    retryWhileBusy(() => this.#db.exec("BEGIN IMMEDIATE"));
+    const steps = this.transactionSteps;
+    steps.begin();
+    let result: T;
     try {
-      const result = work();
+      result = work();
       if (result instanceof Promise) {
         throw new StorageError("storage_misuse", "A transaction's work returned a Promise; it must be synchronous.");
       }
-      this.#db.exec("COMMIT");
-      this.#commits.committed();
-      return result;
     } catch (error) {
-      if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+      steps.rollback();
       throw error;
-    } finally {
+    }
+    steps.commit();
+    return result;
+  }
+
+  /**
+   * The steps of {@link transaction}, for a caller that keeps other work out of the
+   * transaction itself while it is open (`UnitOfWorkGate`): `begin` refuses to nest.
+   */
+  readonly transactionSteps: TransactionSteps = {
+    begin: () => {
+      if (this.#db.inTransaction) {
+        throw new StorageError("storage_misuse", "Transactions do not nest; call the inner work directly.");
+      }
+      this.#reads.forget();
+      retryWhileBusy(() => this.#db.exec("BEGIN IMMEDIATE"));
+    },
+    commit: () => {
+      try {
+        this.#db.exec("COMMIT");
+      } catch (error) {
+        if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+        this.#reads.forget();
+        throw error;
+      }
+      this.#commits.committed();
+      this.#reads.forget();
+    },
+    rollback: () => {
+      if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
       // What was read inside the transaction may have been rolled back.
       this.#reads.forget();
-    }
-  }
+    },
+  };
 
   /**
    * A statement outside a transaction that may have written committed on its own; one

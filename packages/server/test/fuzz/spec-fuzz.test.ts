@@ -246,7 +246,7 @@ const t = useTestServer(() => {
 });
 
 beforeAll(async () => {
-  scopedKey = t.server.issueApiKey("fuzz-other").secret;
+  scopedKey = (await t.server.issueApiKey("fuzz-other")).secret;
   pools.authConnections = ["mac_plain", "mac_expired_flow", "mac_other_project", "mac_unknown"];
   allowed5xx = documented5xx((await checkChromium(process.env.CHROMIUM_PATH ?? "/usr/bin/chromium")).usable);
   browser = await t.client().browsers.create({ name: "fuzz-browser", start_url: pages.url("/fuzz") });

@@ -57,7 +57,7 @@ export async function startTestServer(options: Partial<CreateServerOptions> = {}
     responseCheck: { onMismatch: (mismatch) => mismatches.push(mismatch), errorCodes },
   });
   const url = await server.listen();
-  const orgKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
+  const orgKey = server.firstStart?.key.secret ?? (await server.issueApiKey()).secret;
   const defaultProjectId = server.firstStart?.project.id ?? "";
   return {
     server,

@@ -33,7 +33,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "webmcp-helpers-example-"));
   server = await createServer({ dataDir, host: "127.0.0.1", port: 0, allowPrivateNetwork: true });
   await server.listen();
-  apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
+  apiKey = server.firstStart?.key.secret ?? (await server.issueApiKey()).secret;
 });
 
 afterAll(async () => {

@@ -57,7 +57,7 @@ export async function startHarness(): Promise<Harness> {
     rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } },
   });
   const baseUrl = await server.listen();
-  const apiKey = server.firstStart?.key.secret ?? server.issueApiKey().secret;
+  const apiKey = server.firstStart?.key.secret ?? (await server.issueApiKey()).secret;
   const clientWith = (options: { timeoutMs?: number }) => createClient({ baseUrl, apiKey, projectId: null, maxRetries: 0, ...options });
   const client = clientWith({});
   const pages = await PageServer.start();
