@@ -1,5 +1,9 @@
+import { existsSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
+import type { LaunchedBrowser, LaunchOptions } from "../src/index.js";
+import { dataDirLayout } from "../src/storage/data-dir.js";
+import { SqliteDatabase } from "../src/storage/database.js";
 import { startTestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
@@ -78,5 +82,44 @@ describe("shutdown", () => {
     expect(processExists(pid)).toBe(false);
     // The stuck request's connection was closed without an answer.
     expect(await closed).toBe("");
+  });
+
+  it("waits for a create that outlives the grace: its browser is closed, its profile removed, its row deleted", async () => {
+    // Each launch is held, Chromium already running, until the test lets it go on.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    class HeldLauncher extends TrackingLauncher {
+      override async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
+        const browser = await super.launch(options);
+        await held;
+        return browser;
+      }
+    }
+    const launcher = new HeldLauncher();
+    const t = await startTestServer({ launcher });
+    const create = fetch(`${t.url}/browsers`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.orgKey}`, "content-type": "application/json" },
+      body: "{}",
+    }).then(
+      (response) => response.status,
+      () => "connection closed",
+    );
+    await expect.poll(() => launcher.launched.length).toBe(1);
+    const { pid, userDataDir } = launcher.latest();
+    const closing = t.close({ keepData: true });
+    // Past the grace for requests, the server closed the create's connection; the create goes on.
+    expect(await create).toBe("connection closed");
+    letGo();
+    await closing;
+    expect(processExists(pid as number)).toBe(false);
+    expect(existsSync(userDataDir as string)).toBe(false);
+    const db = SqliteDatabase.open(dataDirLayout(t.dataDir).databaseFile);
+    try {
+      expect(db.all("SELECT id, status FROM browsers")).toEqual([]);
+    } finally {
+      db.close();
+      rmSync(t.dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -104,9 +104,15 @@ describe("the page_title a body shows", () => {
     await registry.windowsKnown();
     return { registry, numbers };
   }
-  const pageTitle = async (titles: Map<string, TabTitle>) => {
+  const pageTitle = async (titles: Map<string, TabTitle>, navigateAfterRead = false) => {
     const { registry, numbers } = await oneTab();
-    const body = await buildToolList({ registry, titles, numbers, etag: undefined });
+    const titlesVersion = registry.version;
+    if (navigateAfterRead) {
+      // The tab's document commits again (same URL) after the titles were asked for.
+      registry.frameNavigated("S1", { id: "T1", url: "https://t1.test/shop" });
+      registry.toolsAdded("S1", [{ name: "buy", description: "Buys.", frameId: "T1" }]);
+    }
+    const body = await buildToolList({ registry, titles, titlesVersion, numbers, etag: undefined });
     return (JSON.parse(body.json.toString("utf8")) as { tools: { source: { page_title: string } }[] }).tools[0]?.source.page_title;
   };
 
@@ -117,6 +123,11 @@ describe("the page_title a body shows", () => {
   it("is empty, never the title of another document, when the title was read before the tab navigated", async () => {
     expect(await pageTitle(new Map([["T1", { title: "Previous page", url: "https://t1.test/before" }]]))).toBe("");
     expect(await pageTitle(new Map())).toBe("");
+  });
+
+  it("is empty when the tab's document committed after the titles were asked for, even at the same URL", async () => {
+    // While a navigation the browser started is pending, Chromium reports its URL with the old page's title.
+    expect(await pageTitle(new Map([["T1", { title: "Previous page", url: "https://t1.test/shop" }]]), true)).toBe("");
   });
 
   it("is cut before a character that would pass the cap, never between the halves of a surrogate pair", async () => {

@@ -49,6 +49,8 @@ export class BrowserService {
   // Browsers the server is stopping: their exit is not a crash.
   readonly #stopping = new Set<string>();
   #shuttingDown = false;
+  // Creates under way: closeAll() waits for them, so none records or keeps a browser after it.
+  readonly #creating = new Set<Promise<unknown>>();
 
   /**
    * `pool`, when given, supplies browsers launched ahead of time; it is closed by
@@ -90,6 +92,16 @@ export class BrowserService {
    * `browser_unavailable`, a fault of the server 500 `internal_error`.
    */
   async create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
+    const creating = this.#create(project, input);
+    this.#creating.add(creating);
+    try {
+      return await creating;
+    } finally {
+      this.#creating.delete(creating);
+    }
+  }
+
+  async #create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
     const extensions = input.extensions ?? [];
     const reservation = { orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit, extensions };
     // None ready (a burst larger than the pool, or no pool) means a cold launch. A warm
@@ -278,6 +290,9 @@ export class BrowserService {
   /** Closes every browser (the warm ones too) and deletes their records; later launches are refused. */
   async closeAll(): Promise<void> {
     this.#shuttingDown = true;
+    // Each stops at its next step (a launch ends within its time limit): it closes its
+    // browser and deletes its row while the database is still open.
+    await Promise.allSettled([...this.#creating]);
     const rows = [...this.#running.keys()];
     const results = await Promise.allSettled([
       ...rows.map(async (id) => {

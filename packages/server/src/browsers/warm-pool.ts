@@ -94,7 +94,7 @@ export class WarmPool {
   #retryTimer: NodeJS.Timeout | undefined;
   #refillTimer: NodeJS.Timeout | undefined;
   #closed = false;
-  // Every launch the pool started; close() waits for them.
+  // Every launch and discard the pool started; close() waits for them.
   readonly #inFlight = new Set<Promise<void>>();
 
   constructor(options: WarmPoolOptions) {
@@ -176,7 +176,7 @@ export class WarmPool {
       release: () => {
         settle();
         if (this.#closed || !entry.warm.usable) {
-          void this.#discard(entry).finally(() => this.#fill());
+          this.#track(this.#discard(entry).finally(() => this.#fill()));
           return;
         }
         this.#ready.unshift(entry);
@@ -200,6 +200,12 @@ export class WarmPool {
       this.#fill();
     }, REFILL_DELAY_MS);
     this.#refillTimer.unref();
+  }
+
+  /** Counts `work` among what close() waits for. */
+  #track(work: Promise<void>): void {
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work));
   }
 
   #fill(): void {
@@ -253,7 +259,7 @@ export class WarmPool {
       if (index === -1) return;
       this.#ready.splice(index, 1);
       this.#log.warn({ exit, pid: launched.pid }, "a warm browser exited while waiting; launching a replacement");
-      void this.#discard(entry).finally(() => this.#fill());
+      this.#track(this.#discard(entry).finally(() => this.#fill()));
     });
   }
 

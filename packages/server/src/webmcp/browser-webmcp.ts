@@ -32,6 +32,7 @@ interface BuildInput {
   registry: ToolRegistry;
   version: number;
   titles: Map<string, TabTitle>;
+  titlesVersion: number;
 }
 
 function sameTitles(a: Map<string, TabTitle>, b: Map<string, TabTitle>): boolean {
@@ -53,7 +54,8 @@ const TITLE_READS = 3;
 // bumps it) with equal titles (no event reports a title change, so they are read from
 // the browser, at most TITLE_MAX_AGE_MS before a listing). A later caller may then share
 // a running build, or take the last build's tag.
-const sameInput = (a: BuildInput, b: BuildInput): boolean => a.registry === b.registry && a.version === b.version && sameTitles(a.titles, b.titles);
+const sameInput = (a: BuildInput, b: BuildInput): boolean =>
+  a.registry === b.registry && a.version === b.version && a.titlesVersion === b.titlesVersion && sameTitles(a.titles, b.titles);
 
 /**
  * WebMCP of one running browser: discovery and invocation over one DevTools connection
@@ -140,10 +142,10 @@ export class BrowserWebMcp {
     const registry = attachment.registry;
     let read = await attachment.tabTitles();
     for (let reads = 1; read.version !== registry.version && reads < TITLE_READS; reads++) read = await attachment.tabTitles();
-    const titles = read.titles;
+    const { titles, version: titlesVersion } = read;
     await registry.windowsKnown();
     // From here to the build's start, one turn: the input is the registry as it is now.
-    const input: BuildInput = { registry, version: registry.version, titles };
+    const input: BuildInput = { registry, version: registry.version, titles, titlesVersion };
     const last = this.#lastBuilt;
     const knownTag = last !== undefined && sameInput(last.input, input) ? last.etag : undefined;
     if (knownTag !== undefined && ifNoneMatchHits(ifNoneMatch, knownTag)) {
@@ -151,7 +153,13 @@ export class BrowserWebMcp {
       return { json: undefined, etag: knownTag };
     }
     const { output, shared } = this.#builds.run(input, async (each) => {
-      const body = await buildToolList({ registry: each.registry, titles: each.titles, numbers: this.#numbers, etag: knownTag });
+      const body = await buildToolList({
+        registry: each.registry,
+        titles: each.titles,
+        titlesVersion: each.titlesVersion,
+        numbers: this.#numbers,
+        etag: knownTag,
+      });
       this.#lastBuilt = { input: each, etag: body.etag };
       return body;
     });

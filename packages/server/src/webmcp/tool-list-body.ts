@@ -26,6 +26,8 @@ export interface ToolListInput {
   registry: ToolRegistry;
   /** Tab titles by target id, as the browser reported them for this listing. */
   titles: Map<string, TabTitle>;
+  /** The registry's version when the titles were asked for: a tab whose document committed since shows none. */
+  titlesVersion: number;
   numbers: SourceNumbers;
   /** The body's tag when it is already known (the same input was built before): it is not hashed again. */
   etag: string | undefined;
@@ -66,7 +68,7 @@ const trailer = (omitted: Map<OmissionReason, number>): string =>
  * registration whose tool would take the body past the spec's cap is left out and
  * counted as `response_limit`.
  */
-export async function buildToolList({ registry, titles, numbers, etag }: ToolListInput): Promise<ToolListBody> {
+export async function buildToolList({ registry, titles, titlesVersion, numbers, etag }: ToolListInput): Promise<ToolListBody> {
   const omitted = registry.omissions();
   // Room for the largest trailer this body could end with, so the whole body keeps within the cap.
   const reserved = HEAD.length + Buffer.byteLength(trailer(new Map([...omitted, ["response_limit", Number.MAX_SAFE_INTEGER]])));
@@ -83,9 +85,12 @@ export async function buildToolList({ registry, titles, numbers, etag }: ToolLis
     if (tab.windowId === undefined) continue;
     let tabSource = tabSources.get(tab);
     if (tabSource === undefined) {
-      // A title read from another document of the tab (one before a navigation) is not this one's.
+      // A title read from another document of the tab is not this one's: one of another URL,
+      // or one asked for before this document committed (while a navigation the browser
+      // started is pending, Chromium reports its new URL with the old page's title).
       const read = titles.get(tab.targetId);
-      const title = capText(read !== undefined && read.url === tab.url ? read.title : "", PAGE_DATA_LIMITS.titleChars);
+      const own = read !== undefined && read.url === tab.url && tab.documentSince <= titlesVersion;
+      const title = capText(own ? read.title : "", PAGE_DATA_LIMITS.titleChars);
       tabSource = shared(`"window_id":${tab.windowId},"tab_id":${tab.tabNumber},"page_url":${JSON.stringify(tab.url)},"page_title":${JSON.stringify(title)}`);
       tabSources.set(tab, tabSource);
     }

@@ -10,6 +10,11 @@ export interface TabRecord {
   tabNumber: number;
   /** The top-level document's URL, without its fragment. */
   url: string;
+  /**
+   * The registry's version when the tab's top-level document committed (or the tab was
+   * first seen): a title the browser was asked for before then may be another document's.
+   */
+  documentSince: number;
   /** The window the tab is in: `undefined` until the browser said, or if it could not (the tab is not listed then). */
   windowId: number | undefined;
   /** Set while the browser has not said which window the tab is in. */
@@ -127,6 +132,7 @@ export class ToolRegistry {
       targetId: info.targetId,
       tabNumber: this.#numbers.tab(info.targetId),
       url: withoutFragment(info.url),
+      documentSince: this.#version,
       windowId: undefined,
       windowPending: undefined,
       registrationCount: 0,
@@ -192,6 +198,7 @@ export class ToolRegistry {
     // messages dropped unread concerned none of its current documents.
     if (frame.parentId === undefined || !session.frames.has(frame.parentId)) session.omitted.delete(SESSION_WIDE);
     this.#setFrame(session, frame);
+    if (session.kind === "page" && frame.parentId === undefined) session.tab.documentSince = this.#version;
   }
 
   /** A frame's URL changed within its document (fragment, history API): registrations stay. */
