@@ -1,0 +1,156 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type FirstStart, initializeOrganization } from "../src/app/first-start.js";
+import { openStores } from "../src/app/stores.js";
+import type { Stores } from "../src/routes/api-deps.js";
+import { dataDirLayout } from "../src/storage/data-dir.js";
+
+// The contract of `Stores`, through the interfaces only: what any database behind them
+// must do (issue 26 runs the same suite on PostgreSQL). The API's tests reach the same
+// rules through HTTP; here each is one store call away.
+
+interface Opened {
+  stores: Stores;
+  close(): Promise<void>;
+}
+
+/** The implementations under test, each opening a fresh, empty database. */
+const IMPLEMENTATIONS: [string, () => Promise<Opened>][] = [
+  [
+    "SQLite",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "browser-service-contract-"));
+      const stores = openStores(dataDirLayout(dir));
+      return {
+        stores,
+        close: async () => {
+          stores.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  ],
+];
+
+const launched = { pid: 4242, userDataDir: "/nonexistent/profile", sandboxed: true };
+
+describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
+  const opened: Opened[] = [];
+  afterEach(async () => {
+    for (const each of opened.splice(0)) await each.close();
+  });
+
+  async function started(): Promise<{ stores: Stores; first: FirstStart }> {
+    const each = await open();
+    opened.push(each);
+    const first = await initializeOrganization(each.stores);
+    if (first === undefined) throw new Error("a fresh database has no organization yet");
+    return { stores: each.stores, first };
+  }
+
+  it("creates the organization, its Default project and a key once, and finds the key by its secret only", async () => {
+    const { stores, first } = await started();
+    expect(await initializeOrganization(stores)).toBeUndefined();
+    expect((await stores.organizations.get(first.org.id)).default_project_id).toBe(first.project.id);
+    expect(await stores.apiKeys.authenticate(first.key.secret)).toEqual({ keyId: first.key.keyId, orgId: first.org.id, projectId: null });
+    expect(await stores.apiKeys.authenticate(`${first.key.secret}x`)).toBeUndefined();
+  });
+
+  it("keeps live project names unique in NFC, and frees a deleted project's name", async () => {
+    const { stores, first } = await started();
+    const orgId = first.org.id;
+    const cafe = await stores.projects.create(orgId, "caf\u00e9");
+    await expect(stores.projects.create(orgId, "cafe\u0301")).rejects.toMatchObject({ code: "name_conflict" });
+    expect((await stores.projects.findByName(orgId, "cafe\u0301"))?.id).toBe(cafe.id);
+    await stores.projects.delete(orgId, cafe);
+    expect(await stores.projects.findById(orgId, cafe.id)).toBeUndefined();
+    expect((await stores.projects.create(orgId, "caf\u00e9")).id).not.toBe(cafe.id);
+  });
+
+  it("refuses to archive or delete the last active or the default project", async () => {
+    const { stores, first } = await started();
+    const orgId = first.org.id;
+    await expect(stores.projects.update(orgId, first.project, { status: "archived" })).rejects.toMatchObject({ code: "last_active_project" });
+    await stores.projects.create(orgId, "other");
+    await expect(stores.projects.update(orgId, first.project, { status: "archived" })).rejects.toMatchObject({ code: "default_project" });
+    await expect(stores.projects.delete(orgId, first.project)).rejects.toMatchObject({ code: "default_project" });
+  });
+
+  it("pages projects oldest first and says whether more follow", async () => {
+    const { stores, first } = await started();
+    const orgId = first.org.id;
+    for (const name of ["a", "b", "c"]) await stores.projects.create(orgId, name);
+    const page = await stores.projects.list(orgId, { offset: 1, limit: 2 });
+    expect(page.items.map((project) => project.name)).toEqual(["a", "b"]);
+    expect(page.hasMore).toBe(true);
+    expect((await stores.projects.list(orgId, { offset: 3, limit: 2 })).hasMore).toBe(false);
+  });
+
+  it("reserves a browser's slot within the project cap and the plan limit, and frees it when the browser crashes or goes", async () => {
+    const { stores, first } = await started();
+    const orgId = first.org.id;
+    const projectId = first.project.id;
+    const reserve = (name?: string, planLimit = 10) => stores.browsers.reserve({ orgId, projectId, name, planLimit });
+    await stores.projects.setCap(first.project, 2);
+    const one = await reserve("one");
+    const two = await reserve(undefined);
+    await expect(reserve("three")).rejects.toMatchObject({ code: "concurrency_limit_exceeded" });
+    expect(await stores.usage.project(projectId)).toBe(2);
+    await stores.browsers.markCrashed(one.id);
+    expect(await stores.usage.organization(orgId)).toBe(1);
+    await expect(reserve("two-more", 1)).rejects.toMatchObject({ code: "concurrency_limit_exceeded" });
+    await stores.browsers.remove(two.id);
+    expect(await stores.usage.organization(orgId)).toBe(0);
+    expect((await stores.browsers.getByIdOrName(projectId, "one")).status).toBe("crashed");
+  });
+
+  it("keeps browser names unique in a project while they live", async () => {
+    const { stores, first } = await started();
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: "agent", planLimit: 10 };
+    const agent = await stores.browsers.reserve(reservation);
+    await expect(stores.browsers.reserve(reservation)).rejects.toMatchObject({ code: "name_conflict" });
+    await stores.browsers.remove(agent.id);
+    expect((await stores.browsers.reserve(reservation)).name).toBe("agent");
+  });
+
+  it("records a running browser with its token hash, finds it by id in any project, and lists it", async () => {
+    const { stores, first } = await started();
+    const row = await stores.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
+    const running = await stores.browsers.markRunning(row.id, launched, "ab".repeat(32));
+    expect(running.status).toBe("running");
+    expect(await stores.browsers.findLaunched(row.id)).toMatchObject({ id: row.id, org_id: first.org.id, cdp_token_sha256: "ab".repeat(32) });
+    expect(await stores.browsers.findLaunched("brw_missing")).toBeUndefined();
+    expect((await stores.browsers.list(first.project.id, 0, 10)).items.map((each) => each.id)).toEqual([row.id]);
+    await expect(stores.browsers.getByIdOrName(first.project.id, "nope")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("marks what a killed server left starting or running as crashed, once", async () => {
+    const { stores, first } = await started();
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 };
+    const starting = await stores.browsers.reserve(reservation);
+    const running = await stores.browsers.reserve({ ...reservation, running: { launched, tokenSha256: "cd".repeat(32) } });
+    const abandoned = await stores.browsers.recoverAbandoned();
+    expect(abandoned.map((row) => row.id).sort()).toEqual([starting.id, running.id].sort());
+    expect(await stores.browsers.recoverAbandoned()).toEqual([]);
+    expect(await stores.usage.organization(first.org.id)).toBe(0);
+  });
+
+  it("commits a unit of work whole or not at all", async () => {
+    const { stores, first } = await started();
+    const orgId = first.org.id;
+    await expect(
+      stores.unitOfWork(async () => {
+        await stores.projects.insert(orgId, "half");
+        throw new Error("the second write fails");
+      }),
+    ).rejects.toThrow("the second write fails");
+    expect(await stores.projects.findByName(orgId, "half")).toBeUndefined();
+    const key = await stores.unitOfWork(async () => {
+      const project = await stores.projects.insert(orgId, "whole");
+      return stores.apiKeys.insert(orgId, project.id);
+    });
+    expect((await stores.apiKeys.authenticate(key.secret))?.projectId).toBe((await stores.projects.findByName(orgId, "whole"))?.id);
+  });
+});
