@@ -147,11 +147,6 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       return;
     }
     const row = await deps.browserStore.findLaunched(browserId);
-    // The viewer may have left during the lookup: its socket's close is past, so no place is taken.
-    if (socket.destroyed || socket.readableEnded) {
-      socket.destroy();
-      return;
-    }
     const cdpToken = row ? deps.browsers.token(row.id) : undefined;
     const router = row ? deps.browsers.cdp(row.id) : undefined;
     if (!row || cdpToken === undefined || router === undefined || row.status !== "running") {
@@ -165,6 +160,12 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     if (access === undefined) {
       if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
       closeWith(LIVE_VIEW_CLOSE.unauthorized, "The live view token is wrong; use the live_view_url of the browser.");
+      return;
+    }
+    // A viewer that left during the lookup (its close is past, so no listener below would
+    // hear it) takes no place; it was counted above like any other if its token was wrong.
+    if (socket.destroyed || socket.readableEnded) {
+      socket.destroy();
       return;
     }
     const count = admitted.get(row.id) ?? 0;
