@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ensureChromium } from "./chromium.mjs";
 import { pnpmEnv } from "./pnpm-env.mjs";
+import { ensurePostgres } from "./postgres.mjs";
 import { ensureSandboxTools } from "./sandbox-tools.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -42,6 +43,7 @@ if (task !== "start" && task !== "test") {
 try {
   console.log(ensureChromium({ task }));
   console.log(ensureSandboxTools({ task }));
+  if (task === "test") console.log(ensurePostgres({ task }));
 } catch (error) {
   console.error(`\n${error.message}`);
   process.exit(1);

@@ -5,9 +5,8 @@ import { PageServer } from "@browser-service/test-pages";
 import type { Browser } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChromiumLauncher } from "../src/browsers/chromium-launcher.js";
-import { dataDirLayout } from "../src/storage/data-dir.js";
-import { SqliteDatabase } from "../src/storage/database.js";
 import { blockingExtension, extensionZip, markingExtension, staticRulesExtension, toolExtension } from "./support/extension-zips.js";
+import { storedRows } from "./support/stored-rows.js";
 import { startTestServer, useTestServer } from "./support/test-server.js";
 import { type DrivenBrowser, drive, waitForTools } from "./support/webmcp-driver.js";
 import { buildZip } from "./support/zip-writer.js";
@@ -200,14 +199,10 @@ describe("last_used_at", () => {
       await expect(t.client().browsers.create({ extensions: [{ id: unused.id }, { name: "nothing-here" }] })).rejects.toMatchObject({ status: 404 });
       await t.close({ keepData: true });
       // No operation reads an extension back yet; the record is read where it is kept.
-      const db = SqliteDatabase.open(dataDirLayout(dataDir).databaseFile);
-      try {
-        const lastUsed = (id: string) => db.get<{ at: string | null }>("SELECT last_used_at AS at FROM extensions WHERE id = ?", [id])?.at;
-        expect(lastUsed(used.id)).toBe(last.created_at);
-        expect(lastUsed(unused.id)).toBeNull();
-      } finally {
-        db.close();
-      }
+      const lastUsed = async (id: string) =>
+        (await storedRows<{ at: string | null }>(t, "SELECT last_used_at AS at FROM extensions WHERE id = ?", [id]))[0]?.at;
+      expect(await lastUsed(used.id)).toBe(last.created_at);
+      expect(await lastUsed(unused.id)).toBeNull();
       expect(t.mismatches).toEqual([]);
     } finally {
       await t.close();

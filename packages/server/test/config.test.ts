@@ -231,6 +231,24 @@ describe("configuration", () => {
     expect(() => parseCommand([], { BROWSER_SERVICE_WARM_BROWSERS: "two" })).toThrow(/BROWSER_SERVICE_WARM_BROWSERS/);
   });
 
+  it("reads --database and --node-id: SQLite and the host name by default, the flag beats the environment", () => {
+    const defaults = parseCommand([], {});
+    expect(defaults.kind === "serve" && defaults.config.database).toBeUndefined();
+    expect(defaults.kind === "serve" && defaults.config.nodeId).toMatch(/^[A-Za-z0-9._-]{1,64}$/);
+    const url = "postgres://app:secret@db.internal:5432/browsers";
+    const fromEnv = parseCommand([], { BROWSER_SERVICE_DATABASE_URL: url, BROWSER_SERVICE_NODE_ID: "node-a" });
+    expect(fromEnv.kind === "serve" && [fromEnv.config.database, fromEnv.config.nodeId]).toEqual([url, "node-a"]);
+    const fromFlag = parseCommand(["--database", "postgresql:///browsers?host=/run/pg", "--node-id", "node.b_2"], { BROWSER_SERVICE_DATABASE_URL: url });
+    expect(fromFlag.kind === "serve" && [fromFlag.config.database, fromFlag.config.nodeId]).toEqual(["postgresql:///browsers?host=/run/pg", "node.b_2"]);
+    expect(parseCommand(["keys", "create", "--database", url], {})).toMatchObject({ kind: "keys-create", config: { database: url } });
+    // The refusal never echoes the value: a URL may carry a password.
+    expect(() => parseCommand(["--database", "mysql://root:hunter2@db/x"], {})).toThrow(/--database must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    expect(() => parseCommand(["--database", "mysql://root:hunter2@db/x"], {})).not.toThrow(/hunter2/);
+    expect(() => parseCommand([], { BROWSER_SERVICE_DATABASE_URL: "/var/lib/db.sqlite" })).toThrow(/BROWSER_SERVICE_DATABASE_URL/);
+    expect(() => parseCommand(["--node-id", "a b"], {})).toThrow(/--node-id must be 1 to 64/);
+    expect(() => parseCommand([], { BROWSER_SERVICE_NODE_ID: "x".repeat(65) })).toThrow(/BROWSER_SERVICE_NODE_ID/);
+  });
+
   it("refuses unusable values with a ConfigError that says what is expected", () => {
     expect(() => parseCommand(["--port", "http"], {})).toThrow(ConfigError);
     expect(() => parseCommand(["--port", "70000"], {})).toThrow(/--port must be an integer from 0 to 65535/);
@@ -254,6 +272,9 @@ describe("configuration", () => {
       "--port",
       "--host",
       "--data-dir",
+      "--database",
+      "BROWSER_SERVICE_DATABASE_URL",
+      "--node-id",
       "--plan-limit",
       "--fixtures",
       "--projects-disabled",

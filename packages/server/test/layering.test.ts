@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 const FLOORS: readonly (readonly string[])[] = [
   ["storage"],
   ["http"],
-  ["cdp", "egress", "sandbox"],
+  ["cdp", "egress", "nodes", "sandbox"],
   ["auth-connections", "extensions", "fixtures", "limits", "organization", "projects"],
   ["auth"],
   ["browsers"],

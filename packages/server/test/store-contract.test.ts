@@ -1,15 +1,18 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FirstStart, initializeOrganization } from "../src/app/first-start.js";
-import { openStores } from "../src/app/stores.js";
+import { openPgStores, openSqliteStores } from "../src/app/stores.js";
 import type { Stores } from "../src/routes/api-deps.js";
-import { dataDirLayout } from "../src/storage/data-dir.js";
+import { dataDirLayout, newUploadPath } from "../src/storage/data-dir.js";
+import { markingExtension } from "./support/extension-zips.js";
+import { freshDatabase } from "./support/postgres.js";
 
 // The contract of `Stores`, through the interfaces only: what any database behind them
-// must do (issue 26 runs the same suite on PostgreSQL). The API's tests reach the same
-// rules through HTTP; here each is one store call away.
+// must do, run on SQLite and on PostgreSQL alike. The API's tests reach the same rules
+// through HTTP; here each is one store call away.
 
 interface Opened {
   stores: Stores;
@@ -22,11 +25,25 @@ const IMPLEMENTATIONS: [string, () => Promise<Opened>][] = [
     "SQLite",
     async () => {
       const dir = mkdtempSync(join(tmpdir(), "browser-service-contract-"));
-      const stores = openStores(dataDirLayout(dir));
+      const stores = openSqliteStores(dataDirLayout(dir));
       return {
         stores,
         close: async () => {
-          stores.close();
+          await stores.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  ],
+  [
+    "PostgreSQL",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "browser-service-contract-"));
+      const stores = await openPgStores(dataDirLayout(dir), { databaseUrl: await freshDatabase(), nodeId: "contract" });
+      return {
+        stores,
+        close: async () => {
+          await stores.close();
           rmSync(dir, { recursive: true, force: true });
         },
       };
@@ -104,6 +121,59 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     await stores.browsers.remove(two.id);
     expect(await stores.usage.organization(orgId)).toBe(0);
     expect((await stores.browsers.getByIdOrName(projectId, "one")).status).toBe("crashed");
+  });
+
+  it("gives exactly the cap's slots to creates that race, and none to a project archived meanwhile", async () => {
+    const { stores, first } = await started();
+    const orgId = first.org.id;
+    const other = await stores.projects.create(orgId, "racing");
+    await stores.projects.setCap(other, 5);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => stores.browsers.reserve({ orgId, projectId: other.id, name: `b${i}`, planLimit: 100 })),
+    );
+    expect(results.filter((result) => result.status === "fulfilled")).toHaveLength(5);
+    for (const result of results.filter((each) => each.status === "rejected")) {
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ code: "concurrency_limit_exceeded" });
+    }
+    expect(await stores.usage.project(other.id)).toBe(5);
+    // An archive racing creates: either the archive wins (no browser since) or it is refused.
+    const spare = await stores.projects.create(orgId, "spare");
+    const [archived, ...reserved] = await Promise.allSettled([
+      stores.projects.update(orgId, spare, { status: "archived" }),
+      ...Array.from({ length: 5 }, () => stores.browsers.reserve({ orgId, projectId: spare.id, name: undefined, planLimit: 100 })),
+    ]);
+    const running = reserved.filter((result) => result.status === "fulfilled").length;
+    // Archived: no create got a slot before it, and none after (the project is no longer active).
+    if (archived?.status === "fulfilled") expect(running).toBe(0);
+    else expect([archived?.reason, running > 0]).toMatchObject([{ code: "browsers_running" }, true]);
+  });
+
+  it("filters projects by a part of their name in any case, Unicode included", async () => {
+    const { stores, first } = await started();
+    const orgId = first.org.id;
+    await stores.projects.create(orgId, "Ärger Straße");
+    await stores.projects.create(orgId, "other");
+    const found = await stores.projects.list(orgId, { offset: 0, limit: 10, query: "äRGER" });
+    expect(found.items.map((project) => project.name)).toEqual(["Ärger Straße"]);
+    expect((await stores.projects.list(orgId, { offset: 0, limit: 10, query: "STRAß" })).items).toHaveLength(1);
+    expect((await stores.projects.list(orgId, { offset: 0, limit: 10, query: "%" })).items).toHaveLength(0);
+  });
+
+  it("stores an extension's record and archive together, and refuses a name used in the project", async () => {
+    const { stores, first } = await started();
+    const archive = markingExtension("contract");
+    const upload = (name: string) => {
+      const tempPath = newUploadPath(stores.layout.uploadsDir);
+      writeFileSync(tempPath, archive);
+      return { projectId: first.project.id, name, tempPath, sizeBytes: archive.length, checksum: createHash("sha256").update(archive).digest("hex") };
+    };
+    const stored = await stores.extensions.insert(upload("marker"));
+    expect(readFileSync(await stores.extensions.archivePath(stored.id)).equals(archive)).toBe(true);
+    expect(await stores.extensions.find(first.project.id, "name", "marker")).toEqual({ id: stored.id, name: "marker", checksum: stored.checksum });
+    const refused = upload("marker");
+    await expect(stores.extensions.insert(refused)).rejects.toMatchObject({ code: "name_conflict" });
+    expect(() => readFileSync(refused.tempPath)).toThrow();
+    expect(await stores.extensions.removeUnreferencedArchives()).toBe(0);
   });
 
   it("keeps browser names unique in a project while they live", async () => {

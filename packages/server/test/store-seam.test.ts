@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { initializeOrganization } from "../src/app/first-start.js";
 import { loadFixtures } from "../src/app/load-fixtures.js";
-import { openStores } from "../src/app/stores.js";
+import { openSqliteStores } from "../src/app/stores.js";
 import type { AuthConnectionStore, StoredAuthConnection } from "../src/auth-connections/auth-connection-store.js";
 import { connectionAt } from "../src/auth-connections/flow-expiry.js";
 import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
@@ -56,7 +56,7 @@ async function closeOpened(entry: Opened): Promise<void> {
   if (entry.closed) return;
   entry.closed = true;
   await entry.app?.close();
-  entry.stores.close();
+  await entry.stores.close();
 }
 
 afterEach(async () => {
@@ -69,7 +69,7 @@ afterEach(async () => {
 /** The SQLite store set of a fresh data directory, first start done. */
 function sqliteStores() {
   const dir = mkdtempSync(join(tmpdir(), "browser-service-seam-"));
-  const stores = openStores(dataDirLayout(dir));
+  const stores = openSqliteStores(dataDirLayout(dir));
   const entry: Opened = { stores, dir };
   opened.push(entry);
   return { stores, dir, entry };
@@ -92,6 +92,7 @@ async function apiOver(stores: Stores): Promise<FastifyInstance> {
     rateLimits: new RateLimits({ perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } }),
     planLimit: 10,
     projectsDisabled: false,
+    cluster: undefined,
   });
   await app.ready();
   return app;

@@ -2,8 +2,7 @@ import { existsSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { LaunchedBrowser, LaunchOptions } from "../src/index.js";
-import { dataDirLayout } from "../src/storage/data-dir.js";
-import { SqliteDatabase } from "../src/storage/database.js";
+import { storedRows } from "./support/stored-rows.js";
 import { startTestServer } from "./support/test-server.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
@@ -114,11 +113,9 @@ describe("shutdown", () => {
     await closing;
     expect(processExists(pid as number)).toBe(false);
     expect(existsSync(userDataDir as string)).toBe(false);
-    const db = SqliteDatabase.open(dataDirLayout(t.dataDir).databaseFile);
     try {
-      expect(db.all("SELECT id, status FROM browsers")).toEqual([]);
+      expect(await storedRows(t, "SELECT id, status FROM browsers")).toEqual([]);
     } finally {
-      db.close();
       rmSync(t.dataDir, { recursive: true, force: true });
     }
   });

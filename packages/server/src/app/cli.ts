@@ -33,6 +33,17 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
   });
   const server = await createServer({
     dataDir: config.dataDir,
+    ...(config.database === undefined ? {} : { database: config.database }),
+    nodeId: config.nodeId,
+    ...(config.database === undefined
+      ? {}
+      : {
+          cluster: {
+            leaseTtlMs: config.nodeLeaseSec * 1000,
+            ...(config.advertiseUrl === undefined ? {} : { advertiseUrl: config.advertiseUrl }),
+            ...(config.nodeSecret === undefined ? {} : { secret: config.nodeSecret }),
+          },
+        }),
     host: config.host,
     port: config.port,
     planLimit: config.planLimit,
@@ -104,11 +115,11 @@ async function issueKey(config: ServerConfig, project: string | undefined): Prom
   // open replays), and a server started meanwhile is refused instead of sharing the file.
   const release = claimDataDir(layout);
   try {
-    const stores = openStores(layout);
+    const stores = await openStores(layout, { databaseUrl: config.database, nodeId: config.nodeId });
     try {
       return await issueApiKey(stores, project);
     } finally {
-      stores.close();
+      await stores.close();
     }
   } finally {
     release();

@@ -1,5 +1,7 @@
+import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { TrustProxyError, trustedProxies } from "../http/client-key.js";
+import { MIN_NODE_SECRET_LENGTH } from "../nodes/peer-auth.js";
 import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "../sandbox/sandbox-command.js";
 import { DEFAULT_SANDBOX_UID_BASE } from "../sandbox/sandbox-uids.js";
 
@@ -11,6 +13,16 @@ export interface ServerConfig {
   host: string;
   /** Directory holding the database and uploaded archives. */
   dataDir: string;
+  /** A PostgreSQL database (`postgres://` URL) holding the control plane instead of the data directory's SQLite file. */
+  database: string | undefined;
+  /** This server's name among the servers sharing a PostgreSQL database. */
+  nodeId: string;
+  /** The URL other nodes reach this one at; with `nodeSecret`, it serves and forwards for the others. */
+  advertiseUrl: string | undefined;
+  /** The secret every node sharing the database holds, at least 32 characters. */
+  nodeSecret: string | undefined;
+  /** Seconds a node's lease lasts unless renewed. */
+  nodeLeaseSec: number;
   /** The organization's concurrency limit, as its plan would set it. */
   planLimit: number;
   /** A fixtures file of auth connections and pool reservations to load at start. */
@@ -83,6 +95,11 @@ export const DEFAULT_CONFIG: ServerConfig = {
   port: 8787,
   host: "127.0.0.1",
   dataDir: ".data",
+  database: undefined,
+  nodeId: hostname(),
+  advertiseUrl: undefined,
+  nodeSecret: undefined,
+  nodeLeaseSec: 10,
   planLimit: 10,
   fixtures: undefined,
   projectsDisabled: false,
@@ -136,6 +153,18 @@ Options (a flag beats its environment variable):
   --port <n>            BROWSER_SERVICE_PORT               port to listen on (default 8787; 0 picks a free port)
   --host <addr>         BROWSER_SERVICE_HOST               interface to listen on (default 127.0.0.1)
   --data-dir <dir>      BROWSER_SERVICE_DATA_DIR           database and uploads (default .data in the current directory)
+  --database <url>      BROWSER_SERVICE_DATABASE_URL       a PostgreSQL database (postgres://user:pass@host/db) for the
+                                                           control plane, shared by several servers (default: SQLite
+                                                           in the data directory)
+  --node-id <name>      BROWSER_SERVICE_NODE_ID            this server's name among those sharing --database: letters,
+                                                           digits, . _ -, at most 64 (default: the host name)
+  --advertise-url <url>  BROWSER_SERVICE_ADVERTISE_URL     where the other nodes reach this one (http://10.0.0.5:8787): it
+                                                           then takes creates placed on it and forwards what belongs to
+                                                           another node's browser (needs --database and --node-secret)
+  --node-secret <s>     BROWSER_SERVICE_NODE_SECRET        the secret every node shares, at least 32 characters (the
+                                                           environment keeps it out of the process list)
+  --node-lease-sec <n>  BROWSER_SERVICE_NODE_LEASE_SEC     a node's lease (default 10, 2 to 300): a node gone for longer has
+                                                           its browsers marked crashed by the others
   --plan-limit <n>      BROWSER_SERVICE_PLAN_LIMIT         organization concurrency limit (default 10)
   --fixtures <file>     BROWSER_SERVICE_FIXTURES           JSON file of auth connections and pool reservations to load
   --projects-disabled   BROWSER_SERVICE_PROJECTS_DISABLED  answer project administration with 404 projects_disabled
@@ -233,6 +262,78 @@ function trustProxySetting(flagValue: string | undefined, env: NodeJS.ProcessEnv
   return entries;
 }
 
+/** `--database` (beating its environment variable), checked to be a PostgreSQL URL; `undefined` when neither is set. */
+function databaseSetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const raw = flagValue ?? (env.BROWSER_SERVICE_DATABASE_URL || undefined);
+  if (raw === undefined) return undefined;
+  const name = flagValue === undefined ? "BROWSER_SERVICE_DATABASE_URL" : "--database";
+  if (!isPostgresUrl(raw)) throw new ConfigError(`${name} must be a postgres:// or postgresql:// URL; received a value that is not one.`);
+  return raw;
+}
+
+/** Whether `url` names a PostgreSQL database (`postgres:` or `postgresql:`). */
+export function isPostgresUrl(url: string): boolean {
+  try {
+    const { protocol } = new URL(url);
+    return protocol === "postgres:" || protocol === "postgresql:";
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `url` can be an advertise URL: an http(s) origin, nothing after it but `/`. */
+export function isAdvertiseUrl(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return (
+      (parsed.protocol === "http:" || parsed.protocol === "https:") &&
+      parsed.pathname === "/" &&
+      parsed.search === "" &&
+      parsed.hash === "" &&
+      parsed.username === "" &&
+      parsed.password === ""
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** The rule of a node id: what a log line, a row and a URL carry unescaped. */
+export const NODE_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+function nodeIdSetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): string {
+  const raw = flagValue ?? (env.BROWSER_SERVICE_NODE_ID || undefined);
+  if (raw === undefined) return NODE_ID_PATTERN.test(DEFAULT_CONFIG.nodeId) ? DEFAULT_CONFIG.nodeId : "local";
+  if (!NODE_ID_PATTERN.test(raw)) {
+    throw new ConfigError(
+      `${flagValue === undefined ? "BROWSER_SERVICE_NODE_ID" : "--node-id"} must be 1 to 64 letters, digits, ".", "_" or "-"; received "${raw}".`,
+    );
+  }
+  return raw;
+}
+
+function advertiseUrlSetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const raw = flagValue ?? (env.BROWSER_SERVICE_ADVERTISE_URL || undefined);
+  if (raw === undefined) return undefined;
+  if (!isAdvertiseUrl(raw)) {
+    throw new ConfigError(
+      `${flagValue === undefined ? "BROWSER_SERVICE_ADVERTISE_URL" : "--advertise-url"} must be an http or https URL of an origin (http://10.0.0.5:8787), without path, query or credentials; received "${raw}".`,
+    );
+  }
+  return raw;
+}
+
+function nodeSecretSetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const raw = flagValue ?? (env.BROWSER_SERVICE_NODE_SECRET || undefined);
+  if (raw === undefined) return undefined;
+  if (raw.length < MIN_NODE_SECRET_LENGTH) {
+    throw new ConfigError(
+      `${flagValue === undefined ? "BROWSER_SERVICE_NODE_SECRET" : "--node-secret"} must be at least ${MIN_NODE_SECRET_LENGTH} characters.`,
+    );
+  }
+  return raw;
+}
+
 function flag(name: string, raw: string): boolean {
   if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
   if (["0", "false", "no", ""].includes(raw.toLowerCase())) return false;
@@ -251,6 +352,11 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         port: { type: "string" },
         host: { type: "string" },
         "data-dir": { type: "string" },
+        database: { type: "string" },
+        "node-id": { type: "string" },
+        "advertise-url": { type: "string" },
+        "node-secret": { type: "string" },
+        "node-lease-sec": { type: "string" },
         "plan-limit": { type: "string" },
         fixtures: { type: "string" },
         "projects-disabled": { type: "boolean" },
@@ -297,6 +403,11 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     port: port === undefined ? DEFAULT_CONFIG.port : integer(values.port === undefined ? "BROWSER_SERVICE_PORT" : "--port", port, 0, 65535),
     host: values.host ?? env.BROWSER_SERVICE_HOST ?? DEFAULT_CONFIG.host,
     dataDir: values["data-dir"] ?? env.BROWSER_SERVICE_DATA_DIR ?? DEFAULT_CONFIG.dataDir,
+    database: databaseSetting(values.database, env),
+    nodeId: nodeIdSetting(values["node-id"], env),
+    advertiseUrl: advertiseUrlSetting(values["advertise-url"], env),
+    nodeSecret: nodeSecretSetting(values["node-secret"], env),
+    nodeLeaseSec: numberSetting(values["node-lease-sec"], "--node-lease-sec", env, "BROWSER_SERVICE_NODE_LEASE_SEC", 2, 300, 1) ?? DEFAULT_CONFIG.nodeLeaseSec,
     planLimit:
       planLimit === undefined
         ? DEFAULT_CONFIG.planLimit
@@ -365,6 +476,13 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     trustProxy: trustProxySetting(values["trust-proxy"], env),
     warmBrowsers: numberSetting(values["warm-browsers"], "--warm-browsers", env, "BROWSER_SERVICE_WARM_BROWSERS", 0, 64, 1) ?? DEFAULT_CONFIG.warmBrowsers,
   };
+
+  if (config.advertiseUrl !== undefined && config.nodeSecret === undefined) {
+    throw new ConfigError("--advertise-url needs --node-secret (BROWSER_SERVICE_NODE_SECRET), the secret every node shares.");
+  }
+  if ((config.advertiseUrl !== undefined || config.nodeSecret !== undefined) && config.database === undefined) {
+    throw new ConfigError("--advertise-url and --node-secret need --database: nodes share one PostgreSQL database.");
+  }
 
   if (positionals.length === 0) {
     if (values.project !== undefined) throw new ConfigError("--project only applies to `keys create`.");

@@ -17,7 +17,9 @@ import { type RateLimitSettings, RateLimits } from "../http/rate-limiter.js";
 import { installRequestIdHeader, newRequestId } from "../http/request-id.js";
 import { installBodyReading } from "../http/request-validation.js";
 import { installResponseCheck, type ResponseCheckOptions } from "../http/response-check.js";
-import { DEFAULT_CONFIG } from "./config.js";
+import { Cluster } from "../nodes/cluster.js";
+import { MIN_NODE_SECRET_LENGTH, PeerAuth } from "../nodes/peer-auth.js";
+import { DEFAULT_CONFIG, isAdvertiseUrl, isPostgresUrl, NODE_ID_PATTERN } from "./config.js";
 import { issueApiKey } from "./issue-key.js";
 import { answerKeyRequests } from "./key-requests.js";
 import { loadFixtures } from "./load-fixtures.js";
@@ -39,6 +41,18 @@ import { openStores } from "./stores.js";
 export interface CreateServerOptions {
   /** Directory of the database and uploaded archives; created if missing. */
   dataDir: string;
+  /**
+   * A PostgreSQL database (`postgres://` URL) that holds the control plane instead of the
+   * data directory's SQLite file, as `--database` does; several servers may share one.
+   * The data directory still holds this server's browser profiles and uploads.
+   */
+  database?: string;
+  /**
+   * This server's name among those sharing `database` (`--node-id`): its browsers are
+   * recorded under it, and only it cleans them up after its own unclean exit. 1 to 64
+   * letters, digits, `.`, `_` or `-`. Default: the host name.
+   */
+  nodeId?: string;
   /** Interface to listen on. Default `127.0.0.1`. */
   host?: string;
   /** Port to listen on; `0` picks a free one. Default 8787. */
@@ -113,6 +127,20 @@ export interface CreateServerOptions {
    * from the browser, a round trip that costs a large listing most of its time.
    */
   webmcpTitleMaxAgeMs?: number;
+  /**
+   * Serving browsers over several nodes sharing `database` (`--advertise-url`,
+   * `--node-secret`, `--node-lease-sec`). Without `advertiseUrl` the node serves only its
+   * own browsers (requests for another node's browser answer as for a browser that is not
+   * running), but still holds a lease, so that its browsers are marked crashed if it dies.
+   */
+  cluster?: {
+    /** The http(s) URL other nodes reach this one at (its origin; no path). */
+    advertiseUrl?: string;
+    /** The secret every node shares, at least 32 characters; required with `advertiseUrl`. */
+    secret?: string;
+    /** How long a lease lasts unless renewed: 2,000 to 300,000 ms. Default 10,000. */
+    leaseTtlMs?: number;
+  };
 }
 
 /** A server built by {@link createServer}. */
@@ -180,6 +208,24 @@ export const DEFAULT_LIVE_VIEW_LIMITS: Omit<LiveViewLimits, "maxViewers"> = {
   maxBufferedBytes: 64 * 1024 * 1024,
 };
 
+/** `options.cluster`, checked before anything is opened. */
+function checkedClusterOptions(options: CreateServerOptions): NonNullable<CreateServerOptions["cluster"]> {
+  const cluster = options.cluster ?? {};
+  if (options.cluster !== undefined && options.database === undefined) throw new RangeError("cluster needs a database several servers can share (database).");
+  if (cluster.advertiseUrl !== undefined) {
+    if (!isAdvertiseUrl(cluster.advertiseUrl))
+      throw new RangeError("cluster.advertiseUrl must be an http or https URL of an origin, without path, query or credentials.");
+    if (cluster.secret === undefined) throw new RangeError("cluster.advertiseUrl needs cluster.secret, shared by every node.");
+  }
+  if (cluster.secret !== undefined && cluster.secret.length < MIN_NODE_SECRET_LENGTH) {
+    throw new RangeError(`cluster.secret must be at least ${MIN_NODE_SECRET_LENGTH} characters.`);
+  }
+  const ttl = cluster.leaseTtlMs;
+  if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 2_000 || ttl > 300_000))
+    throw new RangeError(`cluster.leaseTtlMs must be an integer from 2000 to 300000; received ${ttl}.`);
+  return cluster;
+}
+
 /**
  * Builds the browser service on a data directory: claims the directory, opens and
  * migrates its database, creates the organization on the first start, loads fixtures,
@@ -200,12 +246,15 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     options.launcher ?? new ChromiumLauncher({ allowPrivateNetwork: options.allowPrivateNetwork ?? false, unsafeNoSandbox: options.unsafeNoSandbox ?? false });
   // A page's requests to this server come through its browser's egress proxy; they count as that browser's, not as 127.0.0.1's.
   const browserOfConnection = options.rateLimits?.browserOfConnection ?? launcher.browserOfConnection?.bind(launcher);
+  const clusterOptions = checkedClusterOptions(options);
+  const peer = clusterOptions.secret === undefined ? undefined : new PeerAuth(clusterOptions.secret);
   const rateLimits = new RateLimits({
     perKey: options.rateLimits?.perKey ?? { rate: DEFAULT_CONFIG.rateLimit, burst: DEFAULT_CONFIG.rateLimitBurst },
     authFailuresPerAddress: options.rateLimits?.authFailuresPerAddress ?? { rate: DEFAULT_CONFIG.authFailureLimit, burst: DEFAULT_CONFIG.authFailureBurst },
     ...(options.rateLimits?.clock === undefined ? {} : { clock: options.rateLimits.clock }),
     ...(browserOfConnection === undefined ? {} : { browserOfConnection }),
     ...(trustedProxy === undefined ? {} : { trustedProxy }),
+    ...(peer === undefined ? {} : { declaredClient: (request: IncomingMessage) => peer.declaredClient(request.headers) }),
   });
   const warmBrowsers = options.warmBrowsers ?? 0;
   if (!Number.isSafeInteger(warmBrowsers) || warmBrowsers < 0) throw new RangeError(`warmBrowsers must be a non-negative integer; received ${warmBrowsers}.`);
@@ -213,10 +262,15 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   if (!Number.isSafeInteger(titleMaxAgeMs) || titleMaxAgeMs < 0 || titleMaxAgeMs > TITLE_MAX_AGE_MS) {
     throw new RangeError(`webmcpTitleMaxAgeMs must be an integer from 0 to ${TITLE_MAX_AGE_MS}; received ${titleMaxAgeMs}.`);
   }
+  if (options.database !== undefined && !isPostgresUrl(options.database)) throw new RangeError("database must be a postgres:// or postgresql:// URL.");
+  const nodeId = options.nodeId ?? DEFAULT_CONFIG.nodeId;
+  if (!NODE_ID_PATTERN.test(nodeId)) throw new RangeError(`nodeId must be 1 to 64 letters, digits, ".", "_" or "-"; received "${nodeId}".`);
   const releaseDataDir = claimDataDir(layout);
   let stores;
+  // Set once the log exists; an idle connection's error before that has no request to fail.
+  let logIdleError: (error: Error) => void = () => undefined;
   try {
-    stores = openStores(layout);
+    stores = await openStores(layout, { databaseUrl: options.database, nodeId, onIdleError: (error) => logIdleError(error) });
   } catch (error) {
     releaseDataDir();
     throw error;
@@ -240,6 +294,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
   });
+  logIdleError = (error) => app.log.warn({ err: error }, "a PostgreSQL connection failed while idle; the next query opens another");
   app.server.on("connect", answerConnect);
   installConnectionLimits(app.server, { perClient: options.maxClientConnections ?? DEFAULT_CONFIG.maxClientConnections, trustedProxy, browserOfConnection });
   // A client that half-closes after its request (FIN once the bytes are sent) still gets
@@ -259,6 +314,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       : undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.durable() });
   let firstStart: FirstStart | undefined;
+  let cluster: Cluster | undefined;
   let liveView: LiveViewEndpoint | undefined;
   try {
     firstStart = await initializeOrganization(stores);
@@ -270,6 +326,19 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     }
     await stores.extensions.removeUnreferencedArchives();
     await browsers.recoverAbandoned();
+    if (stores.nodes !== undefined) {
+      cluster = new Cluster({
+        nodeId,
+        advertiseUrl: clusterOptions.advertiseUrl,
+        peer,
+        store: stores.nodes,
+        warmReady: () => warmPool?.stats().ready ?? 0,
+        ...(clusterOptions.leaseTtlMs === undefined ? {} : { leaseTtlMs: clusterOptions.leaseTtlMs }),
+        log: app.log,
+        leaseLost: () => browsers.endAll(),
+      });
+      await cluster.start();
+    }
     // The first start's key is printed by the caller, outside any response.
     stores.flush();
     const leftOver = warmRecords.endLeftOver();
@@ -284,6 +353,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     installErrorHandling(app);
     liveView = installLiveView(app, {
       browsers,
+      cluster,
       browserStore: stores.browsers,
       webmcp,
       rateLimits,
@@ -293,6 +363,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     installCdpEndpoint(app, {
       otherUpgrade: (request, socket, head) => liveViewEndpoint.accept(request, socket, head),
       browsers,
+      cluster,
       rateLimits,
       ownOrigins: () => ownOrigins(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`, options.publicUrl),
       browserStore: stores.browsers,
@@ -317,12 +388,14 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       rateLimits,
       planLimit,
       projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
+      cluster,
     });
     await app.ready();
     // Last, so that a failed start leaves no browser behind.
     warmPool?.start();
   } catch (error) {
-    stores.close();
+    await cluster?.stop().catch((stopError: unknown) => app.log.error({ err: stopError }, "could not give up the lease of a node that failed to start"));
+    await stores.close();
     releaseDataDir();
     throw error;
   }
@@ -364,10 +437,17 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
             await stopped;
           }
           clearTimeout(grace);
-          await browsers.closeAll();
+          try {
+            await browsers.closeAll();
+          } finally {
+            await cluster?.stop();
+          }
         } finally {
-          openedStores.close();
-          releaseDataDir();
+          try {
+            await openedStores.close();
+          } finally {
+            releaseDataDir();
+          }
         }
       })();
       return closing;

@@ -287,6 +287,18 @@ export class BrowserService {
     }
   }
 
+  /**
+   * Ends every running browser as if it had crashed (its record is marked `crashed` by
+   * its exit, if the database still answers): for a node that lost its lease, whose
+   * browsers the other nodes already count as crashed. Creates go on being served.
+   */
+  async endAll(): Promise<void> {
+    const results = await Promise.allSettled([...this.#running.values()].map((launched) => launched.close()));
+    for (const result of results) {
+      if (result.status === "rejected") this.#log.error({ err: result.reason }, "could not end a browser of a node that lost its lease");
+    }
+  }
+
   /** Closes every browser (the warm ones too) and deletes their records; later launches are refused. */
   async closeAll(): Promise<void> {
     this.#shuttingDown = true;

@@ -34,6 +34,8 @@ export interface BrowserRow {
   /** 1 when the browser runs (or ran) in its sandbox, else 0. */
   sandboxed: number;
   created_at: string;
+  /** The node whose process runs it, where several servers share a database; absent: this server's. */
+  node_id?: string;
 }
 
 /** What {@link BrowserStore.reserve} needs. */

@@ -35,6 +35,12 @@ export interface RateLimitSettings {
    * `client-key.ts` builds one). Default none: the TCP peer is the client.
    */
   trustedProxy?: TrustedProxy;
+  /**
+   * The client another node of the service declares for a request it forwarded (verified
+   * by the nodes' shared secret), or `undefined` for any other request: such a request
+   * counts under the client the forwarding node saw, never under that node's address.
+   */
+  declaredClient?: (request: IncomingMessage) => string | undefined;
 }
 
 /**
@@ -130,6 +136,7 @@ export class RateLimits {
   readonly #clients: TokenBuckets;
   readonly #browserOfConnection: BrowserOfConnection | undefined;
   readonly #trustedProxy: TrustedProxy | undefined;
+  readonly #declaredClient: ((request: IncomingMessage) => string | undefined) | undefined;
 
   constructor(settings: RateLimitSettings) {
     const clock = settings.clock === undefined ? {} : { clock: settings.clock };
@@ -137,10 +144,13 @@ export class RateLimits {
     this.#clients = new TokenBuckets(settings.authFailuresPerAddress, clock);
     this.#browserOfConnection = settings.browserOfConnection;
     this.#trustedProxy = settings.trustedProxy;
+    this.#declaredClient = settings.declaredClient;
   }
 
   /** The key `request`'s client counts under: one of the server's browsers, or an address (see `clientKey` of `client-key.ts`). */
   clientKey(request: IncomingMessage): string {
+    const declared = this.#declaredClient?.(request);
+    if (declared !== undefined) return declared;
     return clientKey(request, { trustedProxy: this.#trustedProxy, browserOfConnection: this.#browserOfConnection });
   }
 

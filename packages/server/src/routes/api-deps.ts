@@ -7,6 +7,8 @@ import type { ExtensionStore } from "../extensions/extension-store.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import type { PoolReservationStore } from "../limits/pool-reservation-store.js";
 import type { UsageStore } from "../limits/usage-store.js";
+import type { Cluster } from "../nodes/cluster.js";
+import type { NodeStore } from "../nodes/node-store.js";
 import type { OrganizationStore } from "../organization/organization-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
 import type { DataDirLayout } from "../storage/data-dir.js";
@@ -28,6 +30,8 @@ export interface Stores {
   extensions: ExtensionStore;
   authConnections: AuthConnectionStore;
   poolReservations: PoolReservationStore;
+  /** The servers sharing the database and their leases; only a database several servers can share has it. */
+  nodes?: NodeStore;
   /**
    * Runs `work` as ONE transaction across the stores: every store call it makes (awaited
    * inside it) commits together, or (when it rejects) none does, and the error is
@@ -44,7 +48,7 @@ export interface Stores {
   /** Puts every commit made so far on disk before returning (start-up, key issuing). */
   flush(): void;
   /** Closes the database; the stores are unusable afterwards. */
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** What the route handlers work with. */
@@ -61,4 +65,6 @@ export interface ApiDeps {
   planLimit: number;
   /** Whether project administration answers 404 `projects_disabled`. */
   projectsDisabled: boolean;
+  /** This node among the servers sharing a PostgreSQL database; `undefined` on SQLite (one server). */
+  cluster: Cluster | undefined;
 }

@@ -16,6 +16,7 @@ import { ApiError, CdpClientLimitError, ConflictError, ForbiddenError, NotFoundE
 import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
+import type { Cluster } from "../nodes/cluster.js";
 
 /** What the endpoint needs from the rest of the server. */
 export interface CdpEndpointDeps {
@@ -33,6 +34,8 @@ export interface CdpEndpointDeps {
   ownOrigins: () => readonly string[];
   /** The server's other WebSocket endpoints: takes an upgrade that is theirs and returns `true`. */
   otherUpgrade?: (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+  /** This node among several sharing a database: another node's browser is reached through it. */
+  cluster?: Cluster | undefined;
 }
 
 const CDP_PATH = /^\/browsers\/([^/]+)\/cdp$/;
@@ -81,7 +84,9 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuse(socket, handshake);
       return;
     }
-    const origin = foreignOrigin(request, deps.ownOrigins());
+    // Another node forwarded it, having checked its Origin and counted it against its key.
+    const fromPeer = deps.cluster?.isPeer(request.headers) === true;
+    const origin = fromPeer ? undefined : foreignOrigin(request, deps.ownOrigins());
     if (origin !== undefined) {
       refuse(
         socket,
@@ -120,9 +125,21 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       );
       return;
     }
-    const limited = access === "token" ? undefined : deps.rateLimits.takeKeyRequest(access.keyId);
+    const limited = access === "token" || fromPeer ? undefined : deps.rateLimits.takeKeyRequest(access.keyId);
     if (limited) {
       refuse(socket, limited);
+      return;
+    }
+    // Another node's browser: its node takes the connection, with its own limits and answers.
+    const where = row.status === "running" ? deps.cluster?.locate(row.node_id) : undefined;
+    if (where === "unreachable" || (typeof where === "object" && deps.cluster?.forwarder === undefined)) {
+      refuse(socket, new ConflictError(`Browser ${row.id} cannot be reached: its node (${row.node_id}) cannot be reached from this one.`));
+      return;
+    }
+    if (typeof where === "object") {
+      deps.cluster?.forwarder?.upgrade(request, socket, head, where.url, client ?? deps.rateLimits.clientKey(request), () =>
+        refuse(socket, new ConflictError(`Browser ${row.id} cannot be reached: its node (${row.node_id}) does not answer.`)),
+      );
       return;
     }
     const router = deps.browsers.cdp(row.id);

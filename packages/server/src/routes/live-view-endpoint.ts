@@ -14,6 +14,7 @@ import { BrowserLiveView } from "../live-view/browser-live-view.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { buildLiveViewPage } from "../live-view/live-view-page.js";
 import { SocketViewer } from "../live-view/socket-viewer.js";
+import type { Cluster } from "../nodes/cluster.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
 import { handshakeError, refuse } from "./cdp-endpoint.js";
 
@@ -24,6 +25,8 @@ export interface LiveViewDeps {
   webmcp: WebMcpService;
   rateLimits: RateLimits;
   limits: LiveViewLimits;
+  /** This node among several sharing a database: another node's browser is watched through it. */
+  cluster?: Cluster | undefined;
 }
 
 /** The live view's part of the server's WebSocket upgrades, and what it is doing now. */
@@ -147,6 +150,15 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       return;
     }
     const row = await deps.browserStore.findLaunched(browserId);
+    // Another node's browser: its node checks the token (it alone holds the browser's) and serves the view.
+    const where = row?.status === "running" ? deps.cluster?.locate(row.node_id) : undefined;
+    const forwarder = deps.cluster?.forwarder;
+    if (typeof where === "object" && forwarder !== undefined) {
+      forwarder.upgrade(request, socket, head, where.url, client ?? deps.rateLimits.clientKey(request), () =>
+        closeWith(LIVE_VIEW_CLOSE.gone, "This browser's node does not answer; if it is gone, the browser is marked crashed within seconds."),
+      );
+      return;
+    }
     const cdpToken = row ? deps.browsers.token(row.id) : undefined;
     const router = row ? deps.browsers.cdp(row.id) : undefined;
     if (!row || cdpToken === undefined || router === undefined || row.status !== "running") {

@@ -10,6 +10,7 @@ import { registerAuthConnectionRoutes } from "./auth-connection-routes.js";
 import { registerBrowserRoutes } from "./browser-routes.js";
 import { registerExtensionRoutes } from "./extension-routes.js";
 import { registerLimitRoutes } from "./limit-routes.js";
+import { registerPeerRoutes } from "./peer-routes.js";
 import { registerProjectRoutes } from "./project-routes.js";
 import { registerWebMcpRoutes } from "./webmcp-routes.js";
 
@@ -48,10 +49,12 @@ async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Cre
  */
 export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.decorateRequest("scope");
+  registerPeerRoutes(app, deps);
   await app.register(async (api) => {
     api.addHook("onRequest", async (request) => {
       const credential = await authenticate(deps, request);
-      const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
+      // A request another node forwarded was counted there, against the same key.
+      const limited = deps.cluster?.isPeer(request.headers) === true ? undefined : deps.rateLimits.takeKeyRequest(credential.keyId);
       if (limited) throw limited;
       const header = request.headers[PROJECT_HEADER];
       request.scope = await RequestScope.of(

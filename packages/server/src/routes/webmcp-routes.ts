@@ -4,6 +4,7 @@ import { PayloadTooLargeError } from "../http/api-errors.js";
 import { invalidRequest } from "../http/request-validation.js";
 import { inputProblems } from "../webmcp/input-rules.js";
 import type { ApiDeps } from "./api-deps.js";
+import { forwardToOwner, ownerUnreachable } from "./browser-placement.js";
 
 // The spec's rules of the invoke body (the raw body's own cap is the server's bodyLimit):
 // the largest serialized `input`, and the wait when `timeout_sec` is left out.
@@ -14,9 +15,12 @@ const DEFAULT_TIMEOUT_SEC = limits.schemas.WebMcpInvokeRequest.timeout_sec.defau
  * `/browsers/{id_or_name}/webmcp/*`: the browser-wide tool snapshot and invocation.
  * Unknown browsers are 404 `not_found`, crashed ones 409 `conflict`.
  */
-export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: ApiDeps): void {
+export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const { stores, webmcp } = deps;
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {
     const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
+    const forwarded = await forwardToOwner(deps, request, reply, row, ownerUnreachable(row));
+    if (forwarded !== undefined) return forwarded;
     // Already JSON: the registry serializes each tool once, when the page registers it.
     const { json, etag } = await webmcp.of(row).listTools(request.headers["if-none-match"]);
     reply.header("etag", etag);
@@ -34,6 +38,8 @@ export function registerWebMcpRoutes(app: FastifyInstance, { stores, webmcp }: A
       const problems = inputProblems(body.input);
       if (problems.length > 0) throw invalidRequest(problems);
       const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
+      const forwarded = await forwardToOwner(deps, request, reply, row, ownerUnreachable(row));
+      if (forwarded !== undefined) return forwarded;
       const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
       if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
       // A caller that disconnects no longer waits: the invocation is then cancelled in the

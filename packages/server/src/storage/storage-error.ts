@@ -1,5 +1,5 @@
 /** Why a storage operation failed, as a stable code. */
-export type StorageErrorCode = "storage_busy" | "storage_misuse" | "storage_sync_failed";
+export type StorageErrorCode = "storage_busy" | "storage_misuse" | "storage_sync_failed" | "storage_unavailable";
 
 /** A failure of the storage layer itself (not of a constraint the caller can expect). */
 export class StorageError extends Error {

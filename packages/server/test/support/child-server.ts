@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
+import { testDatabaseFor } from "./postgres.js";
 
 const BIN = fileURLToPath(new URL("../../bin/browser-service-server.mjs", import.meta.url));
 
@@ -39,12 +40,27 @@ export interface ChildServer {
 
 /**
  * Starts `browser-service-server` (the built bin) on `dataDir` and an ephemeral port of
- * 127.0.0.1, without warm browsers unless `args` asks for them (a later flag wins).
+ * 127.0.0.1, without warm browsers unless `args` asks for them (a later flag wins); under
+ * `ON_POSTGRES`, on the data directory's PostgreSQL database.
  */
 export async function spawnServer(dataDir: string, args: string[] = []): Promise<ChildServer> {
+  const database = await testDatabaseFor(dataDir);
   const child = spawn(
     process.execPath,
-    [BIN, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", "--warm-browsers", "0", "--allow-private-network", ...args],
+    [
+      BIN,
+      "--data-dir",
+      dataDir,
+      ...(database === undefined ? [] : ["--database", database]),
+      "--port",
+      "0",
+      "--host",
+      "127.0.0.1",
+      "--warm-browsers",
+      "0",
+      "--allow-private-network",
+      ...args,
+    ],
     {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, LOG_LEVEL: "warn" },

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { type BrowserServiceClient, type ClientOptions, createClient } from "@browser-service/client";
 import { afterAll, beforeAll, expect } from "vitest";
 import { type BrowserServiceServer, type CreateServerOptions, createServer, type ResponseMismatch } from "../../src/index.js";
+import { testDatabaseFor } from "./postgres.js";
 import { specErrorCodes } from "./spec-error-codes.js";
 
 /** A server on 127.0.0.1 with an ephemeral port, its org-wide key, and every spec mismatch it sent. */
@@ -11,6 +12,8 @@ export interface TestServer {
   server: BrowserServiceServer;
   url: string;
   dataDir: string;
+  /** The PostgreSQL database it runs on; `undefined` on SQLite (the data directory's file). */
+  database: string | undefined;
   /** The org-wide key the first start created. */
   orgKey: string;
   /** The id of the project named Default. */
@@ -34,10 +37,13 @@ export function tempDataDir(): string {
 
 /**
  * Starts a server for a test on a fresh data directory (or `dataDir`), listening on an
- * ephemeral port of 127.0.0.1, with the response check recording every mismatch.
+ * ephemeral port of 127.0.0.1, with the response check recording every mismatch. Under
+ * `ON_POSTGRES` its control plane is a fresh PostgreSQL database (the same one again
+ * for a data directory started before), unless `database` is given.
  */
 export async function startTestServer(options: Partial<CreateServerOptions> = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
+  const database = options.database ?? (await testDatabaseFor(dataDir));
   const mismatches: ResponseMismatch[] = [];
   const server = await createServer({
     // Tests send requests far faster than any client would, so a rate limit would make
@@ -51,6 +57,7 @@ export async function startTestServer(options: Partial<CreateServerOptions> = {}
     // Tests serve their pages on 127.0.0.1, which browsers may not reach by default.
     allowPrivateNetwork: true,
     ...options,
+    ...(database === undefined ? {} : { database }),
     dataDir,
     host: "127.0.0.1",
     port: 0,
@@ -63,6 +70,7 @@ export async function startTestServer(options: Partial<CreateServerOptions> = {}
     server,
     url,
     dataDir,
+    database,
     orgKey,
     defaultProjectId,
     mismatches,

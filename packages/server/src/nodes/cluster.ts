@@ -1,0 +1,194 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { LiveNode, NodeStore } from "./node-store.js";
+import type { PeerAuth } from "./peer-auth.js";
+import { PeerForwarder } from "./peer-forwarder.js";
+
+/** The route another node asks for the DevTools tokens of this node's browsers (`?ids=a,b`). */
+export const PEER_TOKENS_PATH = "/_peer/browser-tokens";
+
+/** How long a node's lease lasts unless renewed, by default: 10 s. */
+export const DEFAULT_LEASE_TTL_MS = 10_000;
+
+/** Settings of {@link Cluster}. */
+export interface ClusterOptions {
+  nodeId: string;
+  /** Where other nodes reach this one; `undefined`: it serves its own browsers only, and forwards nothing. */
+  advertiseUrl: string | undefined;
+  /** The nodes' shared secret; needed with `advertiseUrl`. */
+  peer: PeerAuth | undefined;
+  store: NodeStore;
+  /** Warm browsers ready on this node now. */
+  warmReady: () => number;
+  /** Lease length; renewed every fifth of it. Default {@link DEFAULT_LEASE_TTL_MS}. */
+  leaseTtlMs?: number;
+  log: {
+    info(object: object, message: string): void;
+    warn(object: object, message: string): void;
+    error(object: object, message: string): void;
+  };
+  /**
+   * This node lost its lease (it could not renew it in time, or found it reaped): the other
+   * nodes count its browsers as crashed, so it must end them.
+   */
+  leaseLost: () => Promise<void>;
+}
+
+/**
+ * This node among the servers sharing a PostgreSQL database: it holds a lease it renews
+ * every fifth of the lease's length, reaps the nodes whose lease lapsed (their browsers
+ * become `crashed`, their slots free), knows where each live node is reached, picks the
+ * node for a create, and forwards what belongs to another node's browser. A node killed
+ * without warning has its browsers marked crashed within the lease's length plus one
+ * renewal period (12 s by default).
+ */
+export class Cluster {
+  readonly nodeId: string;
+  readonly #options: ClusterOptions;
+  readonly #ttlMs: number;
+  readonly #peer: PeerAuth | undefined;
+  readonly #forwarder: PeerForwarder | undefined;
+  #live = new Map<string, LiveNode>();
+  #timer: NodeJS.Timeout | undefined;
+  #tick: Promise<void> = Promise.resolve();
+  #renewedAt = 0;
+  #fenced = false;
+  #stopped = false;
+
+  constructor(options: ClusterOptions) {
+    this.nodeId = options.nodeId;
+    this.#options = options;
+    this.#ttlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.#peer = options.peer;
+    this.#forwarder = this.#peer === undefined || options.advertiseUrl === undefined ? undefined : new PeerForwarder(this.#peer);
+  }
+
+  /** Takes the lease (failing the start if the database refuses), reaps lapsed nodes, and renews from then on. */
+  async start(): Promise<void> {
+    await this.#renew(true);
+    await this.#reap();
+    this.#timer = setInterval(() => {
+      this.#tick = this.#tick.then(() => this.#round());
+    }, this.#ttlMs / 5);
+    this.#timer.unref();
+  }
+
+  async #round(): Promise<void> {
+    if (this.#stopped) return;
+    try {
+      await this.#renew(false);
+    } catch (error) {
+      this.#options.log.warn({ err: error, node: this.nodeId }, "could not renew this node's lease");
+      if (Date.now() - this.#renewedAt >= this.#ttlMs) await this.#fence("its lease lapsed: the database did not take a renewal in time");
+      return;
+    }
+    await this.#reap();
+  }
+
+  async #renew(first: boolean): Promise<void> {
+    const started = Date.now();
+    const { rejoined, live } = await this.#options.store.renew({
+      nodeId: this.nodeId,
+      advertiseUrl: this.#forwarder === undefined ? null : (this.#options.advertiseUrl ?? null),
+      warmReady: this.#options.warmReady(),
+      ttlMs: this.#ttlMs,
+    });
+    // Counted from the request: the lease may have been taken any time after it left.
+    this.#renewedAt = started;
+    this.#live = new Map(live.map((node) => [node.nodeId, node]));
+    if (rejoined && !first) await this.#fence("its lease lapsed and another node reaped it");
+    else if (!rejoined) this.#fenced = false;
+  }
+
+  async #reap(): Promise<void> {
+    try {
+      for (const reaped of await this.#options.store.reapLapsed()) {
+        this.#options.log.warn({ node: reaped.nodeId, browsers: reaped.crashed }, "a node's lease lapsed; its browsers were marked crashed");
+      }
+    } catch (error) {
+      this.#options.log.error({ err: error }, "could not reap the nodes whose lease lapsed");
+    }
+  }
+
+  async #fence(why: string): Promise<void> {
+    if (this.#fenced) return;
+    this.#fenced = true;
+    this.#options.log.error({ node: this.nodeId }, `this node ends its browsers: ${why}`);
+    await this.#options.leaseLost();
+  }
+
+  /** Whether `headers` come from another node (they carry the nodes' secret). */
+  isPeer(headers: IncomingHttpHeaders): boolean {
+    return this.#peer?.verify(headers) === true;
+  }
+
+  /** The client a verified peer forwarded the request for; `undefined` for anyone else's request. */
+  declaredClient(headers: IncomingHttpHeaders): string | undefined {
+    return this.#peer?.declaredClient(headers);
+  }
+
+  /** The forwarder, when this node takes part in forwarding (it has an advertise URL and the secret). */
+  get forwarder(): PeerForwarder | undefined {
+    return this.#forwarder;
+  }
+
+  /**
+   * Where a browser of `nodeId` is served: `"self"`, another live node's URL, or
+   * `"unreachable"` (its lease lapsed, or it forwards nothing).
+   */
+  locate(nodeId: string | undefined): "self" | "unreachable" | { url: string; nodeId: string } {
+    if (nodeId === undefined || nodeId === this.nodeId) return "self";
+    const node = this.#live.get(nodeId);
+    if (this.#forwarder === undefined || node === undefined || node.advertiseUrl === null) return "unreachable";
+    return { url: node.advertiseUrl, nodeId };
+  }
+
+  /**
+   * The node a create goes to: this one when its own warm pool has a browser ready; else
+   * the live node with the most warm browsers ready; else the one running the fewest
+   * browsers (this one on a tie). Counts since the last renewal are adjusted as creates
+   * are sent, so that a burst spreads.
+   */
+  place(): "self" | { url: string; nodeId: string } {
+    if (this.#forwarder === undefined || this.#options.warmReady() > 0) return "self";
+    const self: LiveNode = { ...(this.#live.get(this.nodeId) ?? { nodeId: this.nodeId, advertiseUrl: null, browsers: 0 }), warmReady: 0 };
+    let best = self;
+    for (const node of this.#live.values()) {
+      if (node.nodeId === this.nodeId || node.advertiseUrl === null) continue;
+      const better = node.warmReady !== best.warmReady ? node.warmReady > best.warmReady : node.browsers < best.browsers;
+      if (better) best = node;
+    }
+    if (best.nodeId === this.nodeId) {
+      if (this.#live.has(this.nodeId)) this.#live.set(this.nodeId, { ...self, browsers: self.browsers + 1 });
+      return "self";
+    }
+    this.#live.set(best.nodeId, { ...best, browsers: best.browsers + 1, warmReady: Math.max(0, best.warmReady - 1) });
+    return { url: best.advertiseUrl as string, nodeId: best.nodeId };
+  }
+
+  /**
+   * The DevTools tokens of `ids`, browsers of node `nodeId`, asked of that node (it keeps
+   * them in memory only; see {@link PEER_TOKENS_PATH}). A browser it no longer runs is absent.
+   */
+  async tokensOf(nodeId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const where = this.locate(nodeId);
+    if (where === "self" || where === "unreachable" || this.#forwarder === undefined) return new Map();
+    const answer = (await this.#forwarder.getJson(where.url, `${PEER_TOKENS_PATH}?ids=${ids.map(encodeURIComponent).join(",")}`)) as {
+      tokens?: Record<string, unknown>;
+    };
+    const tokens = new Map<string, string>();
+    for (const id of ids) {
+      const token = answer.tokens?.[id];
+      if (typeof token === "string") tokens.set(id, token);
+    }
+    return tokens;
+  }
+
+  /** Stops renewing and gives the lease up (the node's browsers are closed already). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    await this.#tick;
+    this.#forwarder?.close();
+    await this.#options.store.leave(this.nodeId);
+  }
+}

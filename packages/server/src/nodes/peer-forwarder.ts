@@ -1,0 +1,242 @@
+import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import https from "node:https";
+import type { Duplex } from "node:stream";
+import { limits } from "@browser-service/types";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { PeerAuth } from "./peer-auth.js";
+
+/** The node a request was forwarded to did not answer (refused, reset, timed out) before its response began. */
+export class PeerUnreachableError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "peer_unreachable";
+
+  constructor(target: string, cause: unknown) {
+    super(`The node at ${target} did not answer: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = "PeerUnreachableError";
+  }
+}
+
+// Hop-by-hop (RFC 9110 7.6.1) or recomputed: never passed on. The peer headers are the
+// forwarding node's own to set; a client's are dropped.
+const NOT_FORWARDED = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "expect",
+]);
+const isPeerHeader = (name: string) => name.startsWith("x-browser-service-");
+const NOT_RETURNED = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "x-request-id", "date"]);
+
+// The largest answer a forwarded request can get: the tool list's cap, and room for headers' worth of slack.
+const MAX_RESPONSE_BYTES = limits.schemas.WebMcpToolList.maxBytes + 64 * 1024;
+// An invocation may wait up to 120 s for its tool; a peer silent for longer than this is gone.
+const IDLE_TIMEOUT_MS = 150_000;
+// A WebSocket handshake is answered at once, or the peer is not serving.
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+// A refused handshake's Error body is small; a peer sending more is cut off.
+const MAX_REFUSAL_BYTES = 64 * 1024;
+
+function forwardedHeaders(headers: IncomingHttpHeaders, extra: Record<string, string>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || NOT_FORWARDED.has(name) || isPeerHeader(name)) continue;
+    out[name] = value;
+  }
+  return Object.assign(out, extra);
+}
+
+/**
+ * Passes requests bound to a browser of another node to that node, as they came (method,
+ * path, credential, `Host`, project header), with the nodes' secret and the client it
+ * counted; the owner applies its own checks and limits, so a client gets the same answer
+ * as from the owner itself. HTTP answers come back whole (they are bounded by the spec's
+ * caps); WebSocket upgrades are relayed byte for byte once the owner accepts them.
+ */
+export class PeerForwarder {
+  readonly #peer: PeerAuth;
+  readonly #agents = new Map<string, http.Agent>();
+
+  constructor(peer: PeerAuth) {
+    this.#peer = peer;
+  }
+
+  #agent(target: URL): http.Agent {
+    let agent = this.#agents.get(target.origin);
+    if (agent === undefined) {
+      const options = { keepAlive: true, maxSockets: 256, maxFreeSockets: 32 };
+      agent = target.protocol === "https:" ? new https.Agent(options) : new http.Agent(options);
+      this.#agents.set(target.origin, agent);
+    }
+    return agent;
+  }
+
+  /**
+   * Sends `request` (its JSON body, if any, serialized again) to the node at `base` and
+   * answers `reply` with that node's response. Rejects with {@link PeerUnreachableError}
+   * when the node does not answer; a caller who leaves ends the forwarded request too
+   * (so that an invocation is cancelled on the owner, as it would be directly).
+   */
+  forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, extra: Record<string, string> = {}): Promise<FastifyReply> {
+    const target = new URL(request.raw.url ?? "/", base);
+    const body = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
+    const headers = forwardedHeaders(request.headers, { ...this.#peer.headers(clientKey), ...extra });
+    if (body !== undefined) {
+      headers["content-type"] = "application/json";
+      headers["content-length"] = String(body.length);
+    }
+    const client = target.protocol === "https:" ? https : http;
+    return new Promise((resolve, reject) => {
+      let answered = false;
+      const upstream = client.request(target, { method: request.method, headers, agent: this.#agent(target), timeout: IDLE_TIMEOUT_MS }, (response) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_RESPONSE_BYTES) {
+            response.destroy(new Error(`The node's answer passed ${MAX_RESPONSE_BYTES} bytes.`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.once("error", reject);
+        response.once("end", () => {
+          reply.code(response.statusCode ?? 502);
+          for (const [name, value] of Object.entries(response.headers)) {
+            if (value !== undefined && !NOT_RETURNED.has(name)) reply.header(name, value);
+          }
+          resolve(reply.send(Buffer.concat(chunks)));
+        });
+      });
+      upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${IDLE_TIMEOUT_MS} ms`)));
+      upstream.once("error", (error) => reject(answered ? error : new PeerUnreachableError(target.origin, error)));
+      // The caller left: the owner sees its connection close, as it would have seen the caller's.
+      reply.raw.once("close", () => {
+        if (!reply.raw.writableFinished) upstream.destroy();
+      });
+      upstream.end(body);
+    });
+  }
+
+  /**
+   * Relays a WebSocket upgrade (`request`, its `socket` and `head`) to the node at `base`:
+   * the owner's own answer (its 101, or its refusal with the Error body) reaches the client,
+   * then bytes flow both ways until either side closes. `unreachable` is called, with the
+   * socket untouched, when the node does not answer the handshake.
+   */
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, base: string, clientKey: string, unreachable: (error: PeerUnreachableError) => void): void {
+    const target = new URL(request.url ?? "/", base);
+    const headers = forwardedHeaders(request.headers, this.#peer.headers(clientKey));
+    headers.connection = "Upgrade";
+    headers.upgrade = request.headers.upgrade ?? "websocket";
+    const client = target.protocol === "https:" ? https : http;
+    const upstream = client.request(target, { method: "GET", headers, agent: false, timeout: HANDSHAKE_TIMEOUT_MS });
+    let settled = false;
+    const clientGone = () => upstream.destroy();
+    socket.once("close", clientGone);
+    upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${HANDSHAKE_TIMEOUT_MS} ms`)));
+    upstream.once("error", (error) => {
+      if (settled) return;
+      settled = true;
+      socket.off("close", clientGone);
+      if (!socket.destroyed) unreachable(new PeerUnreachableError(target.origin, error));
+    });
+    upstream.once("upgrade", (response, peerSocket, peerHead) => {
+      settled = true;
+      socket.off("close", clientGone);
+      upstream.setTimeout(0);
+      peerSocket.setTimeout(0);
+      const lines = [`HTTP/1.1 ${response.statusCode ?? 101} ${response.statusMessage ?? "Switching Protocols"}`];
+      for (let i = 0; i < response.rawHeaders.length; i += 2) lines.push(`${response.rawHeaders[i]}: ${response.rawHeaders[i + 1]}`);
+      socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+      if (peerHead.length > 0) socket.write(peerHead);
+      if (head.length > 0) peerSocket.write(head);
+      const end = () => {
+        socket.destroy();
+        peerSocket.destroy();
+      };
+      peerSocket.once("error", end);
+      peerSocket.once("close", end);
+      socket.once("error", end);
+      socket.once("close", end);
+      // pipe() follows each side's backpressure: a slow reader holds the other side, memory stays bounded.
+      peerSocket.pipe(socket);
+      socket.pipe(peerSocket);
+    });
+    upstream.once("response", (response) => {
+      settled = true;
+      socket.off("close", clientGone);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_REFUSAL_BYTES) response.destroy();
+        else chunks.push(chunk);
+      });
+      response.once("error", () => socket.destroy());
+      response.once("end", () => {
+        const body = Buffer.concat(chunks);
+        const lines = [`HTTP/1.1 ${response.statusCode ?? 502} ${response.statusMessage ?? ""}`];
+        for (let i = 0; i < response.rawHeaders.length; i += 2) {
+          const name = (response.rawHeaders[i] as string).toLowerCase();
+          if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection")
+            lines.push(`${response.rawHeaders[i]}: ${response.rawHeaders[i + 1]}`);
+        }
+        lines.push(`Content-Length: ${body.length}`, "Connection: close");
+        socket.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`), body]));
+      });
+    });
+    upstream.end();
+  }
+
+  /**
+   * A GET of another node's peer route (`path`, with query) answered 200 with JSON, as the
+   * nodes' own traffic: no client's credential, the nodes' secret only.
+   */
+  getJson(base: string, path: string): Promise<unknown> {
+    const target = new URL(path, base);
+    const client = target.protocol === "https:" ? https : http;
+    return new Promise((resolve, reject) => {
+      const upstream = client.request(
+        target,
+        { method: "GET", headers: this.#peer.headers("peer"), agent: this.#agent(target), timeout: HANDSHAKE_TIMEOUT_MS },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on("data", (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_REFUSAL_BYTES) response.destroy(new Error(`The node's answer passed ${MAX_REFUSAL_BYTES} bytes.`));
+            else chunks.push(chunk);
+          });
+          response.once("error", reject);
+          response.once("end", () => {
+            if (response.statusCode !== 200) {
+              reject(new Error(`The node at ${target.origin} answered ${response.statusCode} to ${target.pathname}.`));
+              return;
+            }
+            try {
+              resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+            } catch (error) {
+              reject(error);
+            }
+          });
+        },
+      );
+      upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${HANDSHAKE_TIMEOUT_MS} ms`)));
+      upstream.once("error", (error) => reject(new PeerUnreachableError(target.origin, error)));
+      upstream.end();
+    });
+  }
+
+  /** Closes the kept-alive connections to other nodes. */
+  close(): void {
+    for (const agent of this.#agents.values()) agent.destroy();
+    this.#agents.clear();
+  }
+}

@@ -1,0 +1,141 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import pg from "pg";
+import { assertStorable } from "./storable-text.js";
+import { StorageError } from "./storage-error.js";
+
+/** A value bound to a PostgreSQL statement (`$1`, `$2`...). */
+export type PgValue = string | number | boolean | Buffer | readonly string[] | null;
+
+/** Settings of {@link PgDatabase.open}. */
+export interface PgDatabaseOptions {
+  /** Connections the pool keeps at most. Default 10. */
+  maxConnections?: number;
+  /**
+   * Told of an error on an idle connection (the database restarted or went away). The
+   * pool drops that connection; the next query opens another or fails with its own error.
+   */
+  onIdleError?: (error: Error) => void;
+}
+
+// Every unit of work takes this transaction-level advisory lock first, so units of work
+// run one at a time across every server on the database, as they do on SQLite.
+const UNIT_OF_WORK_LOCK = 7_310_826_114;
+
+/**
+ * A PostgreSQL database behind a connection pool. A statement outside a transaction runs
+ * on any pooled connection and commits on its own; {@link transaction} runs its work on
+ * one connection between `BEGIN` and `COMMIT`, and every statement its work makes (known
+ * through `AsyncLocalStorage`, however deep the calls) goes to that connection. A commit
+ * is durable when it returns: the server is run with `synchronous_commit` on (its
+ * default), so unlike SQLite there is nothing to wait for after it.
+ */
+export class PgDatabase {
+  readonly #pool: pg.Pool;
+  readonly #client = new AsyncLocalStorage<{ client: pg.PoolClient; unit: boolean }>();
+  #closed: Promise<void> | undefined;
+
+  private constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** Connects to `url` (a `postgres://` URL) and checks that the server answers. */
+  static async open(url: string, options: PgDatabaseOptions = {}): Promise<PgDatabase> {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 10,
+      // A database that does not answer fails a request instead of holding it forever.
+      connectionTimeoutMillis: 10_000,
+      // No statement of the control plane runs long; one that does is stuck behind a lock.
+      statement_timeout: 30_000,
+      idle_in_transaction_session_timeout: 60_000,
+    });
+    // Without a listener an idle connection's error (the server stopped) ends the process.
+    pool.on("error", (error) => options.onIdleError?.(error));
+    try {
+      await pool.query("SELECT 1");
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw new StorageError("storage_unavailable", `Cannot reach the PostgreSQL database: ${(error as Error).message}`, error);
+    }
+    return new PgDatabase(pool);
+  }
+
+  /** Every row of a statement. */
+  async all<T>(sql: string, params: readonly PgValue[] = []): Promise<T[]> {
+    assertStorable(params as never);
+    const runner = this.#client.getStore()?.client ?? this.#pool;
+    const result = await runner.query(sql, params as PgValue[]);
+    return result.rows as T[];
+  }
+
+  /** The first row of a statement, or `undefined`. */
+  async get<T>(sql: string, params: readonly PgValue[] = []): Promise<T | undefined> {
+    return (await this.all<T>(sql, params))[0];
+  }
+
+  /** Runs one statement and returns how many rows it changed. */
+  async run(sql: string, params: readonly PgValue[] = []): Promise<number> {
+    assertStorable(params as never);
+    const runner = this.#client.getStore()?.client ?? this.#pool;
+    const result = await runner.query(sql, params as PgValue[]);
+    return result.rowCount ?? 0;
+  }
+
+  /**
+   * Runs `work` inside one transaction and returns its result once committed; a
+   * rejection rolls everything back and is rethrown. Inside a unit of work (or another
+   * transaction) it joins that transaction instead.
+   */
+  async transaction<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#client.getStore() !== undefined) return work();
+    return this.#onOneConnection(false, work);
+  }
+
+  /**
+   * Runs `work` as one transaction that units of work on every server wait for
+   * (an advisory lock); they do not nest (`storage_misuse`).
+   */
+  async unitOfWork<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#client.getStore()?.unit === true) throw new StorageError("storage_misuse", "Units of work do not nest; call the inner work directly.");
+    return this.#onOneConnection(true, async () => {
+      await this.run("SELECT pg_advisory_xact_lock($1)", [UNIT_OF_WORK_LOCK]);
+      return work();
+    });
+  }
+
+  async #onOneConnection<T>(unit: boolean, work: () => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      let result: T;
+      try {
+        result = await this.#client.run({ client, unit }, work);
+      } catch (error) {
+        await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
+        throw error;
+      }
+      try {
+        await client.query("COMMIT");
+      } catch (error) {
+        broken = error as Error;
+        throw error;
+      }
+      return result;
+    } finally {
+      // A connection whose ROLLBACK or COMMIT failed is in an unknown state: it is closed, not reused.
+      client.release(broken);
+    }
+  }
+
+  /** Closes every connection; later calls fail. Closing twice is a no-op. */
+  close(): Promise<void> {
+    this.#closed ??= this.#pool.end();
+    return this.#closed;
+  }
+}
+
+/** Whether `error` is PostgreSQL refusing a row for a UNIQUE constraint (SQLSTATE 23505). */
+export function isPgUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+}

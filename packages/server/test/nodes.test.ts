@@ -1,0 +1,203 @@
+import { rmSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
+import { createClient } from "@browser-service/client";
+import { PageServer } from "@browser-service/test-pages";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ChildServer, spawnServer } from "./support/child-server.js";
+import { freshDatabase } from "./support/postgres.js";
+import { storedRows } from "./support/stored-rows.js";
+import { tempDataDir } from "./support/test-server.js";
+import { drive } from "./support/webmcp-driver.js";
+
+// Several servers (nodes) on one PostgreSQL database, each a child process as an operator
+// runs it, with a short lease (2 s) so that a killed node is noticed quickly. The child
+// servers are stopped after each test (child-server.ts), so each test starts the nodes it
+// needs again, on the same data directories and ports.
+
+const TOOLS_PAGE = `<!doctype html><title>Tools page</title><p>tools</p>
+<script>
+  document.modelContext.registerTool({
+    name: "add", description: "Adds two numbers.",
+    inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+    execute: async ({ a, b }) => ({ sum: a + b }),
+  });
+</script>`;
+
+const SECRET = "a-secret-that-every-node-shares-0123456789";
+const LEASE_SEC = 2;
+
+async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Node {
+  id: string;
+  dataDir: string;
+  port: number;
+  server: ChildServer;
+}
+
+let database: string;
+let pages: PageServer;
+const nodes = new Map<string, Node>();
+let key: string | undefined;
+
+async function startNode(id: string, warm = 0): Promise<Node> {
+  const known = nodes.get(id);
+  const dataDir = known?.dataDir ?? tempDataDir();
+  const port = known?.port ?? (await freePort());
+  const server = await spawnServer(dataDir, [
+    "--database",
+    database,
+    "--node-id",
+    id,
+    "--port",
+    String(port),
+    "--advertise-url",
+    `http://127.0.0.1:${port}`,
+    "--node-secret",
+    SECRET,
+    "--node-lease-sec",
+    String(LEASE_SEC),
+    "--warm-browsers",
+    String(warm),
+    "--rate-limit",
+    "0",
+  ]);
+  const node = { id, dataDir, port, server };
+  nodes.set(id, node);
+  return node;
+}
+
+/** Starts the nodes named that are not running (the first one started creates the organization). */
+async function running(...ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const node = nodes.get(id);
+    if (node === undefined || node.server.child.exitCode !== null || node.server.child.signalCode !== null) {
+      const started = await startNode(id);
+      key ??= started.server.printedKey as string;
+    }
+  }
+}
+
+const clientOf = (id: string) => createClient({ baseUrl: nodes.get(id)?.server.url ?? "", apiKey: key ?? "", projectId: null, maxRetries: 0 });
+const nodeOf = async (browserId: string) =>
+  (await storedRows<{ node_id: string }>({ dataDir: "", database }, "SELECT node_id FROM browsers WHERE id = ?", [browserId]))[0]?.node_id;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  pages = await PageServer.start();
+  pages.serve("/tools", TOOLS_PAGE);
+});
+
+afterAll(async () => {
+  for (const node of nodes.values()) {
+    rmSync(node.dataDir, { recursive: true, force: true });
+  }
+  await pages.close();
+});
+
+describe("nodes sharing one PostgreSQL database", () => {
+  it("answer any request from any node, and spread creates over the nodes", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    const b = clientOf("b");
+    const project = await a.projects.create({ name: "from-a" });
+    expect((await b.projects.get("from-a")).id).toBe(project.id);
+    const created = [];
+    for (let i = 0; i < 4; i++) created.push(await a.browsers.create());
+    const owners = await Promise.all(created.map((browser) => nodeOf(browser.id)));
+    expect(new Set(owners)).toEqual(new Set(["a", "b"]));
+    // Every node lists every browser, each with its own token in cdp_ws_url.
+    const listed = await b.browsers.list({ limit: 100 });
+    for (const browser of created) expect(listed.find((each) => each.id === browser.id)?.cdp_ws_url).toMatch(/\?token=[A-Za-z0-9_-]{43}$/);
+    for (const browser of created) await b.browsers.delete(browser.id);
+    expect(await b.browsers.list()).toEqual([]);
+  });
+
+  it("forward WebMCP and a Playwright DevTools connection to the browser's node, with the owner's answers", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    // Created through b until one lands on b (b places its first create on itself: no browser runs anywhere).
+    let browser = await clientOf("b").browsers.create();
+    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
+    expect(await nodeOf(browser.id)).toBe("b");
+    // Through a, the node that does not run it.
+    const shown = await a.browsers.get(browser.id);
+    expect(shown.cdp_ws_url).toBe(browser.cdp_ws_url.replace(nodes.get("b")?.server.url.slice("http://".length) ?? "", `127.0.0.1:${nodes.get("a")?.port}`));
+    const driven = await drive(shown.cdp_ws_url);
+    try {
+      const page = await driven.open(pages.url("/tools"));
+      expect(await page.title()).toBe("Tools page");
+      let tools = (await a.webmcp.listTools(browser.id)).tools;
+      for (let attempt = 0; attempt < 100 && !tools.some((tool) => tool.name === "add"); attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        tools = (await a.webmcp.listTools(browser.id)).tools;
+      }
+      const add = tools.find((tool) => tool.name === "add");
+      expect(add?.source.page_url).toBe(pages.url("/tools"));
+      const result = await a.webmcp.invoke(browser.id, { tool_ref: add?.tool_ref ?? "", input: { a: 2, b: 3 } });
+      expect(result).toMatchObject({ status: "completed", output: { sum: 5 } });
+      // The owner's own errors come back as they are.
+      await expect(a.webmcp.invoke(browser.id, { tool_ref: "wmt_AAAAAAAAAAAAAAAAAAAAAA", input: {} })).rejects.toMatchObject({
+        status: 404,
+        code: "tool_not_found",
+      });
+    } finally {
+      await driven.disconnect();
+    }
+    await a.browsers.delete(browser.id);
+    await expect(clientOf("b").browsers.get(browser.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("give exactly the project cap's slots to creates split over two nodes", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    const project = await a.projects.create({ name: "capped" });
+    await a.projects.updateLimits(project.id, { max_concurrent_sessions: 5 });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => clientOf(i % 2 === 0 ? "a" : "b").browsers.create({}, { projectId: project.id })),
+    );
+    const created = outcomes.filter((outcome) => outcome.status === "fulfilled").map((outcome) => (outcome as PromiseFulfilledResult<{ id: string }>).value);
+    expect(created).toHaveLength(5);
+    for (const outcome of outcomes.filter((each) => each.status === "rejected")) {
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ status: 429, code: "concurrency_limit_exceeded" });
+    }
+    for (const browser of created) await a.browsers.delete(browser.id, { projectId: project.id });
+  });
+
+  it("mark a killed node's browsers crashed within its lease, keep serving, and take the node back when it restarts", async () => {
+    await running("a", "b", "c");
+    const a = clientOf("a");
+    const onC = [];
+    for (let i = 0; i < 6 && onC.length === 0; i++) {
+      const browser = await clientOf("c").browsers.create();
+      if ((await nodeOf(browser.id)) === "c") onC.push(browser);
+      else await a.browsers.delete(browser.id);
+    }
+    expect(onC).toHaveLength(1);
+    const victim = onC[0] as { id: string };
+    await nodes.get("c")?.server.kill();
+    // Marked within the lease and one renewal period (2.4 s here); the poll allows a busy machine far more.
+    await expect.poll(async () => (await a.browsers.get(victim.id)).status, { timeout: 30_000, interval: 200 }).toBe("crashed");
+    await expect(a.webmcp.listTools(victim.id)).rejects.toMatchObject({ status: 409 });
+    // Its slot is free: nothing counts as running or starting any more.
+    const live = await storedRows<{ n: number }>({ dataDir: "", database }, "SELECT count(*)::int AS n FROM browsers WHERE status IN ('starting', 'running')");
+    expect(live[0]?.n).toBe(0);
+    // The others keep serving; a create goes to a live node.
+    const after = await clientOf("b").browsers.create();
+    expect(["a", "b"]).toContain(await nodeOf(after.id));
+    await clientOf("b").browsers.delete(after.id);
+    await a.browsers.delete(victim.id);
+    // Back under the same id: it takes its lease again and serves browsers.
+    await startNode("c");
+    const back = await clientOf("c").browsers.create();
+    await clientOf("a").browsers.delete(back.id);
+    const [row] = await storedRows<{ n: number }>({ dataDir: "", database }, "SELECT count(*)::int AS n FROM nodes WHERE node_id = ?", ["c"]);
+    expect(row?.n).toBe(1);
+  });
+});

@@ -1,0 +1,141 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { initializeOrganization } from "../src/app/first-start.js";
+import { openPgStores } from "../src/app/stores.js";
+import { createServer } from "../src/index.js";
+import type { Stores } from "../src/routes/api-deps.js";
+import { dataDirLayout, newUploadPath } from "../src/storage/data-dir.js";
+import { markingExtension } from "./support/extension-zips.js";
+import { freshDatabase } from "./support/postgres.js";
+
+// What only a database shared by several servers (nodes) can show: each `openPgStores`
+// here is one node, with its own data directory, on one database.
+
+const opened: { stores: Stores; dir: string }[] = [];
+afterEach(async () => {
+  for (const { stores, dir } of opened.splice(0)) {
+    await stores.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+async function node(databaseUrl: string, nodeId: string): Promise<Stores> {
+  const dir = mkdtempSync(join(tmpdir(), "browser-service-pg-node-"));
+  const stores = await openPgStores(dataDirLayout(dir), { databaseUrl, nodeId });
+  opened.push({ stores, dir });
+  return stores;
+}
+
+describe("servers sharing one PostgreSQL database", () => {
+  it("migrate it once and create one organization when they start together", async () => {
+    const url = await freshDatabase();
+    const nodes = await Promise.all(["a", "b", "c"].map((id) => node(url, id)));
+    const starts = await Promise.all(nodes.map((stores) => initializeOrganization(stores)));
+    expect(starts.filter((start) => start !== undefined)).toHaveLength(1);
+    const orgs = await Promise.all(nodes.map((stores) => stores.organizations.find()));
+    expect(new Set(orgs.map((org) => org?.id)).size).toBe(1);
+  });
+
+  it("give exactly the project cap's slots to creates split over two servers", async () => {
+    const url = await freshDatabase();
+    const [a, b] = [await node(url, "a"), await node(url, "b")];
+    const first = await initializeOrganization(a as Stores);
+    if (first === undefined) throw new Error("no first start");
+    await a?.projects.setCap(first.project, 5);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? a : b)?.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 100 }),
+      ),
+    );
+    expect(results.filter((result) => result.status === "fulfilled")).toHaveLength(5);
+    expect(results.filter((result) => result.status === "rejected").map((result) => (result as PromiseRejectedResult).reason.code)).toEqual(
+      Array(15).fill("concurrency_limit_exceeded"),
+    );
+  });
+
+  it("clean up after their own unclean exit only, never another server's browsers", async () => {
+    const url = await freshDatabase();
+    const [a, b] = [await node(url, "a"), await node(url, "b")];
+    const first = await initializeOrganization(a as Stores);
+    if (first === undefined) throw new Error("no first start");
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 };
+    const ofA = await a?.browsers.reserve(reservation);
+    const ofB = await b?.browsers.reserve(reservation);
+    expect((await a?.browsers.recoverAbandoned())?.map((row) => row.id)).toEqual([ofA?.id]);
+    expect(await b?.usage.project(first.project.id)).toBe(1);
+    expect((await b?.browsers.recoverAbandoned())?.map((row) => row.id)).toEqual([ofB?.id]);
+  });
+
+  it("read an extension uploaded through another server from the database, and refuse an archive that no longer matches its checksum", async () => {
+    const url = await freshDatabase();
+    const [a, b] = [await node(url, "a"), await node(url, "b")];
+    const first = await initializeOrganization(a as Stores);
+    if (first === undefined || a === undefined || b === undefined) throw new Error("no first start");
+    const archive = markingExtension("shared");
+    const upload = (name: string) => {
+      const tempPath = newUploadPath(a.layout.uploadsDir);
+      writeFileSync(tempPath, archive);
+      return { projectId: first.project.id, name, tempPath, sizeBytes: archive.length, checksum: createHash("sha256").update(archive).digest("hex") };
+    };
+    const stored = await a.extensions.insert(upload("shared"));
+    const onB = await b.extensions.archivePath(stored.id);
+    expect(onB.startsWith(b.layout.extensionsDir)).toBe(true);
+    expect(readFileSync(onB).equals(archive)).toBe(true);
+
+    const tampered = await a.extensions.insert(upload("tampered"));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("UPDATE extension_archives SET archive = $1 WHERE extension_id = $2", [Buffer.from("not the upload"), tampered.id]);
+    } finally {
+      await client.end();
+    }
+    await expect(b.extensions.archivePath(tampered.id)).rejects.toMatchObject({ code: "archive_checksum_mismatch" });
+  });
+
+  it("keep serving after the database ends an idle connection", async () => {
+    const url = await freshDatabase();
+    const a = await node(url, "a");
+    const first = await initializeOrganization(a);
+    if (first === undefined) throw new Error("no first start");
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const ended = await client.query(
+        "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()) t",
+      );
+      expect(ended.rows[0].n).toBeGreaterThan(0);
+    } finally {
+      await client.end();
+    }
+    expect(await a.apiKeys.authenticate(first.key.secret)).toMatchObject({ orgId: first.org.id });
+  });
+});
+
+describe("a server on PostgreSQL", () => {
+  it("refuses a database it cannot reach with storage_unavailable, leaving its data directory free", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "browser-service-pg-down-"));
+    try {
+      const unreachable = "postgres://nobody@localhost/none?host=/nonexistent-socket-dir";
+      await expect(createServer({ dataDir, database: unreachable, warmBrowsers: 0 })).rejects.toMatchObject({ code: "storage_unavailable" });
+      const server = await createServer({ dataDir, warmBrowsers: 0 });
+      await server.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a database that is not a PostgreSQL URL and a node id outside the rule before opening anything", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "browser-service-pg-bad-"));
+    try {
+      await expect(createServer({ dataDir, database: "mysql://db/x" })).rejects.toThrow(RangeError);
+      await expect(createServer({ dataDir, nodeId: "has space" })).rejects.toThrow(/nodeId must be 1 to 64/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
