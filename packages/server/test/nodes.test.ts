@@ -3,6 +3,7 @@ import { createServer as createNetServer } from "node:net";
 import { createClient } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { type ChildServer, spawnServer } from "./support/child-server.js";
 import { freshDatabase } from "./support/postgres.js";
 import { storedRows } from "./support/stored-rows.js";
@@ -46,13 +47,13 @@ let pages: PageServer;
 const nodes = new Map<string, Node>();
 let key: string | undefined;
 
-async function startNode(id: string, warm = 0): Promise<Node> {
+async function startNode(id: string, extra: string[] = [], on = database): Promise<Node> {
   const known = nodes.get(id);
   const dataDir = known?.dataDir ?? tempDataDir();
   const port = known?.port ?? (await freePort());
   const server = await spawnServer(dataDir, [
     "--database",
-    database,
+    on,
     "--node-id",
     id,
     "--port",
@@ -63,10 +64,9 @@ async function startNode(id: string, warm = 0): Promise<Node> {
     SECRET,
     "--node-lease-sec",
     String(LEASE_SEC),
-    "--warm-browsers",
-    String(warm),
     "--rate-limit",
     "0",
+    ...extra,
   ]);
   const node = { id, dataDir, port, server };
   nodes.set(id, node);
@@ -147,6 +147,19 @@ describe("nodes sharing one PostgreSQL database", () => {
         status: 404,
         code: "tool_not_found",
       });
+      // The live view too: the owner checks the token (only it holds the browser's) and streams the tab.
+      const viewer = (token: string | null) => {
+        const url = new URL(shown.live_view_read_only_url);
+        const ws = new WebSocket(`ws://${url.host}${url.pathname}`, ["browser-service.live-view", `token.${token}`]);
+        const messages: unknown[] = [];
+        ws.on("message", (data) => messages.push(JSON.parse(data.toString())));
+        const closed = new Promise<number>((resolve) => ws.on("close", (code) => resolve(code)));
+        return { ws, messages, closed };
+      };
+      const watching = viewer(new URLSearchParams(new URL(shown.live_view_read_only_url).hash.slice(1)).get("token"));
+      await expect.poll(() => watching.messages.length).toBeGreaterThan(0);
+      watching.ws.close();
+      expect(await viewer("A".repeat(43)).closed).toBe(4401);
     } finally {
       await driven.disconnect();
     }
@@ -199,5 +212,83 @@ describe("nodes sharing one PostgreSQL database", () => {
     await clientOf("a").browsers.delete(back.id);
     const [row] = await storedRows<{ n: number }>({ dataDir: "", database }, "SELECT count(*)::int AS n FROM nodes WHERE node_id = ?", ["c"]);
     expect(row?.n).toBe(1);
+  });
+});
+
+describe("what another node may do, and a client may not", () => {
+  it("serves another node's browsers' tokens to nodes only: without the secret the route is a path like any unknown one", async () => {
+    await running("a", "b");
+    const b = nodes.get("b")?.server.url as string;
+    const browser = await clientOf("a").browsers.create();
+    const unknown = await fetch(`${b}/_peer/nothing-here`);
+    const unknownBody = (await unknown.json()) as { message: string };
+    for (const method of ["GET", "POST", "DELETE"]) {
+      for (const headers of [{}, { "x-browser-service-peer": "guess" }, { "x-browser-service-peer": `${SECRET.slice(0, -1)}x` }]) {
+        const response = await fetch(`${b}/_peer/browser-tokens?ids=${browser.id}`, { method, headers: { ...headers, authorization: `Bearer ${key}` } });
+        expect([response.status, response.headers.get("allow")]).toEqual([404, null]);
+        const body = (await response.json()) as { code: string; message: string };
+        expect(body.code).toBe("not_found");
+        expect(body.message.replace("browser-tokens", "nothing-here").replace(method, "GET")).toBe(unknownBody.message);
+      }
+    }
+    await clientOf("a").browsers.delete(browser.id);
+  });
+
+  it("counts a forwarded request once, at the node it reached, and never trusts a client's peer headers", async () => {
+    const limited = await freshDatabase();
+    const strict = ["--rate-limit", "1", "--rate-limit-burst", "10", "--auth-failure-limit", "1", "--auth-failure-burst", "2"];
+    const r1 = await startNode("r1", strict, limited);
+    const limitedKey = r1.server.printedKey as string;
+    await startNode("r2", strict, limited);
+    const via = (id: string) => createClient({ baseUrl: nodes.get(id)?.server.url ?? "", apiKey: limitedKey, projectId: null, maxRetries: 0 });
+    const browser = await via("r1").browsers.create();
+    const owner = (await storedRows<{ node_id: string }>({ dataDir: "", database: limited }, "SELECT node_id FROM browsers WHERE id = ?", [browser.id]))[0]
+      ?.node_id as string;
+    const other = owner === "r1" ? "r2" : "r1";
+    // Requests until the key's budget on a node is spent (the limit refills 1 a second, so a few more may pass).
+    const spend = async (id: string) => {
+      for (let served = 0; served < 40; served++) {
+        const answer = await via(id)
+          .webmcp.listTools(browser.id)
+          .then(
+            () => "ok",
+            (error: { status?: number }) => error.status,
+          );
+        if (answer === 429) return served;
+      }
+      throw new Error(`${id} never answered 429`);
+    };
+    // Through the other node: every one of them forwarded to the owner.
+    expect(await spend(other)).toBeGreaterThanOrEqual(9);
+    // Were they counted by the owner too, its budget would be spent; it is whole.
+    expect(await spend(owner)).toBeGreaterThanOrEqual(9);
+    // A client that sends the peer headers itself is counted as itself: with the budget spent, it is refused.
+    const forged = { "x-browser-service-peer": "not-the-secret", "x-browser-service-client": "203.0.113.9", "x-browser-service-scope": "e30" };
+    const ownerUrl = nodes.get(owner)?.server.url as string;
+    const statuses = [];
+    for (let i = 0; i < 5; i++) {
+      const answer = await fetch(`${ownerUrl}/browsers/${browser.id}/webmcp/tools`, { headers: { ...forged, authorization: `Bearer ${limitedKey}` } });
+      statuses.push(answer.status);
+    }
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(4);
+    const wrongKey = () => fetch(`${ownerUrl}/org/projects`, { headers: { ...forged, authorization: "Bearer bsk_wrongwrongwrongwrongwrongwrongwron" } });
+    expect((await wrongKey()).status).toBe(401);
+    expect((await wrongKey()).status).toBe(401);
+    expect((await wrongKey()).status).toBe(429);
+    // The address it really came from (127.0.0.1) is the one blocked, whatever it declared.
+    const plain = await fetch(`${ownerUrl}/org/projects`, { headers: { authorization: "Bearer bsk_wrongwrongwrongwrongwrongwrongwron" } });
+    expect(plain.status).toBe(429);
+    await expect
+      .poll(
+        () =>
+          via(owner)
+            .browsers.delete(browser.id)
+            .then(
+              () => "deleted",
+              (error: { status?: number }) => error.status,
+            ),
+        { timeout: 30_000 },
+      )
+      .toBe("deleted");
   });
 });

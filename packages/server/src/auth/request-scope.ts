@@ -45,6 +45,15 @@ export class RequestScope {
     return new RequestScope(credential, org, projects, project);
   }
 
+  /**
+   * A scope another node of the service resolved already (it authenticated the key and
+   * checked the project), for a request it forwarded here with the nodes' secret: nothing
+   * is read again.
+   */
+  static resolved(credential: Credential, org: Organization, projects: ProjectStore, project: ProjectRow): RequestScope {
+    return new RequestScope(credential, org, projects, project);
+  }
+
   /** Whether the key is org-wide (may administer projects and see all of them). */
   get isOrgWide(): boolean {
     return this.credential.projectId === null;

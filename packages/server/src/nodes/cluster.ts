@@ -126,6 +126,11 @@ export class Cluster {
     return this.#peer?.declaredClient(headers);
   }
 
+  /** The scope a verified peer resolved for its forwarded request; `undefined` for anyone else's. */
+  declaredScope<T>(headers: IncomingHttpHeaders): T | undefined {
+    return this.#peer?.declaredScope<T>(headers);
+  }
+
   /** The forwarder, when this node takes part in forwarding (it has an advertise URL and the secret). */
   get forwarder(): PeerForwarder | undefined {
     return this.#forwarder;

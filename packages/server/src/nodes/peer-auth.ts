@@ -5,6 +5,8 @@ import type { IncomingHttpHeaders } from "node:http";
 export const PEER_HEADER = "x-browser-service-peer";
 /** The client a forwarded request came from, as the forwarding node counted it (its rate-limit key). */
 export const PEER_CLIENT_HEADER = "x-browser-service-client";
+/** The scope the forwarding node resolved (credential, organization, project), as base64url JSON. */
+export const PEER_SCOPE_HEADER = "x-browser-service-scope";
 /** On a create forwarded to the node chosen for it: that node's id, so that it starts the browser itself. */
 export const PLACED_HEADER = "x-browser-service-placed";
 
@@ -41,6 +43,13 @@ export class PeerAuth {
   declaredClient(headers: IncomingHttpHeaders): string | undefined {
     const client = headers[PEER_CLIENT_HEADER];
     return typeof client === "string" && CLIENT_KEY.test(client) && this.verify(headers) ? client : undefined;
+  }
+
+  /** The scope a verified peer resolved for its request, or `undefined` (not a peer, or none sent). */
+  declaredScope<T>(headers: IncomingHttpHeaders): T | undefined {
+    const scope = headers[PEER_SCOPE_HEADER];
+    if (typeof scope !== "string" || !this.verify(headers)) return undefined;
+    return JSON.parse(Buffer.from(scope, "base64url").toString("utf8")) as T;
   }
 
   /** The headers a forwarded request carries. */

@@ -82,8 +82,15 @@ export class PeerForwarder {
    * when the node does not answer; a caller who leaves ends the forwarded request too
    * (so that an invocation is cancelled on the owner, as it would be directly).
    */
-  forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, extra: Record<string, string> = {}): Promise<FastifyReply> {
-    const target = new URL(request.raw.url ?? "/", base);
+  forward(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    base: string,
+    clientKey: string,
+    extra: Record<string, string> = {},
+    path: string = request.raw.url ?? "/",
+  ): Promise<FastifyReply> {
+    const target = new URL(path, base);
     const body = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
     const headers = forwardedHeaders(request.headers, { ...this.#peer.headers(clientKey), ...extra });
     if (body !== undefined) {
@@ -120,6 +127,8 @@ export class PeerForwarder {
       reply.raw.once("close", () => {
         if (!reply.raw.writableFinished) upstream.destroy();
       });
+      // Headers and body leave at once: Nagle's algorithm would hold the body for the peer's delayed ACK.
+      upstream.setNoDelay(true);
       upstream.end(body);
     });
   }

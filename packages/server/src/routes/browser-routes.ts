@@ -7,7 +7,7 @@ import { pageOf, setPageHeaders } from "../http/paging.js";
 import { PLACED_HEADER } from "../nodes/peer-auth.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ApiDeps } from "./api-deps.js";
-import { deleteUnreachable, forwardToOwner } from "./browser-placement.js";
+import { browserOfRequest, deleteUnreachable, forwardToOwner, resolvedScopeHeader } from "./browser-placement.js";
 
 /** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
 export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -49,7 +49,10 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     const target = cluster === undefined || placedHere ? "self" : cluster.place();
     if (target !== "self" && cluster?.forwarder !== undefined) {
       try {
-        return await cluster.forwarder.forward(request, reply, target.url, deps.rateLimits.clientKey(request.raw), { [PLACED_HEADER]: target.nodeId });
+        return await cluster.forwarder.forward(request, reply, target.url, deps.rateLimits.clientKey(request.raw), {
+          [PLACED_HEADER]: target.nodeId,
+          ...resolvedScopeHeader(request, project),
+        });
       } catch (error) {
         // Nothing was started there: it is started here instead.
         if (!(error instanceof PeerUnreachableError)) throw error;
@@ -80,8 +83,9 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
   });
 
   app.delete<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "deleteBrowser" } }, async (request, reply) => {
-    const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
-    const forwarded = await forwardToOwner(deps, request, reply, row, deleteUnreachable(row));
+    const project = await request.scope.project();
+    const row = await browserOfRequest(deps, request, project);
+    const forwarded = await forwardToOwner(deps, request, reply, row, project, deleteUnreachable(row));
     if (forwarded !== undefined) return forwarded;
     await browsers.delete(row);
     return reply.code(204).send();

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { NotFoundError } from "../http/api-errors.js";
 import { PEER_TOKENS_PATH } from "../nodes/cluster.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -13,8 +14,11 @@ const MAX_IDS = 100;
  */
 export function registerPeerRoutes(app: FastifyInstance, { browsers, cluster }: ApiDeps): void {
   if (cluster === undefined) return;
-  app.get<{ Querystring: { ids?: string } }>(PEER_TOKENS_PATH, { config: { peer: true } }, async (request, reply) => {
-    if (!cluster.isPeer(request.headers)) return reply.callNotFound();
+  // Every method, so that no 405 with an Allow header tells the path apart from an unknown one.
+  app.all<{ Querystring: { ids?: string } }>(PEER_TOKENS_PATH, { config: { peer: true } }, async (request) => {
+    if (request.method !== "GET" || !cluster.isPeer(request.headers)) {
+      throw new NotFoundError(`No operation matches ${request.method} ${PEER_TOKENS_PATH}; see the API reference for the paths.`);
+    }
     const ids = typeof request.query.ids === "string" ? request.query.ids.split(",").slice(0, MAX_IDS) : [];
     const tokens: Record<string, string> = {};
     for (const id of ids) {

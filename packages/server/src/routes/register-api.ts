@@ -4,6 +4,8 @@ import { bearerToken, hasAuthorization, unknownTokenError } from "../auth/bearer
 import { PROJECT_HEADER, RequestScope } from "../auth/request-scope.js";
 import { ProjectsDisabledError, UnauthorizedError } from "../http/api-errors.js";
 import { validateRequest } from "../http/request-validation.js";
+import type { Organization } from "../organization/organization-store.js";
+import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 import "./fastify-augment.js";
 import { registerAuthConnectionRoutes } from "./auth-connection-routes.js";
@@ -52,9 +54,14 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
   registerPeerRoutes(app, deps);
   await app.register(async (api) => {
     api.addHook("onRequest", async (request) => {
+      // Forwarded by another node, which authenticated it, counted it and resolved its project.
+      const resolved = deps.cluster?.declaredScope<{ credential: Credential; org: Organization; project: ProjectRow }>(request.headers);
+      if (resolved !== undefined) {
+        request.scope = RequestScope.resolved(resolved.credential, resolved.org, deps.stores.projects, resolved.project);
+        return;
+      }
       const credential = await authenticate(deps, request);
-      // A request another node forwarded was counted there, against the same key.
-      const limited = deps.cluster?.isPeer(request.headers) === true ? undefined : deps.rateLimits.takeKeyRequest(credential.keyId);
+      const limited = deps.rateLimits.takeKeyRequest(credential.keyId);
       if (limited) throw limited;
       const header = request.headers[PROJECT_HEADER];
       request.scope = await RequestScope.of(

@@ -4,7 +4,7 @@ import { PayloadTooLargeError } from "../http/api-errors.js";
 import { invalidRequest } from "../http/request-validation.js";
 import { inputProblems } from "../webmcp/input-rules.js";
 import type { ApiDeps } from "./api-deps.js";
-import { forwardToOwner, ownerUnreachable } from "./browser-placement.js";
+import { browserOfRequest, forwardToOwner, ownerUnreachable } from "./browser-placement.js";
 
 // The spec's rules of the invoke body (the raw body's own cap is the server's bodyLimit):
 // the largest serialized `input`, and the wait when `timeout_sec` is left out.
@@ -16,10 +16,11 @@ const DEFAULT_TIMEOUT_SEC = limits.schemas.WebMcpInvokeRequest.timeout_sec.defau
  * Unknown browsers are 404 `not_found`, crashed ones 409 `conflict`.
  */
 export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const { stores, webmcp } = deps;
+  const { webmcp } = deps;
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {
-    const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
-    const forwarded = await forwardToOwner(deps, request, reply, row, ownerUnreachable(row));
+    const project = await request.scope.project();
+    const row = await browserOfRequest(deps, request, project);
+    const forwarded = await forwardToOwner(deps, request, reply, row, project, ownerUnreachable(row));
     if (forwarded !== undefined) return forwarded;
     // Already JSON: the registry serializes each tool once, when the page registers it.
     const { json, etag } = await webmcp.of(row).listTools(request.headers["if-none-match"]);
@@ -37,8 +38,9 @@ export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void 
       // A rule of the body, so before the browser is looked up; and before serializing, which a deep input would overflow.
       const problems = inputProblems(body.input);
       if (problems.length > 0) throw invalidRequest(problems);
-      const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
-      const forwarded = await forwardToOwner(deps, request, reply, row, ownerUnreachable(row));
+      const project = await request.scope.project();
+      const row = await browserOfRequest(deps, request, project);
+      const forwarded = await forwardToOwner(deps, request, reply, row, project, ownerUnreachable(row));
       if (forwarded !== undefined) return forwarded;
       const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
       if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);

@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Cluster } from "../src/nodes/cluster.js";
+import type { LiveNode, NodeLease, NodeStore, ReapedNode } from "../src/nodes/node-store.js";
+import { PeerAuth } from "../src/nodes/peer-auth.js";
+
+// The node's side of its lease and of placement, on a store the test controls.
+
+const SECRET = "s".repeat(32);
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+class ScriptedNodes implements NodeStore {
+  live: LiveNode[] = [];
+  failing = false;
+  rejoin = false;
+  renewals: NodeLease[] = [];
+  left: string[] = [];
+  async renew(lease: NodeLease) {
+    if (this.failing) throw new Error("the database does not answer");
+    this.renewals.push(lease);
+    const rejoined = this.rejoin;
+    this.rejoin = false;
+    return { rejoined, live: this.live };
+  }
+  async reapLapsed(): Promise<ReapedNode[]> {
+    return [];
+  }
+  async leave(nodeId: string) {
+    this.left.push(nodeId);
+  }
+}
+
+const node = (nodeId: string, browsers: number, warmReady = 0, advertiseUrl: string | null = `http://${nodeId}.internal:8787`): LiveNode => ({
+  nodeId,
+  advertiseUrl,
+  warmReady,
+  browsers,
+});
+
+function clusterOn(store: ScriptedNodes, options: { warmReady?: () => number; leaseLost?: () => Promise<void>; advertised?: boolean } = {}) {
+  return new Cluster({
+    nodeId: "a",
+    advertiseUrl: options.advertised === false ? undefined : "http://a.internal:8787",
+    peer: new PeerAuth(SECRET),
+    store,
+    warmReady: options.warmReady ?? (() => 0),
+    leaseTtlMs: 10_000,
+    log: silent,
+    leaseLost: options.leaseLost ?? (async () => undefined),
+  });
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("the lease", () => {
+  it("is renewed every fifth of its length, and given up at stop", async () => {
+    vi.useFakeTimers();
+    const store = new ScriptedNodes();
+    const cluster = clusterOn(store);
+    await cluster.start();
+    await vi.advanceTimersByTimeAsync(2_000 * 3);
+    expect(store.renewals).toHaveLength(4);
+    expect(store.renewals[0]).toMatchObject({ nodeId: "a", advertiseUrl: "http://a.internal:8787", ttlMs: 10_000 });
+    await cluster.stop();
+    expect(store.left).toEqual(["a"]);
+  });
+
+  it("ends the node's browsers once, when renewals fail for the lease's length", async () => {
+    vi.useFakeTimers();
+    const store = new ScriptedNodes();
+    const lost = vi.fn(async () => undefined);
+    const cluster = clusterOn(store, { leaseLost: lost });
+    await cluster.start();
+    store.failing = true;
+    await vi.advanceTimersByTimeAsync(8_000);
+    expect(lost).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(lost).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(lost).toHaveBeenCalledTimes(1);
+    await cluster.stop();
+  });
+
+  it("ends the node's browsers when it finds its lease reaped by another node", async () => {
+    vi.useFakeTimers();
+    const store = new ScriptedNodes();
+    const lost = vi.fn(async () => undefined);
+    const cluster = clusterOn(store, { leaseLost: lost });
+    await cluster.start();
+    store.rejoin = true;
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(lost).toHaveBeenCalledTimes(1);
+    await cluster.stop();
+  });
+});
+
+describe("placement", () => {
+  it("keeps a create where a warm browser waits, else sends it to the most warm browsers, else to the fewest browsers", async () => {
+    const store = new ScriptedNodes();
+    let warmHere = 1;
+    const cluster = clusterOn(store, { warmReady: () => warmHere });
+    store.live = [node("a", 5), node("b", 1, 2), node("c", 0)];
+    await cluster.start();
+    expect(cluster.place()).toBe("self");
+    warmHere = 0;
+    expect(cluster.place()).toEqual({ nodeId: "b", url: "http://b.internal:8787" });
+    expect(cluster.place()).toEqual({ nodeId: "b", url: "http://b.internal:8787" });
+    // b's warm browsers are spoken for; c runs the fewest.
+    expect(cluster.place()).toEqual({ nodeId: "c", url: "http://c.internal:8787" });
+    await cluster.stop();
+  });
+
+  it("never sends a create, nor forwards, to a node without an advertise URL, and a node without one forwards nothing", async () => {
+    const store = new ScriptedNodes();
+    store.live = [node("a", 3), node("hidden", 0, 4, null)];
+    const cluster = clusterOn(store);
+    await cluster.start();
+    expect(cluster.place()).toBe("self");
+    expect(cluster.locate("hidden")).toBe("unreachable");
+    expect(cluster.locate("gone")).toBe("unreachable");
+    expect(cluster.locate("a")).toBe("self");
+    await cluster.stop();
+    const alone = clusterOn(new ScriptedNodes(), { advertised: false });
+    expect(alone.forwarder).toBeUndefined();
+  });
+});
+
+describe("peer authentication", () => {
+  it("trusts the declared client only with the exact secret, and only a well-formed one", () => {
+    const peer = new PeerAuth(SECRET);
+    expect(peer.declaredClient(peer.headers("203.0.113.9"))).toBe("203.0.113.9");
+    expect(peer.declaredClient({ ...peer.headers("203.0.113.9"), "x-browser-service-peer": `${SECRET}x` })).toBeUndefined();
+    expect(peer.declaredClient({ "x-browser-service-client": "203.0.113.9" })).toBeUndefined();
+    expect(peer.declaredClient(peer.headers("a b\r\nx: y"))).toBeUndefined();
+    expect(() => new PeerAuth("short")).toThrow(RangeError);
+  });
+});
