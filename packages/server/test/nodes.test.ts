@@ -215,6 +215,34 @@ describe("nodes sharing one PostgreSQL database", () => {
   });
 });
 
+describe("a node the others cannot reach", () => {
+  it("gets no creates that it cannot take, and its browsers' requests are refused with a reason, not left hanging", async () => {
+    await running("a", "b");
+    // d holds a lease but advertises a port nobody listens on.
+    const closed = await freePort();
+    const d = await startNode("d", ["--advertise-url", `http://127.0.0.1:${closed}`]);
+    const a = clientOf("a");
+    const first = [await a.browsers.create(), await a.browsers.create()];
+    expect(new Set(await Promise.all(first.map((browser) => nodeOf(browser.id))))).toEqual(new Set(["a", "b"]));
+    // d runs the fewest (none): a sends it the create, d does not answer, a starts it itself.
+    const fallback = await a.browsers.create();
+    expect(await nodeOf(fallback.id)).toBe("a");
+    // A browser d runs, asked for through a: a clear refusal, as for a browser that is not running.
+    const onD = await createClient({ baseUrl: d.server.url, apiKey: key ?? "", projectId: null, maxRetries: 0 }).browsers.create();
+    expect(await nodeOf(onD.id)).toBe("d");
+    await expect(a.webmcp.listTools(onD.id)).rejects.toMatchObject({ status: 409, code: "conflict", message: expect.stringContaining("does not answer") });
+    await expect(a.browsers.delete(onD.id)).rejects.toMatchObject({
+      status: 500,
+      code: "internal_error",
+      message: expect.stringContaining("cannot be stopped now"),
+    });
+    for (const browser of [...first, fallback]) await a.browsers.delete(browser.id);
+    await d.server.stop();
+    nodes.delete("d");
+    rmSync(d.dataDir, { recursive: true, force: true });
+  });
+});
+
 describe("what another node may do, and a client may not", () => {
   it("serves another node's browsers' tokens to nodes only: without the secret the route is a path like any unknown one", async () => {
     await running("a", "b");
