@@ -160,6 +160,20 @@ describe("nodes sharing one PostgreSQL database", () => {
       await expect.poll(() => watching.messages.length).toBeGreaterThan(0);
       watching.ws.close();
       expect(await viewer("A".repeat(43)).closed).toBe(4401);
+      // The body goes on as it came: numbers that grow when serialized again (1e20 has 21
+      // digits) get the answer they get from the owner itself, not a larger body's.
+      const growing = { tool_ref: add?.tool_ref ?? "", input: { a: Array(200_000).fill(1e20) } };
+      const refusals = [];
+      for (const id of ["a", "b"])
+        refusals.push(
+          await clientOf(id)
+            .webmcp.invoke(browser.id, growing)
+            .catch((error: { status: number; message: string }) => error),
+        );
+      expect(refusals.map((error) => (error as { status: number }).status)).toEqual([413, 413]);
+      expect((refusals[0] as { message: string }).message).toBe((refusals[1] as { message: string }).message);
+      // What a forwarding node did: it forwarded, and did nothing itself (no second attempt, no error of its own).
+      expect(nodes.get("a")?.server.stdout()).not.toMatch(/"level":50|already sent|reply\.sent/);
     } finally {
       await driven.disconnect();
     }
@@ -248,15 +262,34 @@ describe("what another node may do, and a client may not", () => {
     await running("a", "b");
     const b = nodes.get("b")?.server.url as string;
     const browser = await clientOf("a").browsers.create();
-    const unknown = await fetch(`${b}/_peer/nothing-here`);
-    const unknownBody = (await unknown.json()) as { message: string };
-    for (const method of ["GET", "POST", "DELETE"]) {
-      for (const headers of [{}, { "x-browser-service-peer": "guess" }, { "x-browser-service-peer": `${SECRET.slice(0, -1)}x` }]) {
-        const response = await fetch(`${b}/_peer/browser-tokens?ids=${browser.id}`, { method, headers: { ...headers, authorization: `Bearer ${key}` } });
-        expect([response.status, response.headers.get("allow")]).toEqual([404, null]);
-        const body = (await response.json()) as { code: string; message: string };
-        expect(body.code).toBe("not_found");
-        expect(body.message.replace("browser-tokens", "nothing-here").replace(method, "GET")).toBe(unknownBody.message);
+    const answer = async (path: string, init: RequestInit) => {
+      const response = await fetch(`${b}${path}`, init);
+      const body = (await response.json()) as { code: string; message: string };
+      return {
+        status: response.status,
+        allow: response.headers.get("allow"),
+        code: body.code,
+        message: body.message.replace(path.split("?")[0] as string, "PATH"),
+      };
+    };
+    const bodies: RequestInit[] = [
+      {},
+      { method: "POST", body: "{bad", headers: { "content-type": "application/json" } },
+      { method: "POST", body: "x", headers: { "content-type": "text/weird" } },
+      { method: "POST", body: "x".repeat(3 * 1024 * 1024), headers: { "content-type": "application/json" } },
+      { method: "DELETE" },
+    ];
+    for (const init of bodies) {
+      for (const peer of [undefined, "guess", `${SECRET.slice(0, -1)}x`]) {
+        const headers = {
+          ...(init.headers as Record<string, string>),
+          authorization: `Bearer ${key}`,
+          ...(peer === undefined ? {} : { "x-browser-service-peer": peer }),
+        };
+        const hidden = await answer(`/_peer/browser-tokens?ids=${browser.id}`, { ...init, headers });
+        const unknown = await answer("/_peer/nothing-here", { ...init, headers });
+        expect(hidden).toEqual(unknown);
+        expect(hidden).toMatchObject({ status: 404, allow: null, code: "not_found" });
       }
     }
     await clientOf("a").browsers.delete(browser.id);

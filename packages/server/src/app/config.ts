@@ -317,7 +317,7 @@ function advertiseUrlSetting(flagValue: string | undefined, env: NodeJS.ProcessE
   if (raw === undefined) return undefined;
   if (!isAdvertiseUrl(raw)) {
     throw new ConfigError(
-      `${flagValue === undefined ? "BROWSER_SERVICE_ADVERTISE_URL" : "--advertise-url"} must be an http or https URL of an origin (http://10.0.0.5:8787), without path, query or credentials; received "${raw}".`,
+      `${flagValue === undefined ? "BROWSER_SERVICE_ADVERTISE_URL" : "--advertise-url"} must be an http or https URL of an origin (http://10.0.0.5:8787), without path, query or credentials.`,
     );
   }
   return raw;

@@ -5,6 +5,10 @@
 export {};
 
 declare module "fastify" {
+  interface FastifyRequest {
+    /** The JSON body's text as it arrived (a request without one: `undefined`). */
+    jsonText: string | undefined;
+  }
   interface FastifyContextConfig {
     /** The spec's `operationId` of the route: it selects the request and response validators. */
     operationId?: string;

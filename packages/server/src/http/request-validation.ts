@@ -95,7 +95,11 @@ export function bodyProblems(operationId: string, body: unknown): ErrorDetail[] 
  */
 export function installBodyReading(app: FastifyInstance): void {
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+  app.decorateRequest("jsonText", undefined);
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    // Kept as sent, for a request passed on to another node: serializing the parsed value
+    // again could change its size (`1e20` becomes 21 digits) and so the answer.
+    request.jsonText = body as string;
     if (body === "") {
       done(null, undefined);
       return;

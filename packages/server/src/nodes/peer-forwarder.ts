@@ -51,6 +51,19 @@ function forwardedHeaders(headers: IncomingHttpHeaders, extra: Record<string, st
   return Object.assign(out, extra);
 }
 
+/** How {@link PeerForwarder.forward} sends a request on. */
+export interface ForwardOptions {
+  /** Headers added to the client's (the nodes' own, such as the resolved scope). */
+  headers?: Record<string, string>;
+  /** The path and query to send; default the request's own. */
+  path?: string;
+  /**
+   * A caller's half-close (FIN) counts as leaving, as it does for a WebMCP invocation
+   * served directly: the forwarded request is ended, and the owner cancels its work.
+   */
+  leaveOnHalfClose?: boolean;
+}
+
 /**
  * Passes requests bound to a browser of another node to that node, as they came (method,
  * path, credential, `Host`, project header), with the nodes' secret and the client it
@@ -77,21 +90,17 @@ export class PeerForwarder {
   }
 
   /**
-   * Sends `request` (its JSON body, if any, serialized again) to the node at `base` and
-   * answers `reply` with that node's response. Rejects with {@link PeerUnreachableError}
+   * Sends `request` (its JSON body as it arrived) to the node at `base` and answers `reply`
+   * with that node's response; resolves once it is sent. Rejects with {@link PeerUnreachableError}
    * when the node does not answer; a caller who leaves ends the forwarded request too
    * (so that an invocation is cancelled on the owner, as it would be directly).
    */
-  forward(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    base: string,
-    clientKey: string,
-    extra: Record<string, string> = {},
-    path: string = request.raw.url ?? "/",
-  ): Promise<FastifyReply> {
-    const target = new URL(path, base);
-    const body = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
+  forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions = {}): Promise<void> {
+    const extra = options.headers ?? {};
+    const target = new URL(options.path ?? request.raw.url ?? "/", base);
+    // The body as it arrived; one parsed from something else (none here) is serialized.
+    const text = request.jsonText ?? (request.body === undefined || request.body === null ? undefined : JSON.stringify(request.body));
+    const body = text === undefined || text === "" ? undefined : Buffer.from(text);
     const headers = forwardedHeaders(request.headers, { ...this.#peer.headers(clientKey), ...extra });
     if (body !== undefined) {
       headers["content-type"] = "application/json";
@@ -118,15 +127,26 @@ export class PeerForwarder {
           for (const [name, value] of Object.entries(response.headers)) {
             if (value !== undefined && !NOT_RETURNED.has(name)) reply.header(name, value);
           }
-          resolve(reply.send(Buffer.concat(chunks)));
+          // Not `resolve(reply.send(...))`: a reply is a thenable, and the promise would take its outcome instead.
+          reply.send(Buffer.concat(chunks));
+          resolve();
         });
       });
       upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${IDLE_TIMEOUT_MS} ms`)));
       upstream.once("error", (error) => reject(answered ? error : new PeerUnreachableError(target.origin, error)));
       // The caller left: the owner sees its connection close, as it would have seen the caller's.
-      reply.raw.once("close", () => {
+      const gone = () => {
         if (!reply.raw.writableFinished) upstream.destroy();
-      });
+      };
+      reply.raw.once("close", gone);
+      if (options.leaveOnHalfClose === true) {
+        const socket = request.raw.socket;
+        if (socket.readableEnded) gone();
+        else {
+          socket.once("end", gone);
+          reply.raw.once("close", () => socket.off("end", gone));
+        }
+      }
       // Headers and body leave at once: Nagle's algorithm would hold the body for the peer's delayed ACK.
       upstream.setNoDelay(true);
       upstream.end(body);

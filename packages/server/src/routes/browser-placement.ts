@@ -28,7 +28,7 @@ export function browserOfRequest(deps: ApiDeps, request: FastifyRequest<{ Params
 
 /**
  * Answers a request about a running browser of another node by forwarding it there, so
- * that the owner applies its own checks and limits; `undefined` when this node serves it
+ * that the owner applies its own checks and limits, and says so (`true`); `false` when this node serves it
  * (its own browser, a crashed one, or a single server). `unreachable` makes the error for
  * an owner that does not answer. The owner gets the browser by its id and the scope
  * resolved here (`project` is the request's), so it reads neither again.
@@ -40,18 +40,24 @@ export async function forwardToOwner(
   row: BrowserRow,
   project: ProjectRow,
   unreachable: (why: string) => ApiError,
-): Promise<FastifyReply | undefined> {
+  options: { leaveOnHalfClose?: boolean } = {},
+): Promise<boolean> {
   const cluster = deps.cluster;
-  if (cluster === undefined || row.status !== "running") return undefined;
+  if (cluster === undefined || row.status !== "running") return false;
   const where = cluster.locate(row.node_id);
-  if (where === "self") return undefined;
+  if (where === "self") return false;
   const forwarder = cluster.forwarder;
   if (where === "unreachable" || forwarder === undefined) throw unreachable(`its node (${row.node_id}) cannot be reached from this one`);
   try {
     // `/browsers/{id_or_name}/rest?query` with the id: the owner finds the row in one read.
     const url = request.raw.url ?? "/";
     const path = url.replace(/^\/browsers\/[^/?]+/, `/browsers/${encodeURIComponent(row.id)}`);
-    return await forwarder.forward(request, reply, where.url, deps.rateLimits.clientKey(request.raw), resolvedScopeHeader(request, project, row), path);
+    await forwarder.forward(request, reply, where.url, deps.rateLimits.clientKey(request.raw), {
+      headers: resolvedScopeHeader(request, project, row),
+      path,
+      ...(options.leaveOnHalfClose === undefined ? {} : { leaveOnHalfClose: options.leaveOnHalfClose }),
+    });
+    return true;
   } catch (error) {
     if (error instanceof PeerUnreachableError) throw unreachable(`its node (${row.node_id}) does not answer`);
     throw error;

@@ -49,10 +49,10 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     const target = cluster === undefined || placedHere ? "self" : cluster.place();
     if (target !== "self" && cluster?.forwarder !== undefined) {
       try {
-        return await cluster.forwarder.forward(request, reply, target.url, deps.rateLimits.clientKey(request.raw), {
-          [PLACED_HEADER]: target.nodeId,
-          ...resolvedScopeHeader(request, project),
+        await cluster.forwarder.forward(request, reply, target.url, deps.rateLimits.clientKey(request.raw), {
+          headers: { [PLACED_HEADER]: target.nodeId, ...resolvedScopeHeader(request, project) },
         });
+        return reply;
       } catch (error) {
         // Nothing was started there: it is started here instead.
         if (!(error instanceof PeerUnreachableError)) throw error;
@@ -85,8 +85,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
   app.delete<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "deleteBrowser" } }, async (request, reply) => {
     const project = await request.scope.project();
     const row = await browserOfRequest(deps, request, project);
-    const forwarded = await forwardToOwner(deps, request, reply, row, project, deleteUnreachable(row));
-    if (forwarded !== undefined) return forwarded;
+    if (await forwardToOwner(deps, request, reply, row, project, deleteUnreachable(row))) return reply;
     await browsers.delete(row);
     return reply.code(204).send();
   });

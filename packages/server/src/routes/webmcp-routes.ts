@@ -20,8 +20,7 @@ export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {
     const project = await request.scope.project();
     const row = await browserOfRequest(deps, request, project);
-    const forwarded = await forwardToOwner(deps, request, reply, row, project, ownerUnreachable(row));
-    if (forwarded !== undefined) return forwarded;
+    if (await forwardToOwner(deps, request, reply, row, project, ownerUnreachable(row))) return reply;
     // Already JSON: the registry serializes each tool once, when the page registers it.
     const { json, etag } = await webmcp.of(row).listTools(request.headers["if-none-match"]);
     reply.header("etag", etag);
@@ -40,8 +39,7 @@ export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void 
       if (problems.length > 0) throw invalidRequest(problems);
       const project = await request.scope.project();
       const row = await browserOfRequest(deps, request, project);
-      const forwarded = await forwardToOwner(deps, request, reply, row, project, ownerUnreachable(row));
-      if (forwarded !== undefined) return forwarded;
+      if (await forwardToOwner(deps, request, reply, row, project, ownerUnreachable(row), { leaveOnHalfClose: true })) return reply;
       const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
       if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
       // A caller that disconnects no longer waits: the invocation is then cancelled in the
