@@ -22,7 +22,13 @@ export interface PgDatabaseOptions {
 const UNIT_OF_WORK_LOCK = 7_310_826_114;
 
 /**
- * A PostgreSQL database behind a connection pool. A statement outside a transaction runs
+ * A PostgreSQL database behind a connection pool of `pg` (node-postgres). Measured here
+ * against `postgres` (porsager) over a Unix socket: single-row write transactions took
+ * 328-382 ms per 2,000 with `pg` against 696-726 ms, with a tighter p99; `postgres` wins
+ * bursts of hundreds of concurrent queries (it pipelines), which the control plane does
+ * not send.
+ *
+ * A statement outside a transaction runs
  * on any pooled connection and commits on its own; {@link transaction} runs its work on
  * one connection between `BEGIN` and `COMMIT`, and every statement its work makes (known
  * through `AsyncLocalStorage`, however deep the calls) goes to that connection. A commit
