@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+// @ts-expect-error -- a plain ES module of the repository's tools, without type declarations.
+import { startPostgresCluster } from "../../../tools/repo/postgres-cluster.mjs";
 import { initializeOrganization } from "../src/app/first-start.js";
 import { openPgStores } from "../src/app/stores.js";
 import { createServer } from "../src/index.js";
@@ -125,6 +127,27 @@ describe("a server on PostgreSQL", () => {
       const server = await createServer({ dataDir, warmBrowsers: 0 });
       await server.close();
     } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("answers with the Error body and a plain reason while its database is gone, and survives it", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "browser-service-pg-gone-"));
+    const cluster = await startPostgresCluster();
+    let server: Awaited<ReturnType<typeof createServer>> | undefined;
+    try {
+      server = await createServer({ dataDir, database: cluster.url(), warmBrowsers: 0 });
+      const key = server.firstStart?.key.secret as string;
+      const ask = () => server?.app.inject({ method: "GET", url: "/org/projects", headers: { authorization: `Bearer ${key}` } });
+      expect((await ask())?.statusCode).toBe(200);
+      await cluster.stop();
+      const answer = await ask();
+      expect(answer?.statusCode).toBe(500);
+      expect(answer?.json()).toEqual({ code: "internal_error", message: "The service's database is not answering; retry in a moment." });
+    } finally {
+      // Its lease cannot be given up with the database gone: close says so, and still closes.
+      if (server !== undefined) await expect(server.close()).rejects.toMatchObject({ code: "storage_unavailable" });
+      await cluster.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { StorageError } from "../storage/storage-error.js";
 import {
   ApiError,
   BadRequestError,
@@ -58,6 +59,10 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (status !== undefined && status >= 400 && status < 500) {
     // A client mistake the table above does not name: a stable code, never the framework's.
     return malformed("malformed_request", fastifyError.message ?? "The request cannot be read.");
+  }
+  // Said plainly, as the cause is passing: a shared database that went away or restarts.
+  if (error instanceof StorageError && error.code === "storage_unavailable") {
+    return new InternalError("The service's database is not answering; retry in a moment.", error);
   }
   return new InternalError(undefined, error);
 }

@@ -68,10 +68,18 @@ export class PgDatabase {
 
   /** Every row of a statement. */
   async all<T>(sql: string, params: readonly PgValue[] = []): Promise<T[]> {
+    return (await this.#query(sql, params)).rows as T[];
+  }
+
+  async #query(sql: string, params: readonly PgValue[]): Promise<pg.QueryResult> {
     assertStorable(params as never);
     const runner = this.#client.getStore()?.client ?? this.#pool;
-    const result = await runner.query(sql, params as PgValue[]);
-    return result.rows as T[];
+    try {
+      return await runner.query(sql, params as PgValue[]);
+    } catch (error) {
+      if (isConnectionFailure(error)) throw new StorageError("storage_unavailable", `The database did not answer: ${(error as Error).message}`, error);
+      throw error;
+    }
   }
 
   /** The first row of a statement, or `undefined`. */
@@ -81,10 +89,7 @@ export class PgDatabase {
 
   /** Runs one statement and returns how many rows it changed. */
   async run(sql: string, params: readonly PgValue[] = []): Promise<number> {
-    assertStorable(params as never);
-    const runner = this.#client.getStore()?.client ?? this.#pool;
-    const result = await runner.query(sql, params as PgValue[]);
-    return result.rowCount ?? 0;
+    return (await this.#query(sql, params)).rowCount ?? 0;
   }
 
   /**
@@ -110,7 +115,12 @@ export class PgDatabase {
   }
 
   async #onOneConnection<T>(unit: boolean, work: () => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw new StorageError("storage_unavailable", `The database did not answer: ${(error as Error).message}`, error);
+    }
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
@@ -139,6 +149,18 @@ export class PgDatabase {
     this.#closed ??= this.#pool.end();
     return this.#closed;
   }
+}
+
+// The socket's errors, and PostgreSQL's connection exceptions (08) and operator intervention (57P).
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOENT", "EPIPE", "ETIMEDOUT", "57P01", "57P02", "57P03"]);
+
+/** Whether `error` says the database cannot be reached (rather than that a statement failed). */
+function isConnectionFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("08"))) return true;
+  return (
+    error instanceof Error && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(error.message)
+  );
 }
 
 /** Whether `error` is PostgreSQL refusing a row for a UNIQUE constraint (SQLSTATE 23505). */
