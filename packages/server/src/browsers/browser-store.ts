@@ -1,5 +1,6 @@
 import type { BrowserUrlSet } from "../cdp/public-url.js";
 import type { ExtensionUse } from "../extensions/extension-store.js";
+import { newId } from "../storage/ids.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 
 /** An extension a browser was started with, as the API shows it (the spec's `BrowserExtension`). */
@@ -53,6 +54,25 @@ export interface BrowserReservation {
   running?: { launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">; tokenSha256: string };
   /** The extensions it starts with, in order; recorded with the row. */
   extensions?: readonly ExtensionUse[];
+}
+
+/**
+ * The row a reservation inserts: `starting`, or `running` with its process and token hash
+ * when it takes a browser already running (from the warm pool).
+ */
+export function reservedRow(request: BrowserReservation): BrowserRow {
+  const running = request.running;
+  return {
+    id: newId("browser"),
+    project_id: request.projectId,
+    name: request.name ?? null,
+    status: running === undefined ? "starting" : "running",
+    cdp_token_sha256: running?.tokenSha256 ?? null,
+    pid: running?.launched.pid ?? null,
+    user_data_dir: running?.launched.userDataDir ?? null,
+    sandboxed: running?.launched.sandboxed === true ? 1 : 0,
+    created_at: new Date().toISOString(),
+  };
 }
 
 /** The API's view of a launched browser row, with the URLs of the request's host. */

@@ -2,10 +2,9 @@ import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText } from "../storage/database.js";
-import { newId } from "../storage/ids.js";
 import { isPgUniqueViolation, type PgDatabase } from "../storage/pg-database.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
-import type { BrowserExtension, BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+import { type BrowserExtension, type BrowserReservation, type BrowserRow, type BrowserStore, reservedRow } from "./browser-store.js";
 
 const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at, node_id";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
@@ -49,19 +48,7 @@ export class PgBrowserStore implements BrowserStore {
         orgUsed: await this.#usage.organization(request.orgId),
         projectUsed: await this.#usage.project(request.projectId),
       });
-      const running = request.running;
-      const row: BrowserRow = {
-        id: newId("browser"),
-        project_id: request.projectId,
-        name: request.name ?? null,
-        status: running === undefined ? "starting" : "running",
-        cdp_token_sha256: running?.tokenSha256 ?? null,
-        pid: running?.launched.pid ?? null,
-        user_data_dir: running?.launched.userDataDir ?? null,
-        sandboxed: running?.launched.sandboxed === true ? 1 : 0,
-        created_at: new Date().toISOString(),
-        node_id: this.#nodeId,
-      };
+      const row: BrowserRow = { ...reservedRow(request), node_id: this.#nodeId };
       try {
         await this.#db.run(
           "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, node_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",

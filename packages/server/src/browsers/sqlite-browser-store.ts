@@ -2,10 +2,9 @@ import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
-import { newId } from "../storage/ids.js";
 import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
-import type { BrowserExtension, BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
+import { type BrowserExtension, type BrowserReservation, type BrowserRow, type BrowserStore, reservedRow } from "./browser-store.js";
 
 const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
@@ -40,18 +39,7 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
         orgUsed: this.#usage.organization(request.orgId),
         projectUsed: this.#usage.project(request.projectId),
       });
-      const running = request.running;
-      const row: BrowserRow = {
-        id: newId("browser"),
-        project_id: request.projectId,
-        name: request.name ?? null,
-        status: running === undefined ? "starting" : "running",
-        cdp_token_sha256: running?.tokenSha256 ?? null,
-        pid: running?.launched.pid ?? null,
-        user_data_dir: running?.launched.userDataDir ?? null,
-        sandboxed: running?.launched.sandboxed === true ? 1 : 0,
-        created_at: new Date().toISOString(),
-      };
+      const row = reservedRow(request);
       try {
         this.#db.run(
           "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -1,3 +1,5 @@
+import { newId } from "../storage/ids.js";
+
 /** An extension as the API shows it (the spec's `Extension`). */
 export interface Extension {
   id: string;
@@ -25,6 +27,18 @@ export interface ExtensionUse {
   name: string | null;
   /** The SHA-256 of its archive, so that an unpacked copy is known by its content. */
   checksum: string;
+}
+
+/** The record an upload becomes: a new id, never used yet. */
+export function newExtension(upload: ExtensionUpload): Extension {
+  return {
+    id: newId("extension"),
+    name: upload.name ?? null,
+    created_at: new Date().toISOString(),
+    last_used_at: null,
+    size_bytes: upload.sizeBytes,
+    checksum: upload.checksum,
+  };
 }
 
 /** Extension records and their archives. */

@@ -5,9 +5,8 @@ import { join } from "node:path";
 import { NameConflictError } from "../http/api-errors.js";
 import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
 import { isStorableText } from "../storage/database.js";
-import { newId } from "../storage/ids.js";
 import { isPgUniqueViolation, type PgDatabase } from "../storage/pg-database.js";
-import type { Extension, ExtensionStore, ExtensionUpload, ExtensionUse } from "./extension-store.js";
+import { type Extension, type ExtensionStore, type ExtensionUpload, type ExtensionUse, newExtension } from "./extension-store.js";
 
 /** An archive read back from the database does not match the checksum recorded with it. */
 export class ArchiveChecksumError extends Error {
@@ -38,14 +37,7 @@ export class PgExtensionStore implements ExtensionStore {
   }
 
   async insert(upload: ExtensionUpload): Promise<Extension> {
-    const extension: Extension = {
-      id: newId("extension"),
-      name: upload.name ?? null,
-      created_at: new Date().toISOString(),
-      last_used_at: null,
-      size_bytes: upload.sizeBytes,
-      checksum: upload.checksum,
-    };
+    const extension = newExtension(upload);
     try {
       const archive = await readFile(upload.tempPath);
       await this.#db.transaction(async () => {

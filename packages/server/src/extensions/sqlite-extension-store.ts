@@ -3,9 +3,8 @@ import { join } from "node:path";
 import { NameConflictError } from "../http/api-errors.js";
 import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
-import { newId } from "../storage/ids.js";
 import type { Synchronous } from "../storage/unit-of-work-gate.js";
-import type { Extension, ExtensionStore, ExtensionUpload, ExtensionUse } from "./extension-store.js";
+import { type Extension, type ExtensionStore, type ExtensionUpload, type ExtensionUse, newExtension } from "./extension-store.js";
 
 function fsyncDirectory(dir: string): void {
   const fd = openSync(dir, "r");
@@ -33,14 +32,7 @@ export class SqliteExtensionStore implements Synchronous<ExtensionStore> {
    * already used in the project is 409 `name_conflict`.
    */
   insert(upload: ExtensionUpload): Extension {
-    const extension: Extension = {
-      id: newId("extension"),
-      name: upload.name ?? null,
-      created_at: new Date().toISOString(),
-      last_used_at: null,
-      size_bytes: upload.sizeBytes,
-      checksum: upload.checksum,
-    };
+    const extension = newExtension(upload);
     const finalPath = this.archivePath(extension.id);
     try {
       this.#db.transaction(() => {

@@ -43,20 +43,27 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
 }
 
 /**
+ * The migrations not in `applied` (the rows of `schema_migrations`), in order; a database
+ * at a version newer than `migrations` know is refused ({@link MigrationError}).
+ */
+export function pendingMigrations(applied: readonly { version: number }[], migrations: readonly Migration[]): Migration[] {
+  const versions = new Set(applied.map((row) => row.version));
+  const newest = Math.max(0, ...versions);
+  if (newest > migrations.length) {
+    throw new MigrationError(`The database is at schema version ${newest}, newer than this server knows (${migrations.length}); use a newer server.`);
+  }
+  return migrations.filter((migration) => !versions.has(migration.version));
+}
+
+/**
  * Applies every migration the database has not recorded yet, each inside its own
  * transaction together with its row in `schema_migrations`, so a crash leaves the schema
  * at a recorded version. Returns the versions applied now.
  */
 export function applyMigrations(db: SqliteDatabase, migrations: Migration[] = readMigrations()): number[] {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
-  const applied = new Set(db.all<{ version: number }>("SELECT version FROM schema_migrations").map((row) => row.version));
-  const newest = Math.max(0, ...applied);
-  if (newest > migrations.length) {
-    throw new MigrationError(`The database is at schema version ${newest}, newer than this server knows (${migrations.length}); use a newer server.`);
-  }
   const done: number[] = [];
-  for (const migration of migrations) {
-    if (applied.has(migration.version)) continue;
+  for (const migration of pendingMigrations(db.all<{ version: number }>("SELECT version FROM schema_migrations"), migrations)) {
     try {
       db.transaction(() => {
         db.exec(migration.sql);

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { type Migration, MigrationError, readMigrations } from "./migrations.js";
+import { type Migration, MigrationError, pendingMigrations, readMigrations } from "./migrations.js";
 import type { PgDatabase } from "./pg-database.js";
 
 /** The PostgreSQL migrations: `migrations/postgres/` (the same relative place from `src/` and `dist/`). */
@@ -14,14 +14,8 @@ export const PG_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations/postgre
 export async function applyPgMigrations(db: PgDatabase, migrations: Migration[] = readMigrations(PG_MIGRATIONS_DIR)): Promise<number[]> {
   return db.unitOfWork(async () => {
     await db.run("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
-    const applied = new Set((await db.all<{ version: number }>("SELECT version FROM schema_migrations")).map((row) => row.version));
-    const newest = Math.max(0, ...applied);
-    if (newest > migrations.length) {
-      throw new MigrationError(`The database is at schema version ${newest}, newer than this server knows (${migrations.length}); use a newer server.`);
-    }
     const done: number[] = [];
-    for (const migration of migrations) {
-      if (applied.has(migration.version)) continue;
+    for (const migration of pendingMigrations(await db.all<{ version: number }>("SELECT version FROM schema_migrations"), migrations)) {
       try {
         await db.run(migration.sql);
         await db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
