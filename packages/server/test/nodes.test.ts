@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { createServer as createNetServer } from "node:net";
+import { connect, createServer as createNetServer } from "node:net";
 import { createClient } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +22,7 @@ const TOOLS_PAGE = `<!doctype html><title>Tools page</title><p>tools</p>
     inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
     execute: async ({ a, b }) => ({ sum: a + b }),
   });
+  document.modelContext.registerTool({ name: "hang", description: "Never finishes.", execute: () => new Promise(() => {}) });
 </script>`;
 
 const SECRET = "a-secret-that-every-node-shares-0123456789";
@@ -258,41 +259,114 @@ describe("a node the others cannot reach", () => {
 });
 
 describe("what another node may do, and a client may not", () => {
-  it("serves another node's browsers' tokens to nodes only: without the secret the route is a path like any unknown one", async () => {
+  it("shows another node's browser only to its project's keys, whatever a client says it is", async () => {
     await running("a", "b");
-    const b = nodes.get("b")?.server.url as string;
-    const browser = await clientOf("a").browsers.create();
-    const answer = async (path: string, init: RequestInit) => {
-      const response = await fetch(`${b}${path}`, init);
-      const body = (await response.json()) as { code: string; message: string };
-      return {
-        status: response.status,
-        allow: response.headers.get("allow"),
-        code: body.code,
-        message: body.message.replace(path.split("?")[0] as string, "PATH"),
-      };
-    };
-    const bodies: RequestInit[] = [
-      {},
-      { method: "POST", body: "{bad", headers: { "content-type": "application/json" } },
-      { method: "POST", body: "x", headers: { "content-type": "text/weird" } },
-      { method: "POST", body: "x".repeat(3 * 1024 * 1024), headers: { "content-type": "application/json" } },
-      { method: "DELETE" },
-    ];
-    for (const init of bodies) {
-      for (const peer of [undefined, "guess", `${SECRET.slice(0, -1)}x`]) {
-        const headers = {
-          ...(init.headers as Record<string, string>),
+    const a = clientOf("a");
+    let browser = await clientOf("b").browsers.create();
+    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
+    const other = await a.projects.create({ name: `elsewhere-${Date.now()}` });
+    // The org-wide key sees it through a with its token; a request to a that names another project does not.
+    expect((await a.browsers.get(browser.id)).cdp_ws_url).toMatch(/\?token=/);
+    await expect(a.browsers.get(browser.id, { projectId: other.id })).rejects.toMatchObject({ status: 404 });
+    // Nor does one that claims, without the secret, to come from a node with the scope resolved.
+    const forgedScope = Buffer.from(
+      JSON.stringify({ credential: { keyId: "k", orgId: "o", projectId: null }, org: { id: "o" }, project: { id: other.id }, browser: { id: browser.id } }),
+    ).toString("base64url");
+    for (const node of ["a", "b"]) {
+      const answer = await fetch(`${nodes.get(node)?.server.url}/browsers/${browser.id}`, {
+        headers: {
+          "x-browser-service-peer": "guess",
+          "x-browser-service-scope": forgedScope,
+          "x-service-project-id": other.id,
           authorization: `Bearer ${key}`,
-          ...(peer === undefined ? {} : { "x-browser-service-peer": peer }),
-        };
-        const hidden = await answer(`/_peer/browser-tokens?ids=${browser.id}`, { ...init, headers });
-        const unknown = await answer("/_peer/nothing-here", { ...init, headers });
-        expect(hidden).toEqual(unknown);
-        expect(hidden).toMatchObject({ status: 404, allow: null, code: "not_found" });
-      }
+        },
+      });
+      expect(answer.status).toBe(404);
+      const unauthenticated = await fetch(`${nodes.get(node)?.server.url}/browsers/${browser.id}`, {
+        headers: { "x-browser-service-peer": "guess", "x-browser-service-scope": forgedScope },
+      });
+      expect(unauthenticated.status).toBe(401);
     }
-    await clientOf("a").browsers.delete(browser.id);
+    await a.browsers.delete(browser.id);
+  });
+
+  it("relays the owner's WebSocket closes and its answers to a caller who half-closes, as the owner gives them", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    let browser = await clientOf("b").browsers.create();
+    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
+    const shown = await a.browsers.get(browser.id);
+    // A DevTools message over the owner's cap (16 MiB) closes its sender with 1009, through a as directly.
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const ws = new WebSocket(shown.cdp_ws_url, { perMessageDeflate: false });
+      await new Promise((resolve, reject) => {
+        ws.once("open", resolve);
+        ws.once("error", reject);
+      });
+      const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+      ws.on("error", () => undefined);
+      ws.send("x".repeat(17 * 1024 * 1024));
+      expect(await closed).toBe(1009);
+    }
+    // An invocation whose caller half-closes: the owner cancels it and says so (504), through a as directly.
+    const driven = await drive(shown.cdp_ws_url);
+    try {
+      await driven.open(pages.url("/tools"));
+      let hang: { tool_ref: string } | undefined;
+      for (let attempt = 0; attempt < 100 && hang === undefined; attempt++) {
+        hang = (await a.webmcp.listTools(browser.id)).tools.find((tool) => tool.name === "hang");
+        if (hang === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const halfClosed = async (node: string) => {
+        const url = new URL(nodes.get(node)?.server.url as string);
+        const body = JSON.stringify({ tool_ref: hang?.tool_ref, input: {}, timeout_sec: 60 });
+        const socket = connect(Number(url.port), url.hostname);
+        await new Promise((resolve) => socket.once("connect", resolve));
+        let text = "";
+        socket.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+        const ended = new Promise((resolve) => socket.once("close", resolve));
+        socket.write(
+          `POST /browsers/${browser.id}/webmcp/invoke HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        socket.end();
+        await ended;
+        const json = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as { code: string };
+        return [Number(text.split(" ")[1]), json.code];
+      };
+      expect(await halfClosed("b")).toEqual([504, "outcome_unknown"]);
+      expect(await halfClosed("a")).toEqual([504, "outcome_unknown"]);
+    } finally {
+      await driven.disconnect();
+    }
+    await a.browsers.delete(browser.id);
+  });
+
+  it("forwards at most 32 requests of one client at once, so that no client holds the connections between nodes", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    let browser = await clientOf("b").browsers.create();
+    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
+    const driven = await drive((await a.browsers.get(browser.id)).cdp_ws_url);
+    try {
+      await driven.open(pages.url("/tools"));
+      let hang: { tool_ref: string } | undefined;
+      for (let attempt = 0; attempt < 100 && hang === undefined; attempt++) {
+        hang = (await a.webmcp.listTools(browser.id)).tools.find((tool) => tool.name === "hang");
+        if (hang === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const calls = await Promise.allSettled(
+        Array.from({ length: 40 }, () => a.webmcp.invoke(browser.id, { tool_ref: hang?.tool_ref ?? "", input: {}, timeout_sec: 3 })),
+      );
+      const refused = calls.filter(
+        (call) => call.status === "rejected" && /requests waiting on other nodes/.test((call.reason as { message?: string }).message ?? ""),
+      );
+      expect(refused.length).toBeGreaterThanOrEqual(8);
+      for (const call of refused) expect((call as PromiseRejectedResult).reason).toMatchObject({ status: 429, code: "rate_limited" });
+    } finally {
+      await driven.disconnect();
+    }
+    await a.browsers.delete(browser.id);
   });
 
   it("counts a forwarded request once, at the node it reached, and never trusts a client's peer headers", async () => {

@@ -16,6 +16,8 @@ export interface BridgeOptions {
 /** Close codes of a client connection the server ends (RFC 6455 7.4.1). */
 const POLICY_VIOLATION = 1008;
 const INTERNAL_ERROR = 1011;
+/** How long a connection that failed (its close frame sent) stays open for that frame to arrive. */
+const CLOSE_FRAME_GRACE_MS = 1_000;
 
 /**
  * Relays between one WebSocket client and its channel until either ends. The client's
@@ -87,5 +89,13 @@ export function bridge(ws: WebSocket, channel: CdpChannel, options: BridgeOption
     intake.close();
     channel.close();
   });
-  ws.on("error", () => ws.terminate());
+  // A frame over the size cap (or not UTF-8) makes ws send its close frame (1009, 1007)
+  // and then report the error: the connection ends a moment later, not at once, so that
+  // the close frame is not lost to the reset that closing on the client's unread bytes
+  // sends (a relay between nodes would lose it). ws reads and drops what the client still
+  // sends meanwhile.
+  ws.on("error", () => {
+    if (ws.readyState === WebSocket.CLOSING) setTimeout(() => ws.terminate(), CLOSE_FRAME_GRACE_MS).unref();
+    else ws.terminate();
+  });
 }

@@ -20,7 +20,5 @@ declare module "fastify" {
     formBody?: boolean;
     /** A web page of the service (the live view), not an operation of the spec: its response is HTML. */
     page?: boolean;
-    /** A route only other nodes of the service call (with their shared secret), not an operation of the spec. */
-    peer?: boolean;
   }
 }

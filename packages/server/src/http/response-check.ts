@@ -43,8 +43,6 @@ export function installResponseCheck(app: FastifyInstance, options: ResponseChec
     const status = reply.statusCode;
     // A page is checked by its own tests; its errors are the API's, checked below.
     if (request.routeOptions.config.page === true && status === 200) return payload;
-    // Between nodes only: the spec does not describe it.
-    if (request.routeOptions.config.peer === true && status === 200) return payload;
     const problems: string[] = [];
     if (!reply.getHeader("x-request-id")) problems.push("X-Request-Id is missing");
     if (status === 204 || status === 304) {

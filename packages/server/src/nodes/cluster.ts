@@ -3,9 +3,6 @@ import type { LiveNode, NodeStore } from "./node-store.js";
 import type { PeerAuth } from "./peer-auth.js";
 import { PeerForwarder } from "./peer-forwarder.js";
 
-/** The route another node asks for the DevTools tokens of this node's browsers (`?ids=a,b`). */
-export const PEER_TOKENS_PATH = "/_peer/browser-tokens";
-
 /** How long a node's lease lasts unless renewed, by default: 10 s. */
 export const DEFAULT_LEASE_TTL_MS = 10_000;
 
@@ -168,24 +165,6 @@ export class Cluster {
     }
     this.#live.set(best.nodeId, { ...best, browsers: best.browsers + 1, warmReady: Math.max(0, best.warmReady - 1) });
     return { url: best.advertiseUrl as string, nodeId: best.nodeId };
-  }
-
-  /**
-   * The DevTools tokens of `ids`, browsers of node `nodeId`, asked of that node (it keeps
-   * them in memory only; see {@link PEER_TOKENS_PATH}). A browser it no longer runs is absent.
-   */
-  async tokensOf(nodeId: string, ids: readonly string[]): Promise<Map<string, string>> {
-    const where = this.locate(nodeId);
-    if (where === "self" || where === "unreachable" || this.#forwarder === undefined) return new Map();
-    const answer = (await this.#forwarder.getJson(where.url, `${PEER_TOKENS_PATH}?ids=${ids.map(encodeURIComponent).join(",")}`)) as {
-      tokens?: Record<string, unknown>;
-    };
-    const tokens = new Map<string, string>();
-    for (const id of ids) {
-      const token = answer.tokens?.[id];
-      if (typeof token === "string") tokens.set(id, token);
-    }
-    return tokens;
   }
 
   /** Stops renewing and gives the lease up (the node's browsers are closed already). */

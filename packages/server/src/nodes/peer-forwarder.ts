@@ -1,8 +1,10 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { limits } from "@browser-service/types";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { RateLimitedError } from "../http/api-errors.js";
 import type { PeerAuth } from "./peer-auth.js";
 
 /** The node a request was forwarded to did not answer (refused, reset, timed out) before its response began. */
@@ -39,6 +41,11 @@ const MAX_RESPONSE_BYTES = limits.schemas.WebMcpToolList.maxBytes + 64 * 1024;
 const IDLE_TIMEOUT_MS = 150_000;
 // A WebSocket handshake is answered at once, or the peer is not serving.
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+// How long a client may take to close once the owner closed its side of a relayed WebSocket.
+const CLOSE_GRACE_MS = 5_000;
+// Forwarded HTTP requests one client may have waiting at once: no one client holds more
+// than an eighth of a node's connections to another (the agent's 256).
+export const MAX_FORWARDED_PER_CLIENT = 32;
 // A refused handshake's Error body is small; a peer sending more is cut off.
 const MAX_REFUSAL_BYTES = 64 * 1024;
 
@@ -74,6 +81,8 @@ export interface ForwardOptions {
 export class PeerForwarder {
   readonly #peer: PeerAuth;
   readonly #agents = new Map<string, http.Agent>();
+  // Forwarded HTTP requests awaiting their answer, by client.
+  readonly #inFlight = new Map<string, number>();
 
   constructor(peer: PeerAuth) {
     this.#peer = peer;
@@ -95,7 +104,24 @@ export class PeerForwarder {
    * when the node does not answer; a caller who leaves ends the forwarded request too
    * (so that an invocation is cancelled on the owner, as it would be directly).
    */
-  forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions = {}): Promise<void> {
+  async forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions = {}): Promise<void> {
+    // The connections to a node are shared by every client: one client holding many long
+    // calls (an invocation waits up to 120 s) must not queue everyone else's behind them.
+    const held = this.#inFlight.get(clientKey) ?? 0;
+    if (held >= MAX_FORWARDED_PER_CLIENT) {
+      throw new RateLimitedError(`This client already has ${MAX_FORWARDED_PER_CLIENT} requests waiting on other nodes of the service, the most it may`, 1);
+    }
+    this.#inFlight.set(clientKey, held + 1);
+    try {
+      await this.#forward(request, reply, base, clientKey, options);
+    } finally {
+      const left = (this.#inFlight.get(clientKey) ?? 1) - 1;
+      if (left > 0) this.#inFlight.set(clientKey, left);
+      else this.#inFlight.delete(clientKey);
+    }
+  }
+
+  #forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions): Promise<void> {
     const extra = options.headers ?? {};
     const target = new URL(options.path ?? request.raw.url ?? "/", base);
     // The body as it arrived; one parsed from something else (none here) is serialized.
@@ -140,11 +166,20 @@ export class PeerForwarder {
       };
       reply.raw.once("close", gone);
       if (options.leaveOnHalfClose === true) {
+        // Half-closed in turn, so that the owner sees what a direct caller's FIN shows it (it
+        // cancels, and answers 504 `outcome_unknown`), and its answer still comes back.
+        const halfGone = () => {
+          if (reply.raw.writableFinished) return;
+          // After the request's bytes: the socket is ended once they are written.
+          const finish = (peer: Socket) => setImmediate(() => peer.end());
+          if (upstream.socket === null) upstream.once("socket", (peer) => (peer.connecting ? peer.once("connect", () => finish(peer)) : finish(peer)));
+          else finish(upstream.socket);
+        };
         const socket = request.raw.socket;
-        if (socket.readableEnded) gone();
+        if (socket.readableEnded) halfGone();
         else {
-          socket.once("end", gone);
-          reply.raw.once("close", () => socket.off("end", gone));
+          socket.once("end", halfGone);
+          reply.raw.once("close", () => socket.off("end", halfGone));
         }
       }
       // Headers and body leave at once: Nagle's algorithm would hold the body for the peer's delayed ACK.
@@ -190,8 +225,20 @@ export class PeerForwarder {
         socket.destroy();
         peerSocket.destroy();
       };
-      peerSocket.once("error", end);
-      peerSocket.once("close", end);
+      // The owner closed: what it sent last (a close frame, 1009 for an oversized message)
+      // still reaches the client, whose late bytes are read and dropped (unread bytes
+      // would turn the close into a reset); a client that does not close in turn is cut off.
+      const ownerEnded = () => {
+        socket.unpipe(peerSocket);
+        socket.resume();
+        socket.end();
+        setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+      };
+      // An owner that resets the connection (it closed while the client was still sending)
+      // may still have sent its close frame first: the client gets what arrived.
+      peerSocket.on("error", () => undefined);
+      peerSocket.once("end", ownerEnded);
+      peerSocket.once("close", () => (socket.writableEnded ? undefined : ownerEnded()));
       socket.once("error", end);
       socket.once("close", end);
       // pipe() follows each side's backpressure: a slow reader holds the other side, memory stays bounded.
@@ -225,16 +272,16 @@ export class PeerForwarder {
   }
 
   /**
-   * A GET of another node's peer route (`path`, with query) answered 200 with JSON, as the
-   * nodes' own traffic: no client's credential, the nodes' secret only.
+   * A GET of `path` on the node at `base` for a request resolved here (`headers`: the
+   * scope), answered 200 with JSON; another status rejects.
    */
-  getJson(base: string, path: string): Promise<unknown> {
+  getJson(base: string, path: string, clientKey: string, headers: Record<string, string>): Promise<unknown> {
     const target = new URL(path, base);
     const client = target.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
       const upstream = client.request(
         target,
-        { method: "GET", headers: this.#peer.headers("peer"), agent: this.#agent(target), timeout: HANDSHAKE_TIMEOUT_MS },
+        { method: "GET", headers: { ...this.#peer.headers(clientKey), ...headers }, agent: this.#agent(target), timeout: HANDSHAKE_TIMEOUT_MS },
         (response) => {
           const chunks: Buffer[] = [];
           let size = 0;

@@ -6,8 +6,12 @@ import { resolveExtensionRefs } from "../extensions/extension-refs.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import { PLACED_HEADER } from "../nodes/peer-auth.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
+import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 import { browserOfRequest, deleteUnreachable, forwardToOwner, resolvedScopeHeader } from "./browser-placement.js";
+
+// A page holds at most 100 browsers; their tokens are read from their nodes this many at a time.
+const TOKEN_READS_AT_ONCE = 8;
 
 /** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
 export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -18,25 +22,37 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
   const show = (request: FastifyRequest, row: BrowserRow, extensions: Map<string, BrowserExtension[]>, tokens?: Map<string, string>) =>
     toBrowser(row, browserUrls.forBrowser(request.headers, row.id, browsers.token(row.id) ?? tokens?.get(row.id)), extensions.get(row.id) ?? []);
   const showOne = async (request: FastifyRequest, row: BrowserRow) => show(request, row, await stores.browsers.extensionsOf([row.id]));
-  /** The tokens of the running browsers of other nodes among `rows`, asked of their nodes (one request per node). */
-  const tokens = async (request: FastifyRequest, rows: readonly BrowserRow[]): Promise<Map<string, string>> => {
+  /**
+   * The tokens of the running browsers of other nodes among `rows`: each asked of its node
+   * as the `GET /browsers/{id}` of this request (its scope resolved here, so the node reads
+   * nothing again and counts nothing), a few at a time. A browser whose node does not
+   * answer is shown without its token; its API key still opens it.
+   */
+  const tokens = async (request: FastifyRequest, rows: readonly BrowserRow[], project: ProjectRow): Promise<Map<string, string>> => {
     const found = new Map<string, string>();
-    if (cluster === undefined) return found;
-    const byNode = new Map<string, string[]>();
-    for (const row of rows) {
-      if (row.status !== "running" || cluster.locate(row.node_id) === "self" || row.node_id === undefined) continue;
-      byNode.set(row.node_id, [...(byNode.get(row.node_id) ?? []), row.id]);
+    const forwarder = cluster?.forwarder;
+    if (cluster === undefined || forwarder === undefined) return found;
+    const foreign = rows.flatMap((row) => {
+      const where = row.status === "running" ? cluster.locate(row.node_id) : "self";
+      return typeof where === "object" ? [{ row, url: where.url }] : [];
+    });
+    const clientKey = deps.rateLimits.clientKey(request.raw);
+    for (let start = 0; start < foreign.length; start += TOKEN_READS_AT_ONCE) {
+      await Promise.all(
+        foreign.slice(start, start + TOKEN_READS_AT_ONCE).map(async ({ row, url }) => {
+          try {
+            const shown = (await forwarder.getJson(url, `/browsers/${encodeURIComponent(row.id)}`, clientKey, {
+              host: request.headers.host ?? "",
+              ...resolvedScopeHeader(request, project, row),
+            })) as { cdp_ws_url?: unknown };
+            const token = typeof shown.cdp_ws_url === "string" ? new URL(shown.cdp_ws_url).searchParams.get("token") : null;
+            if (token !== null) found.set(row.id, token);
+          } catch (error) {
+            request.log.warn({ err: error, browser: row.id, node: row.node_id }, "could not read the DevTools token of another node's browser");
+          }
+        }),
+      );
     }
-    await Promise.all(
-      [...byNode].map(async ([nodeId, ids]) => {
-        try {
-          for (const [id, token] of await cluster.tokensOf(nodeId, ids)) found.set(id, token);
-        } catch (error) {
-          // Shown without its token (its API key still opens it); the node may be going away.
-          request.log.warn({ err: error, node: nodeId }, "could not read the DevTools tokens of another node's browsers");
-        }
-      }),
-    );
     return found;
   };
 
@@ -71,15 +87,20 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
 
   app.get("/browsers", { config: { operationId: "listBrowsers" } }, async (request, reply) => {
     const { offset, limit } = pageOf(request.query as { offset?: number; limit?: number });
-    const page = await stores.browsers.list((await request.scope.project()).id, offset, limit);
+    const project = await request.scope.project();
+    const page = await stores.browsers.list(project.id, offset, limit);
     setPageHeaders(reply, offset, page.items.length, page.hasMore);
-    const [extensions, foreignTokens] = await Promise.all([stores.browsers.extensionsOf(page.items.map((row) => row.id)), tokens(request, page.items)]);
+    const [extensions, foreignTokens] = await Promise.all([
+      stores.browsers.extensionsOf(page.items.map((row) => row.id)),
+      tokens(request, page.items, project),
+    ]);
     return page.items.map((row) => show(request, row, extensions, foreignTokens));
   });
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "getBrowser" } }, async (request) => {
-    const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
-    return show(request, row, await stores.browsers.extensionsOf([row.id]), await tokens(request, [row]));
+    const project = await request.scope.project();
+    const row = await browserOfRequest(deps, request, project);
+    return show(request, row, await stores.browsers.extensionsOf([row.id]), await tokens(request, [row], project));
   });
 
   app.delete<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "deleteBrowser" } }, async (request, reply) => {

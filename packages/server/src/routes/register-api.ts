@@ -12,7 +12,6 @@ import { registerAuthConnectionRoutes } from "./auth-connection-routes.js";
 import { registerBrowserRoutes } from "./browser-routes.js";
 import { registerExtensionRoutes } from "./extension-routes.js";
 import { registerLimitRoutes } from "./limit-routes.js";
-import { registerPeerRoutes } from "./peer-routes.js";
 import { registerProjectRoutes } from "./project-routes.js";
 import { registerWebMcpRoutes } from "./webmcp-routes.js";
 
@@ -51,7 +50,6 @@ async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Cre
  */
 export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.decorateRequest("scope");
-  registerPeerRoutes(app, deps);
   await app.register(async (api) => {
     api.addHook("onRequest", async (request) => {
       // Forwarded by another node, which authenticated it, counted it and resolved its project.
