@@ -43,8 +43,10 @@ const IDLE_TIMEOUT_MS = 150_000;
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 // How long a client may take to close once the owner closed its side of a relayed WebSocket.
 const CLOSE_GRACE_MS = 5_000;
-// Forwarded HTTP requests one client may have waiting at once: no one client holds more
-// than an eighth of a node's connections to another (the agent's 256).
+/**
+ * Forwarded HTTP requests one client may have waiting at once: no one client holds more
+ * than an eighth of a node's connections to another (the agent's 256).
+ */
 export const MAX_FORWARDED_PER_CLIENT = 32;
 // A refused handshake's Error body is small; a peer sending more is cut off.
 const MAX_REFUSAL_BYTES = 64 * 1024;
