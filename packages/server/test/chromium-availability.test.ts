@@ -109,7 +109,10 @@ describe("the server's start", () => {
     const dataDir = tempDataDir();
     const server = await spawnServer(dataDir, ["--unsafe-no-sandbox"]);
     try {
-      expect(server.stderr()).toMatch(/^WARNING: browsers run WITHOUT a sandbox \(--unsafe-no-sandbox\): .* For a developer's own machine only\.$/m);
+      // Written before the listening line, but on another pipe: it may reach this process after it.
+      await expect
+        .poll(() => server.stderr())
+        .toMatch(/^WARNING: browsers run WITHOUT a sandbox \(--unsafe-no-sandbox\): .* For a developer's own machine only\.$/m);
       expect(server.stdout()).not.toMatch(/sandboxed/);
     } finally {
       await server.stop();
