@@ -149,7 +149,7 @@ export class PeerForwarder {
           }
           chunks.push(chunk);
         });
-        response.once("error", reject);
+        response.on("error", reject);
         response.once("end", () => {
           reply.code(response.statusCode ?? 502);
           for (const [name, value] of Object.entries(response.headers)) {
@@ -161,7 +161,9 @@ export class PeerForwarder {
         });
       });
       upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${IDLE_TIMEOUT_MS} ms`)));
-      upstream.once("error", (error) => reject(answered ? error : new PeerUnreachableError(target.origin, error)));
+      // `on`, not `once`: a request can fail twice (a write's EPIPE, then the reset), and an
+      // 'error' without a listener would end the whole server. Later ones find the promise settled.
+      upstream.on("error", (error) => reject(answered ? error : new PeerUnreachableError(target.origin, error)));
       // The caller left: the owner sees its connection close, as it would have seen the caller's.
       const gone = () => {
         if (!reply.raw.writableFinished) upstream.destroy();
@@ -207,7 +209,7 @@ export class PeerForwarder {
     const clientGone = () => upstream.destroy();
     socket.once("close", clientGone);
     upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${HANDSHAKE_TIMEOUT_MS} ms`)));
-    upstream.once("error", (error) => {
+    upstream.on("error", (error) => {
       if (settled) return;
       settled = true;
       socket.off("close", clientGone);
@@ -241,7 +243,7 @@ export class PeerForwarder {
       peerSocket.on("error", () => undefined);
       peerSocket.once("end", ownerEnded);
       peerSocket.once("close", () => (socket.writableEnded ? undefined : ownerEnded()));
-      socket.once("error", end);
+      socket.on("error", end);
       socket.once("close", end);
       // pipe() follows each side's backpressure: a slow reader holds the other side, memory stays bounded.
       peerSocket.pipe(socket);
@@ -257,7 +259,7 @@ export class PeerForwarder {
         if (size > MAX_REFUSAL_BYTES) response.destroy();
         else chunks.push(chunk);
       });
-      response.once("error", () => socket.destroy());
+      response.on("error", () => socket.destroy());
       response.once("end", () => {
         const body = Buffer.concat(chunks);
         const lines = [`HTTP/1.1 ${response.statusCode ?? 502} ${response.statusMessage ?? ""}`];
@@ -292,7 +294,7 @@ export class PeerForwarder {
             if (size > MAX_REFUSAL_BYTES) response.destroy(new Error(`The node's answer passed ${MAX_REFUSAL_BYTES} bytes.`));
             else chunks.push(chunk);
           });
-          response.once("error", reject);
+          response.on("error", reject);
           response.once("end", () => {
             if (response.statusCode !== 200) {
               reject(new Error(`The node at ${target.origin} answered ${response.statusCode} to ${target.pathname}.`));
@@ -307,7 +309,7 @@ export class PeerForwarder {
         },
       );
       upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${HANDSHAKE_TIMEOUT_MS} ms`)));
-      upstream.once("error", (error) => reject(new PeerUnreachableError(target.origin, error)));
+      upstream.on("error", (error) => reject(new PeerUnreachableError(target.origin, error)));
       upstream.end();
     });
   }
