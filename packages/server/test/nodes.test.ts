@@ -116,6 +116,11 @@ describe("nodes sharing one PostgreSQL database", () => {
     // Every node lists every browser, each with its own token in cdp_ws_url.
     const listed = await b.browsers.list({ limit: 100 });
     for (const browser of created) expect(listed.find((each) => each.id === browser.id)?.cdp_ws_url).toMatch(/\?token=[A-Za-z0-9_-]{43}$/);
+    // The token lives only in its node's memory: the shared database holds its hash, never the token.
+    const stored = (await storedRows<{ row: string }>({ dataDir: "", database }, "SELECT row_to_json(b)::text AS row FROM browsers b"))
+      .map((each) => each.row)
+      .join();
+    for (const browser of listed) expect(stored).not.toContain(new URL(browser.cdp_ws_url).searchParams.get("token"));
     for (const browser of created) await b.browsers.delete(browser.id);
     expect(await b.browsers.list()).toEqual([]);
   });

@@ -13,6 +13,7 @@ import type { Stores } from "../src/routes/api-deps.js";
 import { dataDirLayout, newUploadPath } from "../src/storage/data-dir.js";
 import { markingExtension } from "./support/extension-zips.js";
 import { freshDatabase } from "./support/postgres.js";
+import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
 // What only a database shared by several servers (nodes) can show: each `openPgStores`
 // here is one node, with its own data directory, on one database.
@@ -131,16 +132,22 @@ describe("a server on PostgreSQL", () => {
     }
   });
 
-  it("answers with the Error body and a plain reason while its database is gone, and survives it", async () => {
+  it("answers with the Error body and a plain reason while its database is gone, survives it, and ends its browsers once its lease lapses", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "browser-service-pg-gone-"));
     const cluster = await startPostgresCluster();
     let server: Awaited<ReturnType<typeof createServer>> | undefined;
     try {
-      server = await createServer({ dataDir, database: cluster.url(), warmBrowsers: 0 });
+      const launcher = new TrackingLauncher();
+      server = await createServer({ dataDir, database: cluster.url(), warmBrowsers: 0, launcher, cluster: { leaseTtlMs: 2_000 } });
       const key = server.firstStart?.key.secret as string;
       const ask = () => server?.app.inject({ method: "GET", url: "/org/projects", headers: { authorization: `Bearer ${key}` } });
       expect((await ask())?.statusCode).toBe(200);
+      const created = await server.app.inject({ method: "POST", url: "/browsers", headers: { authorization: `Bearer ${key}` } });
+      expect(created.statusCode).toBe(201);
+      const pid = launcher.latest().pid as number;
       await cluster.stop();
+      // The other nodes count it crashed once its lease lapses: its process must not outlive that.
+      await expect.poll(() => processExists(pid), { timeout: 30_000 }).toBe(false);
       const answer = await ask();
       expect(answer?.statusCode).toBe(500);
       expect(answer?.json()).toEqual({ code: "internal_error", message: "The service's database is not answering; retry in a moment." });

@@ -51,6 +51,26 @@ export const MAX_FORWARDED_PER_CLIENT = 32;
 // A refused handshake's Error body is small; a peer sending more is cut off.
 const MAX_REFUSAL_BYTES = 64 * 1024;
 
+/** The module that speaks `target`'s protocol. */
+function clientFor(target: URL): typeof http | typeof https {
+  return target.protocol === "https:" ? https : http;
+}
+
+/** The whole body of `response`, or a rejection once it passes `max` bytes (the response is then destroyed). */
+function bounded(response: IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    response.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) response.destroy(new Error(`The node's answer passed ${max} bytes.`));
+      else chunks.push(chunk);
+    });
+    response.on("error", reject);
+    response.once("end", () => resolve(Buffer.concat(chunks)));
+  });
+}
+
 function forwardedHeaders(headers: IncomingHttpHeaders, extra: Record<string, string>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -134,32 +154,24 @@ export class PeerForwarder {
       headers["content-type"] = "application/json";
       headers["content-length"] = String(body.length);
     }
-    const client = target.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
       let answered = false;
-      const upstream = client.request(target, { method: request.method, headers, agent: this.#agent(target), timeout: IDLE_TIMEOUT_MS }, (response) => {
-        answered = true;
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_RESPONSE_BYTES) {
-            response.destroy(new Error(`The node's answer passed ${MAX_RESPONSE_BYTES} bytes.`));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        response.on("error", reject);
-        response.once("end", () => {
-          reply.code(response.statusCode ?? 502);
-          for (const [name, value] of Object.entries(response.headers)) {
-            if (value !== undefined && !NOT_RETURNED.has(name)) reply.header(name, value);
-          }
-          // Not `resolve(reply.send(...))`: a reply is a thenable, and the promise would take its outcome instead.
-          reply.send(Buffer.concat(chunks));
-          resolve();
-        });
-      });
+      const upstream = clientFor(target).request(
+        target,
+        { method: request.method, headers, agent: this.#agent(target), timeout: IDLE_TIMEOUT_MS },
+        (response) => {
+          answered = true;
+          bounded(response, MAX_RESPONSE_BYTES).then((body) => {
+            reply.code(response.statusCode ?? 502);
+            for (const [name, value] of Object.entries(response.headers)) {
+              if (value !== undefined && !NOT_RETURNED.has(name)) reply.header(name, value);
+            }
+            // Not `resolve(reply.send(...))`: a reply is a thenable, and the promise would take its outcome instead.
+            reply.send(body);
+            resolve();
+          }, reject);
+        },
+      );
       upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${IDLE_TIMEOUT_MS} ms`)));
       // `on`, not `once`: a request can fail twice (a write's EPIPE, then the reset), and an
       // 'error' without a listener would end the whole server. Later ones find the promise settled.
@@ -203,8 +215,7 @@ export class PeerForwarder {
     const headers = forwardedHeaders(request.headers, this.#peer.headers(clientKey));
     headers.connection = "Upgrade";
     headers.upgrade = request.headers.upgrade ?? "websocket";
-    const client = target.protocol === "https:" ? https : http;
-    const upstream = client.request(target, { method: "GET", headers, agent: false, timeout: HANDSHAKE_TIMEOUT_MS });
+    const upstream = clientFor(target).request(target, { method: "GET", headers, agent: false, timeout: HANDSHAKE_TIMEOUT_MS });
     let settled = false;
     const clientGone = () => upstream.destroy();
     socket.once("close", clientGone);
@@ -252,25 +263,19 @@ export class PeerForwarder {
     upstream.once("response", (response) => {
       settled = true;
       socket.off("close", clientGone);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_REFUSAL_BYTES) response.destroy();
-        else chunks.push(chunk);
-      });
-      response.on("error", () => socket.destroy());
-      response.once("end", () => {
-        const body = Buffer.concat(chunks);
-        const lines = [`HTTP/1.1 ${response.statusCode ?? 502} ${response.statusMessage ?? ""}`];
-        for (let i = 0; i < response.rawHeaders.length; i += 2) {
-          const name = (response.rawHeaders[i] as string).toLowerCase();
-          if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection")
-            lines.push(`${response.rawHeaders[i]}: ${response.rawHeaders[i + 1]}`);
-        }
-        lines.push(`Content-Length: ${body.length}`, "Connection: close");
-        socket.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`), body]));
-      });
+      bounded(response, MAX_REFUSAL_BYTES).then(
+        (body) => {
+          const lines = [`HTTP/1.1 ${response.statusCode ?? 502} ${response.statusMessage ?? ""}`];
+          for (let i = 0; i < response.rawHeaders.length; i += 2) {
+            const name = (response.rawHeaders[i] as string).toLowerCase();
+            if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection")
+              lines.push(`${response.rawHeaders[i]}: ${response.rawHeaders[i + 1]}`);
+          }
+          lines.push(`Content-Length: ${body.length}`, "Connection: close");
+          socket.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`), body]));
+        },
+        () => socket.destroy(),
+      );
     });
     upstream.end();
   }
@@ -281,31 +286,22 @@ export class PeerForwarder {
    */
   getJson(base: string, path: string, clientKey: string, headers: Record<string, string>): Promise<unknown> {
     const target = new URL(path, base);
-    const client = target.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
-      const upstream = client.request(
+      const upstream = clientFor(target).request(
         target,
         { method: "GET", headers: { ...this.#peer.headers(clientKey), ...headers }, agent: this.#agent(target), timeout: HANDSHAKE_TIMEOUT_MS },
         (response) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on("data", (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > MAX_REFUSAL_BYTES) response.destroy(new Error(`The node's answer passed ${MAX_REFUSAL_BYTES} bytes.`));
-            else chunks.push(chunk);
-          });
-          response.on("error", reject);
-          response.once("end", () => {
+          bounded(response, MAX_REFUSAL_BYTES).then((body) => {
             if (response.statusCode !== 200) {
               reject(new Error(`The node at ${target.origin} answered ${response.statusCode} to ${target.pathname}.`));
               return;
             }
             try {
-              resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+              resolve(JSON.parse(body.toString("utf8")));
             } catch (error) {
               reject(error);
             }
-          });
+          }, reject);
         },
       );
       upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${HANDSHAKE_TIMEOUT_MS} ms`)));

@@ -21,7 +21,7 @@ export function resolvedScopeHeader(request: FastifyRequest, project: ProjectRow
  * forwarded request costs the owner no read. A 404 `not_found` when there is none.
  */
 export function browserOfRequest(deps: ApiDeps, request: FastifyRequest<{ Params: { id_or_name: string } }>, project: ProjectRow): Promise<BrowserRow> {
-  const forwarded = deps.cluster?.declaredScope<{ browser?: BrowserRow }>(request.headers)?.browser;
+  const forwarded = request.forwardedBrowser;
   if (forwarded !== undefined && forwarded.id === request.params.id_or_name && forwarded.project_id === project.id) return Promise.resolve(forwarded);
   return deps.stores.browsers.getByIdOrName(project.id, request.params.id_or_name);
 }
