@@ -3,12 +3,13 @@
 // the lint, the build and every package's tests).
 // Only Node 20.19+ and npm are assumed; the pinned pnpm comes through corepack.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ensureChromium } from "./chromium.mjs";
 import { pnpmEnv } from "./pnpm-env.mjs";
 import { ensurePostgres } from "./postgres.mjs";
 import { ensureSandboxTools } from "./sandbox-tools.mjs";
+import { readReports, summarize } from "./test-report.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const resultsDir = `${root}/test-results/vitest`;
@@ -18,20 +19,6 @@ function run(args, env) {
   const result = spawnSync("pnpm", args, { cwd: root, stdio: "inherit", env });
   if (result.error) throw result.error;
   return result.status ?? 1;
-}
-
-/** One closing line over every package's vitest JSON report, for people and for CI. */
-function printTotals() {
-  const totals = { passed: 0, failed: 0, skipped: 0 };
-  const files = existsSync(resultsDir) ? readdirSync(resultsDir).filter((f) => f.endsWith(".json")) : [];
-  for (const file of files) {
-    const report = JSON.parse(readFileSync(`${resultsDir}/${file}`, "utf8"));
-    totals.passed += report.numPassedTests;
-    totals.failed += report.numFailedTests;
-    totals.skipped += report.numPendingTests + report.numTodoTests;
-  }
-  console.log(`\n${files.length} packages tested`);
-  console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 }
 
 const task = process.argv[2];
@@ -79,6 +66,6 @@ if (task === "start") {
 } else {
   rmSync(resultsDir, { recursive: true, force: true });
   const status = run(["exec", "turbo", "run", "test", "--concurrency=1", "--continue"], env);
-  printTotals();
+  console.log(`\n${summarize(readReports(resultsDir), root).join("\n")}`);
   process.exit(status);
 }
