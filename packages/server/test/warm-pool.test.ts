@@ -54,7 +54,15 @@ async function processOf(cdpWsUrl: string): Promise<LaunchedBrowser> {
     const ids = new Set(targetInfos.filter((target) => target.type === "page").map((target) => target.targetId));
     for (const launched of launcher.launched) {
       if (launched.cdp.closed) continue;
-      if ((await pageTargets(launched)).some((id) => ids.has(id))) return launched;
+      let targets: string[];
+      try {
+        targets = await pageTargets(launched);
+      } catch (error) {
+        // One that closed while asked (an earlier test's, being ended) is not the one this URL serves.
+        if (launched.cdp.closed) continue;
+        throw error;
+      }
+      if (targets.some((id) => ids.has(id))) return launched;
     }
   } finally {
     await playwright.close();
