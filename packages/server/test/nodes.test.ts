@@ -89,6 +89,14 @@ const clientOf = (id: string) => createClient({ baseUrl: nodes.get(id)?.server.u
 const nodeOf = async (browserId: string) =>
   (await storedRows<{ node_id: string }>({ dataDir: "", database }, "SELECT node_id FROM browsers WHERE id = ?", [browserId]))[0]?.node_id;
 
+/** A browser running on b: created through b until one lands there (b places a create on itself while it runs the fewest). */
+async function browserOnB() {
+  let browser = await clientOf("b").browsers.create();
+  if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
+  expect(await nodeOf(browser.id)).toBe("b");
+  return browser;
+}
+
 beforeAll(async () => {
   database = await freshDatabase();
   pages = await PageServer.start();
@@ -128,10 +136,7 @@ describe("nodes sharing one PostgreSQL database", () => {
   it("forward WebMCP and a Playwright DevTools connection to the browser's node, with the owner's answers", async () => {
     await running("a", "b");
     const a = clientOf("a");
-    // Created through b until one lands on b (b places its first create on itself: no browser runs anywhere).
-    let browser = await clientOf("b").browsers.create();
-    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
-    expect(await nodeOf(browser.id)).toBe("b");
+    const browser = await browserOnB();
     // Through a, the node that does not run it.
     const shown = await a.browsers.get(browser.id);
     expect(shown.cdp_ws_url).toBe(browser.cdp_ws_url.replace(nodes.get("b")?.server.url.slice("http://".length) ?? "", `127.0.0.1:${nodes.get("a")?.port}`));
@@ -235,6 +240,20 @@ describe("nodes sharing one PostgreSQL database", () => {
   });
 });
 
+describe("a node that stops", () => {
+  it("exits though other nodes hold channels to it, and its browsers are gone for them too", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    const browser = await browserOnB();
+    // Through a: a holds a channel to b from now on.
+    expect((await a.webmcp.listTools(browser.id)).tools).toEqual([]);
+    // The channel's connection must not hold b's server open: it ends, and b exits cleanly.
+    expect(await nodes.get("b")?.server.stop()).toBe(0);
+    // b ended its browsers on the way out, as a single server does: a says so, it does not wait on b.
+    await expect(a.webmcp.listTools(browser.id)).rejects.toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
 describe("a node the others cannot reach", () => {
   it("gets no creates that it cannot take, and its browsers' requests are refused with a reason, not left hanging", async () => {
     await running("a", "b");
@@ -267,8 +286,7 @@ describe("what another node may do, and a client may not", () => {
   it("shows another node's browser only to its project's keys, whatever a client says it is", async () => {
     await running("a", "b");
     const a = clientOf("a");
-    let browser = await clientOf("b").browsers.create();
-    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
+    const browser = await browserOnB();
     const other = await a.projects.create({ name: `elsewhere-${Date.now()}` });
     // The org-wide key sees it through a with its token; a request to a that names another project does not.
     expect((await a.browsers.get(browser.id)).cdp_ws_url).toMatch(/\?token=/);
@@ -298,8 +316,7 @@ describe("what another node may do, and a client may not", () => {
   it("relays the owner's WebSocket closes and its answers to a caller who half-closes, as the owner gives them", async () => {
     await running("a", "b");
     const a = clientOf("a");
-    let browser = await clientOf("b").browsers.create();
-    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
+    const browser = await browserOnB();
     const shown = await a.browsers.get(browser.id);
     // A DevTools message over the owner's cap (16 MiB) closes its sender with 1009, through a as directly.
     for (let attempt = 0; attempt < 4; attempt++) {
@@ -347,11 +364,10 @@ describe("what another node may do, and a client may not", () => {
     await a.browsers.delete(browser.id);
   });
 
-  it("forwards at most 32 requests of one client at once, so that no client holds the connections between nodes", async () => {
+  it("forwards at most 32 requests of one client at once, so that no client holds what the nodes can forward", async () => {
     await running("a", "b");
     const a = clientOf("a");
-    let browser = await clientOf("b").browsers.create();
-    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create();
+    const browser = await browserOnB();
     const driven = await drive((await a.browsers.get(browser.id)).cdp_ws_url);
     try {
       await driven.open(pages.url("/tools"));

@@ -19,6 +19,7 @@ import { installBodyReading } from "../http/request-validation.js";
 import { installResponseCheck, type ResponseCheckOptions } from "../http/response-check.js";
 import { Cluster } from "../nodes/cluster.js";
 import { MIN_NODE_SECRET_LENGTH, PeerAuth } from "../nodes/peer-auth.js";
+import { PeerCalls } from "../nodes/peer-calls.js";
 import { DEFAULT_CONFIG, isAdvertiseUrl, isPostgresUrl, NODE_ID_PATTERN } from "./config.js";
 import { issueApiKey } from "./issue-key.js";
 import { answerKeyRequests } from "./key-requests.js";
@@ -316,6 +317,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   let firstStart: FirstStart | undefined;
   let cluster: Cluster | undefined;
   let liveView: LiveViewEndpoint | undefined;
+  let peerCalls: PeerCalls | undefined;
   try {
     firstStart = await initializeOrganization(stores);
     const org = await stores.organizations.find();
@@ -360,8 +362,13 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       limits: { ...DEFAULT_LIVE_VIEW_LIMITS, maxViewers: DEFAULT_CONFIG.liveViewMaxViewers, ...options.liveView },
     });
     const liveViewEndpoint = liveView;
+    // Other nodes' calls to this node's browsers, on one channel per node (nodes/peer-calls.ts).
+    const calls = peer === undefined ? undefined : new PeerCalls({ peer, maxBodyBytes: JSON_BODY_LIMIT, log: app.log });
+    peerCalls = calls;
+    // Before the upgraded sockets hold the server open: open calls get the grace in-flight requests get.
+    if (calls !== undefined) app.addHook("preClose", async () => await calls.close(SHUTDOWN_GRACE_MS));
     installCdpEndpoint(app, {
-      otherUpgrade: (request, socket, head) => liveViewEndpoint.accept(request, socket, head),
+      otherUpgrade: (request, socket, head) => calls?.accept(request, socket, head) === true || liveViewEndpoint.accept(request, socket, head),
       browsers,
       cluster,
       rateLimits,
@@ -389,6 +396,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       planLimit,
       projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
       cluster,
+      peerCalls,
     });
     await app.ready();
     // Last, so that a failed start leaves no browser behind.

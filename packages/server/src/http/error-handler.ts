@@ -60,11 +60,39 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     // A client mistake the table above does not name: a stable code, never the framework's.
     return malformed("malformed_request", fastifyError.message ?? "The request cannot be read.");
   }
+  return serviceError(error);
+}
+
+/**
+ * Turns an error an operation threw (not the framework: no request to read) into an
+ * {@link ApiError}: an ApiError as it is, the rest 500.
+ */
+export function serviceError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
   // Said plainly, as the cause is passing: a shared database that went away or restarts.
   if (error instanceof StorageError && error.code === "storage_unavailable") {
     return new InternalError("The service's database is not answering; retry in a moment.", error);
   }
   return new InternalError(undefined, error);
+}
+
+/** A log of the pino kind: an object of fields, then the message. */
+export interface ErrorLog {
+  info(object: object, message: string): void;
+  error(object: object, message: string): void;
+  debug(object: object, message: string): void;
+}
+
+/**
+ * Logs an answered error by what it says about the server: a fault (5xx) at error level
+ * with its cause; an unobserved WebMCP outcome at info level, as it is the page's doing (a
+ * slow tool, a closed tab); a client's mistake at debug level only.
+ */
+export function logApiError(log: ErrorLog, apiError: ApiError, error: unknown): void {
+  if (apiError instanceof OutcomeUnknownError)
+    log.info({ code: apiError.code, invocation_id: apiError.invocationId, inner_error: apiError.innerError }, apiError.message);
+  else if (apiError.status >= 500) log.error({ err: apiError.cause ?? error }, apiError.message);
+  else log.debug({ code: apiError.code }, apiError.message);
 }
 
 /**
@@ -183,11 +211,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
   app.setErrorHandler((error, request, reply) => {
     const apiError = request.is404 ? routeMiss(routes, request) : toApiError(error, request);
-    // An unobserved WebMCP outcome is the page's doing (a slow tool, a closed tab), not a server fault.
-    if (apiError instanceof OutcomeUnknownError)
-      request.log.info({ code: apiError.code, invocation_id: apiError.invocationId, inner_error: apiError.innerError }, apiError.message);
-    else if (apiError.status >= 500) request.log.error({ err: apiError.cause ?? error }, apiError.message);
-    else request.log.debug({ code: apiError.code }, apiError.message);
+    logApiError(request.log, apiError, error);
     return sendApiError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) => sendApiError(reply, routeMiss(routes, request)));

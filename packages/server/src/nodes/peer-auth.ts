@@ -52,6 +52,11 @@ export class PeerAuth {
     return JSON.parse(Buffer.from(scope, "base64url").toString("utf8")) as T;
   }
 
+  /** The headers that open a peer channel: the secret alone (each call on it names its own request). */
+  channelHeaders(): Record<string, string> {
+    return { [PEER_HEADER]: this.#secret };
+  }
+
   /** The headers a forwarded request carries. */
   headers(clientKey: string): Record<string, string> {
     return { [PEER_HEADER]: this.#secret, [PEER_CLIENT_HEADER]: clientKey };

@@ -1,11 +1,12 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import https from "node:https";
-import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { limits } from "@browser-service/types";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { RateLimitedError } from "../http/api-errors.js";
 import type { PeerAuth } from "./peer-auth.js";
+import type { PeerAnswer } from "./peer-calls.js";
+import { PeerChannel, type SentCall } from "./peer-channel.js";
 
 /** The node a request was forwarded to did not answer (refused, reset, timed out) before its response began. */
 export class PeerUnreachableError extends Error {
@@ -86,18 +87,30 @@ export interface ForwardOptions {
   headers?: Record<string, string>;
   /** The path and query to send; default the request's own. */
   path?: string;
+}
+
+/** What {@link PeerForwarder.call} sends: the operation, and the browser's row as this node read it. */
+export interface ForwardedCall {
+  /** The operation (its `operationId`), served on the owner by the route's own code. */
+  op: string;
+  browser: unknown;
+  /** The request's headers the operation reads. */
+  headers: Record<string, string>;
   /**
    * A caller's half-close (FIN) counts as leaving, as it does for a WebMCP invocation
-   * served directly: the forwarded request is ended, and the owner cancels its work.
+   * served directly: the owner cancels its work, and its answer still comes back.
    */
   leaveOnHalfClose?: boolean;
 }
 
 /**
- * Passes requests bound to a browser of another node to that node, as they came (method,
- * path, credential, `Host`, project header), with the nodes' secret and the client it
- * counted; the owner applies its own checks and limits, so a client gets the same answer
- * as from the owner itself. HTTP answers come back whole (they are bounded by the spec's
+ * Passes requests bound to a browser of another node to that node. A browser's operations
+ * (WebMCP list and invoke, delete) go as calls on one channel per node ({@link call}),
+ * which the owner serves with the routes' own code; a create placed there and a read of a
+ * token go as HTTP requests, as they came (method, path, credential, `Host`, project
+ * header), with the nodes' secret and the client counted here ({@link forward}). Either
+ * way the owner applies its own checks and limits, so a client gets the same answer as
+ * from the owner itself, and answers come back whole (they are bounded by the spec's
  * caps); WebSocket upgrades are relayed byte for byte once the owner accepts them.
  */
 export class PeerForwarder {
@@ -106,8 +119,91 @@ export class PeerForwarder {
   // Forwarded HTTP requests awaiting their answer, by client.
   readonly #inFlight = new Map<string, number>();
 
+  // One channel per node, by origin: opening, or open.
+  readonly #channels = new Map<string, Promise<PeerChannel>>();
+
   constructor(peer: PeerAuth) {
     this.#peer = peer;
+  }
+
+  /** The channel to the node at `origin`: the open one, or a new one when there is none or it closed. */
+  #channel(origin: string): Promise<PeerChannel> {
+    const current = this.#channels.get(origin);
+    if (current === undefined) return this.#open(origin, undefined);
+    return current.then((channel) => (channel.closed ? this.#open(origin, current) : channel));
+  }
+
+  #open(origin: string, stale: Promise<PeerChannel> | undefined): Promise<PeerChannel> {
+    // Two callers that found the same closed channel open one new one.
+    const now = this.#channels.get(origin);
+    if (now !== undefined && now !== stale) return now;
+    const opening = PeerChannel.open(origin, this.#peer.channelHeaders(), { timeoutMs: HANDSHAKE_TIMEOUT_MS, maxAnswerBytes: MAX_RESPONSE_BYTES });
+    this.#channels.set(origin, opening);
+    // A failed opening is not kept: the next call tries again.
+    opening.catch(() => (this.#channels.get(origin) === opening ? this.#channels.delete(origin) : undefined));
+    return opening;
+  }
+
+  /** Counts a forwarded request of `clientKey` while `run` runs: 429 when it has {@link MAX_FORWARDED_PER_CLIENT} already. */
+  async #counted(clientKey: string, run: () => Promise<void>): Promise<void> {
+    // The connections to a node are shared by every client: one client holding many long
+    // calls (an invocation waits up to 120 s) must not hold more than its share of them.
+    const held = this.#inFlight.get(clientKey) ?? 0;
+    if (held >= MAX_FORWARDED_PER_CLIENT) {
+      throw new RateLimitedError(`This client already has ${MAX_FORWARDED_PER_CLIENT} requests waiting on other nodes of the service, the most it may`, 1);
+    }
+    this.#inFlight.set(clientKey, held + 1);
+    try {
+      await run();
+    } finally {
+      const left = (this.#inFlight.get(clientKey) ?? 1) - 1;
+      if (left > 0) this.#inFlight.set(clientKey, left);
+      else this.#inFlight.delete(clientKey);
+    }
+  }
+
+  /**
+   * Sends `request`'s operation to the node at `base` over that node's peer channel, and
+   * answers `reply` with the owner's answer; resolves once it is sent. The owner serves it
+   * with the route's own code, for the browser row read here. Rejects with
+   * {@link PeerUnreachableError} when the node does not answer; a caller who leaves (see
+   * {@link ForwardedCall.leaveOnHalfClose}) aborts the call on the owner, as it would there.
+   */
+  call(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, call: ForwardedCall): Promise<void> {
+    return this.#counted(clientKey, () => this.#call(request, reply, new URL(base).origin, call));
+  }
+
+  async #call(request: FastifyRequest, reply: FastifyReply, origin: string, call: ForwardedCall): Promise<void> {
+    let sent: SentCall;
+    try {
+      const channel = await this.#channel(origin);
+      sent = channel.send({ op: call.op, request_id: String(request.id), browser: call.browser, headers: call.headers }, request.jsonText, IDLE_TIMEOUT_MS);
+    } catch (error) {
+      if (error instanceof RangeError) throw new RateLimitedError("This node has as many requests waiting on that node as it may", 1);
+      throw new PeerUnreachableError(origin, error);
+    }
+    // The caller left: the owner aborts the call, as it would for the caller's own connection.
+    const gone = () => {
+      if (!reply.raw.writableFinished) sent.leave();
+    };
+    reply.raw.once("close", gone);
+    if (call.leaveOnHalfClose === true) {
+      const socket = request.raw.socket;
+      if (socket.readableEnded) sent.leave();
+      else {
+        socket.once("end", gone);
+        reply.raw.once("close", () => socket.off("end", gone));
+      }
+    }
+    let answer: PeerAnswer;
+    try {
+      answer = await sent.answer;
+    } catch (error) {
+      throw new PeerUnreachableError(origin, error);
+    }
+    reply.code(answer.status).headers(answer.headers);
+    // Not `return reply.send(...)` from an async function: a reply is a thenable, and the promise would take its outcome instead.
+    reply.send(answer.body === undefined || answer.body.length === 0 ? undefined : answer.body);
   }
 
   #agent(target: URL): http.Agent {
@@ -126,21 +222,8 @@ export class PeerForwarder {
    * when the node does not answer; a caller who leaves ends the forwarded request too
    * (so that an invocation is cancelled on the owner, as it would be directly).
    */
-  async forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions = {}): Promise<void> {
-    // The connections to a node are shared by every client: one client holding many long
-    // calls (an invocation waits up to 120 s) must not queue everyone else's behind them.
-    const held = this.#inFlight.get(clientKey) ?? 0;
-    if (held >= MAX_FORWARDED_PER_CLIENT) {
-      throw new RateLimitedError(`This client already has ${MAX_FORWARDED_PER_CLIENT} requests waiting on other nodes of the service, the most it may`, 1);
-    }
-    this.#inFlight.set(clientKey, held + 1);
-    try {
-      await this.#forward(request, reply, base, clientKey, options);
-    } finally {
-      const left = (this.#inFlight.get(clientKey) ?? 1) - 1;
-      if (left > 0) this.#inFlight.set(clientKey, left);
-      else this.#inFlight.delete(clientKey);
-    }
+  forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions = {}): Promise<void> {
+    return this.#counted(clientKey, () => this.#forward(request, reply, base, clientKey, options));
   }
 
   #forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions): Promise<void> {
@@ -181,23 +264,6 @@ export class PeerForwarder {
         if (!reply.raw.writableFinished) upstream.destroy();
       };
       reply.raw.once("close", gone);
-      if (options.leaveOnHalfClose === true) {
-        // Half-closed in turn, so that the owner sees what a direct caller's FIN shows it (it
-        // cancels, and answers 504 `outcome_unknown`), and its answer still comes back.
-        const halfGone = () => {
-          if (reply.raw.writableFinished) return;
-          // After the request's bytes: the socket is ended once they are written.
-          const finish = (peer: Socket) => setImmediate(() => peer.end());
-          if (upstream.socket === null) upstream.once("socket", (peer) => (peer.connecting ? peer.once("connect", () => finish(peer)) : finish(peer)));
-          else finish(upstream.socket);
-        };
-        const socket = request.raw.socket;
-        if (socket.readableEnded) halfGone();
-        else {
-          socket.once("end", halfGone);
-          reply.raw.once("close", () => socket.off("end", halfGone));
-        }
-      }
       // Headers and body leave at once: Nagle's algorithm would hold the body for the peer's delayed ACK.
       upstream.setNoDelay(true);
       upstream.end(body);
@@ -310,9 +376,11 @@ export class PeerForwarder {
     });
   }
 
-  /** Closes the kept-alive connections to other nodes. */
+  /** Closes the kept-alive connections and the channels to other nodes. */
   close(): void {
     for (const agent of this.#agents.values()) agent.destroy();
     this.#agents.clear();
+    for (const channel of this.#channels.values()) channel.then((open) => open.close()).catch(() => undefined);
+    this.#channels.clear();
   }
 }

@@ -9,6 +9,7 @@ import type { PoolReservationStore } from "../limits/pool-reservation-store.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import type { Cluster } from "../nodes/cluster.js";
 import type { NodeStore } from "../nodes/node-store.js";
+import type { PeerCalls } from "../nodes/peer-calls.js";
 import type { OrganizationStore } from "../organization/organization-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
 import type { DataDirLayout } from "../storage/data-dir.js";
@@ -67,4 +68,6 @@ export interface ApiDeps {
   projectsDisabled: boolean;
   /** This node among the servers sharing a PostgreSQL database; `undefined` on SQLite (one server). */
   cluster: Cluster | undefined;
+  /** The calls other nodes forward to this node's browsers (the routes serve their own operations); `undefined` without a node secret. */
+  peerCalls?: PeerCalls | undefined;
 }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { type ApiError, ConflictError, InternalError } from "../http/api-errors.js";
 import { PEER_SCOPE_HEADER } from "../nodes/peer-auth.js";
+import type { PeerCall } from "../nodes/peer-calls.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
@@ -26,19 +27,24 @@ export function browserOfRequest(deps: ApiDeps, request: FastifyRequest<{ Params
   return deps.stores.browsers.getByIdOrName(project.id, request.params.id_or_name);
 }
 
+function operationOf(request: FastifyRequest): string {
+  const op = request.routeOptions.config.operationId;
+  if (op === undefined) throw new Error(`The route of ${request.method} ${request.routeOptions.url} has no operationId to forward.`);
+  return op;
+}
+
 /**
- * Answers a request about a running browser of another node by forwarding it there, so
- * that the owner applies its own checks and limits, and says so (`true`); `false` when this node serves it
- * (its own browser, a crashed one, or a single server). `unreachable` makes the error for
- * an owner that does not answer. The owner gets the browser by its id and the scope
- * resolved here (`project` is the request's), so it reads neither again.
+ * Answers a request about a running browser of another node by sending its operation
+ * there, so that the owner applies its own checks and limits, and says so (`true`);
+ * `false` when this node serves it (its own browser, a crashed one, or a single server).
+ * `unreachable` makes the error for an owner that does not answer. The owner gets the
+ * browser's row read here (the caller may use it), so it reads nothing again.
  */
 export async function forwardToOwner(
   deps: ApiDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   row: BrowserRow,
-  project: ProjectRow,
   unreachable: (why: string) => ApiError,
   options: { leaveOnHalfClose?: boolean } = {},
 ): Promise<boolean> {
@@ -48,13 +54,12 @@ export async function forwardToOwner(
   if (where === "self") return false;
   const forwarder = cluster.forwarder;
   if (where === "unreachable" || forwarder === undefined) throw unreachable(`its node (${row.node_id}) cannot be reached from this one`);
+  const ifNoneMatch = request.headers["if-none-match"];
   try {
-    // `/browsers/{id_or_name}/rest?query` with the id: the owner finds the row in one read.
-    const url = request.raw.url ?? "/";
-    const path = url.replace(/^\/browsers\/[^/?]+/, `/browsers/${encodeURIComponent(row.id)}`);
-    await forwarder.forward(request, reply, where.url, deps.rateLimits.clientKey(request.raw), {
-      headers: resolvedScopeHeader(request, project, row),
-      path,
+    await forwarder.call(request, reply, where.url, deps.rateLimits.clientKey(request.raw), {
+      op: operationOf(request),
+      browser: row,
+      headers: ifNoneMatch === undefined ? {} : { "if-none-match": ifNoneMatch },
       ...(options.leaveOnHalfClose === undefined ? {} : { leaveOnHalfClose: options.leaveOnHalfClose }),
     });
     return true;
@@ -62,6 +67,18 @@ export async function forwardToOwner(
     if (error instanceof PeerUnreachableError) throw unreachable(`its node (${row.node_id}) does not answer`);
     throw error;
   }
+}
+
+/**
+ * The browser row a peer call names, as the owner's operations take it: one of this
+ * node's (`nodeId`), or a 409 `conflict` (its node changed, or the row is not one).
+ */
+export function peerCallBrowser(call: PeerCall, nodeId: string): BrowserRow {
+  const row = call.browser as Partial<BrowserRow>;
+  if (typeof row.id !== "string" || row.node_id !== nodeId) {
+    throw new ConflictError(`Browser ${String(row.id)} is not served by this node (${nodeId}); its node changed. Send the request again.`);
+  }
+  return row as BrowserRow;
 }
 
 /** The 409 of a WebMCP call or DevTools connection to a browser whose node does not answer. */

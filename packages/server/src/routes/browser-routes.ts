@@ -8,7 +8,7 @@ import { PLACED_HEADER } from "../nodes/peer-auth.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
-import { browserOfRequest, deleteUnreachable, forwardToOwner, resolvedScopeHeader } from "./browser-placement.js";
+import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeHeader } from "./browser-placement.js";
 
 // A page holds at most 100 browsers; their tokens are read from their nodes this many at a time.
 const TOKEN_READS_AT_ONCE = 8;
@@ -106,8 +106,16 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
   app.delete<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "deleteBrowser" } }, async (request, reply) => {
     const project = await request.scope.project();
     const row = await browserOfRequest(deps, request, project);
-    if (await forwardToOwner(deps, request, reply, row, project, deleteUnreachable(row))) return reply;
+    if (await forwardToOwner(deps, request, reply, row, deleteUnreachable(row))) return reply;
     await browsers.delete(row);
     return reply.code(204).send();
+  });
+
+  // Another node's delete of one of this node's browsers: the same stop.
+  const nodeId = cluster?.nodeId;
+  if (deps.peerCalls === undefined || nodeId === undefined) return;
+  deps.peerCalls.handle("deleteBrowser", async (call) => {
+    await browsers.delete(peerCallBrowser(call, nodeId));
+    return { status: 204, headers: {} };
   });
 }

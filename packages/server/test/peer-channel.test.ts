@@ -1,0 +1,321 @@
+import { once } from "node:events";
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { ConflictError } from "../src/http/api-errors.js";
+import { PEER_HEADER, PeerAuth } from "../src/nodes/peer-auth.js";
+import { MAX_CALLS_PER_CHANNEL, PEER_CHANNEL_PATH, PEER_CHANNEL_PROTOCOL, type PeerCall, PeerCalls } from "../src/nodes/peer-calls.js";
+import { ChannelClosedError, PeerChannel } from "../src/nodes/peer-channel.js";
+import { encodeFrame, FrameError, FrameKind, FrameReader } from "../src/nodes/peer-frames.js";
+
+// The channel between two nodes, both ends real, over a real HTTP server's upgrade: what
+// the owner runs, what a caller's leaving does, and what a broken peer gets.
+
+const SECRET = "c".repeat(32);
+const peer = new PeerAuth(SECRET);
+const logged: { level: string; object: object; message: string }[] = [];
+const log = {
+  info: (object: object, message: string) => logged.push({ level: "info", object, message }),
+  warn: (object: object, message: string) => logged.push({ level: "warn", object, message }),
+  error: (object: object, message: string) => logged.push({ level: "error", object, message }),
+  debug: (object: object, message: string) => logged.push({ level: "debug", object, message }),
+  child: () => log,
+};
+
+const servers: Server[] = [];
+const channels: PeerChannel[] = [];
+// Upgraded connections are the server's no more: they are ended by hand.
+const connections = new Set<Socket>();
+afterEach(async () => {
+  for (const channel of channels.splice(0)) channel.close();
+  for (const socket of connections) socket.destroy();
+  connections.clear();
+  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
+  logged.length = 0;
+});
+
+function listen(server: Server): Promise<string> {
+  server.on("connection", (socket) => connections.add(socket));
+  server.listen(0, "127.0.0.1");
+  servers.push(server);
+  return once(server, "listening").then(() => `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+}
+
+/** An owner: an HTTP server whose upgrades go to `calls` first; the rest get 404. */
+async function owner(calls: PeerCalls): Promise<{ url: string; sockets: Set<Duplex> }> {
+  const server = createServer((_request, response) => response.writeHead(404).end());
+  const sockets = new Set<Duplex>();
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (calls.accept(request, socket, head)) {
+      sockets.add(socket);
+      return;
+    }
+    socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  });
+  return { url: await listen(server), sockets };
+}
+
+async function open(url: string, options: { maxAnswerBytes?: number } = {}): Promise<PeerChannel> {
+  const channel = await PeerChannel.open(url, peer.channelHeaders(), { timeoutMs: 5_000, maxAnswerBytes: options.maxAnswerBytes ?? 1024 * 1024 });
+  channels.push(channel);
+  return channel;
+}
+
+const head = (op: string, browser: object = { id: "b1" }) => ({ op, request_id: "req-1", browser, headers: {} });
+
+describe("frames", () => {
+  it("come back whole however the bytes are cut", () => {
+    const frames = Buffer.concat([
+      encodeFrame(FrameKind.call, 7, { op: "x", n: "é" }, Buffer.from('{"a":1}')),
+      encodeFrame(FrameKind.leave, 7, null),
+      encodeFrame(FrameKind.answer, 0xffff_ffff, { status: 200 }, "ü".repeat(1000)),
+    ]);
+    for (const cut of [1, 3, 4, 13, 64, frames.length]) {
+      const reader = new FrameReader(64 * 1024);
+      const read = [];
+      for (let at = 0; at < frames.length; at += cut) read.push(...reader.push(frames.subarray(at, at + cut)));
+      expect(read.map((frame) => [frame.kind, frame.id, frame.head, frame.body.toString()])).toEqual([
+        [FrameKind.call, 7, { op: "x", n: "é" }, '{"a":1}'],
+        [FrameKind.leave, 7, null, ""],
+        [FrameKind.answer, 0xffff_ffff, { status: 200 }, "ü".repeat(1000)],
+      ]);
+    }
+  });
+
+  it("over the reader's bound, of an unknown kind, or with a head that is not JSON are refused", () => {
+    expect(() => new FrameReader(100).push(encodeFrame(FrameKind.answer, 1, null, Buffer.alloc(100)))).toThrow(FrameError);
+    // The bound holds on the length alone, before the bytes arrive: a peer cannot make the reader buffer them.
+    const huge = Buffer.alloc(4);
+    huge.writeUInt32BE(0xffff_fff0, 0);
+    expect(() => new FrameReader(1024).push(huge)).toThrow(/over the bound/);
+    const unknownKind = encodeFrame(FrameKind.call, 1, null);
+    unknownKind.writeUInt8(9, 4);
+    expect(() => new FrameReader(1024).push(unknownKind)).toThrow(/Unknown frame kind 9/);
+    const badHead = encodeFrame(FrameKind.call, 1, "xx");
+    badHead.write("{", 13);
+    expect(() => new FrameReader(1024).push(badHead)).toThrow(/not JSON/);
+    const longHead = encodeFrame(FrameKind.call, 1, null);
+    longHead.writeUInt32BE(1000, 9);
+    expect(() => new FrameReader(1024).push(longHead)).toThrow(/longer than the frame/);
+  });
+});
+
+describe("a peer channel", () => {
+  it("carries many calls at once, each answered with its own status, headers and body", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024 * 1024, log });
+    const seen: PeerCall[] = [];
+    calls.handle("echo", async (call) => {
+      seen.push(call);
+      const wait = Number(call.headers.wait ?? 0);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      return { status: 201, headers: { "x-order": call.headers.order ?? "" }, body: `${call.body.toString()}:${(call.browser as { id: string }).id}` };
+    });
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    // The first call waits longest: answers come back as they are ready, each to its own call.
+    const sent = [30, 20, 10, 0].map((wait, order) =>
+      channel.send(
+        { op: "echo", request_id: `r${order}`, browser: { id: `b${order}` }, headers: { wait: String(wait), order: String(order) } },
+        `body${order}`,
+        5_000,
+      ),
+    );
+    const answers = await Promise.all(sent.map((call) => call.answer));
+    expect(answers.map((answer) => [answer.status, answer.headers, answer.body?.toString()])).toEqual([
+      [201, { "x-order": "0" }, "body0:b0"],
+      [201, { "x-order": "1" }, "body1:b1"],
+      [201, { "x-order": "2" }, "body2:b2"],
+      [201, { "x-order": "3" }, "body3:b3"],
+    ]);
+    expect(seen.map((call) => call.requestId).sort()).toEqual(["r0", "r1", "r2", "r3"]);
+    expect(channel.open).toBe(0);
+  });
+
+  it("is opened only with the nodes' secret: without it the path is left to the server, as any unknown path", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const { url, sockets } = await owner(calls);
+    const attempt = (headers: Record<string, string>) =>
+      new Promise<number | "upgraded">((resolve, reject) => {
+        const request = httpRequest(new URL(PEER_CHANNEL_PATH, url), { headers: { connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL, ...headers } });
+        request.on("response", (response) => resolve(response.statusCode ?? 0));
+        request.on("upgrade", (_response, socket) => {
+          socket.destroy();
+          resolve("upgraded");
+        });
+        request.on("error", reject);
+        request.end();
+      });
+    expect(await attempt({})).toBe(404);
+    expect(await attempt({ [PEER_HEADER]: `${"c".repeat(31)}d` })).toBe(404);
+    expect(await attempt({ [PEER_HEADER]: SECRET, upgrade: "websocket" })).toBe(404);
+    expect(sockets.size).toBe(0);
+    expect(await attempt({ [PEER_HEADER]: SECRET })).toBe("upgraded");
+    await expect(PeerChannel.open(url, { [PEER_HEADER]: "wrong" }, { timeoutMs: 5_000, maxAnswerBytes: 1024 })).rejects.toThrow(/answered 404/);
+  });
+
+  it("answers an operation's error with the Error body: an ApiError as it is, anything else a 500 that reveals nothing", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    calls.handle("conflict", async () => {
+      throw new ConflictError("Browser b1 is not running.");
+    });
+    calls.handle("bug", async () => {
+      throw new Error("secret internals");
+    });
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    const conflict = await channel.send(head("conflict"), undefined, 5_000).answer;
+    expect([conflict.status, conflict.headers["content-type"], JSON.parse(String(conflict.body))]).toEqual([
+      409,
+      "application/json; charset=utf-8",
+      { code: "conflict", message: "Browser b1 is not running." },
+    ]);
+    const bug = await channel.send(head("bug"), undefined, 5_000).answer;
+    expect(bug.status).toBe(500);
+    expect(String(bug.body)).not.toContain("secret internals");
+    expect(logged.some((entry) => entry.level === "error" && (entry.object as { err?: Error }).err?.message === "secret internals")).toBe(true);
+    const unknown = await channel.send(head("nothing-such"), undefined, 5_000).answer;
+    expect(unknown.status).toBe(500);
+  });
+
+  it("aborts a call's signal when its caller leaves, and still brings its answer back", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    calls.handle("wait", (call) => new Promise((resolve) => call.signal.addEventListener("abort", () => resolve({ status: 504, headers: {}, body: "left" }))));
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    const sent = channel.send(head("wait"), undefined, 5_000);
+    const other = channel.send(head("wait"), undefined, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    sent.leave();
+    sent.leave();
+    const answer = await sent.answer;
+    expect([answer.status, String(answer.body)]).toEqual([504, "left"]);
+    // Only that call left: the other still waits, until its channel closes.
+    const race = await Promise.race([other.answer.then(() => "answered"), new Promise((resolve) => setTimeout(() => resolve("waiting"), 100))]);
+    expect(race).toBe("waiting");
+    channel.close();
+    await expect(other.answer).rejects.toBeInstanceOf(ChannelClosedError);
+  });
+
+  it("aborts every call of a forwarding node whose channel closes, as its callers are gone", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const aborted: string[] = [];
+    calls.handle("wait", (call) => new Promise((_resolve, reject) => call.signal.addEventListener("abort", () => reject(aborted.push(call.requestId)))));
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    const sent = ["a", "b"].map((id) => channel.send({ ...head("wait"), request_id: id }, undefined, 5_000));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    channel.close();
+    for (const call of sent) await expect(call.answer).rejects.toBeInstanceOf(ChannelClosedError);
+    await expect.poll(() => aborted.sort()).toEqual(["a", "b"]);
+  });
+
+  it("rejects the open calls when the owner goes away, and no call can be sent on it after", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    calls.handle("never", () => new Promise(() => undefined));
+    const { url, sockets } = await owner(calls);
+    const channel = await open(url);
+    const sent = channel.send(head("never"), undefined, 5_000);
+    await expect.poll(() => sockets.size).toBe(1);
+    for (const socket of sockets) socket.destroy();
+    await expect(sent.answer).rejects.toThrow(/closed before the answer came/);
+    expect(channel.closed).toBe(true);
+    expect(() => channel.send(head("never"), undefined, 5_000)).toThrow(ChannelClosedError);
+  });
+
+  it("closes a channel whose owner leaves a call unanswered past its time", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    calls.handle("never", () => new Promise(() => undefined));
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    await expect(channel.send(head("never"), undefined, 200).answer).rejects.toThrow(/no answer within 200 ms/);
+    expect(channel.closed).toBe(true);
+  });
+
+  it("is closed by the owner when a peer sends a frame over the body bound, a duplicate call or an answer", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    calls.handle("never", () => new Promise(() => undefined));
+    const { url } = await owner(calls);
+    for (const frames of [
+      [encodeFrame(FrameKind.call, 1, head("never"), Buffer.alloc(64 * 1024 + 2048))],
+      [encodeFrame(FrameKind.call, 1, head("never")), encodeFrame(FrameKind.call, 1, head("never"))],
+      [encodeFrame(FrameKind.answer, 1, { status: 200, headers: {} })],
+      [encodeFrame(FrameKind.call, 1, { op: "never" })],
+    ]) {
+      const socket = await rawChannel(url);
+      for (const frame of frames) socket.write(frame);
+      await closed(socket);
+    }
+    expect(logged.filter((entry) => entry.message.includes("not the protocol"))).toHaveLength(4);
+  });
+
+  it("refuses a call past the most a channel holds, on both ends", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    calls.handle("never", () => new Promise(() => undefined));
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    const sent = Array.from({ length: MAX_CALLS_PER_CHANNEL }, () => channel.send(head("never"), undefined, 60_000));
+    expect(() => channel.send(head("never"), undefined, 60_000)).toThrow(RangeError);
+    // An owner counts too: a peer that sends one more is not speaking the protocol.
+    const socket = await rawChannel(url);
+    socket.write(Buffer.concat(Array.from({ length: MAX_CALLS_PER_CHANNEL + 1 }, (_, i) => encodeFrame(FrameKind.call, i + 1, head("never")))));
+    await closed(socket);
+    channel.close();
+    await Promise.allSettled(sent.map((call) => call.answer));
+  });
+
+  it("at close refuses new calls, lets open ones answer, then closes its channels", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    let finish: (() => void) | undefined;
+    calls.handle("slow", () => new Promise((resolve) => (finish = () => resolve({ status: 200, headers: {}, body: "done" }))));
+    calls.handle("fast", async () => ({ status: 200, headers: {}, body: "fast" }));
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    const slow = channel.send(head("slow"), undefined, 5_000);
+    await expect.poll(() => finish).toBeDefined();
+    const closed = calls.close(5_000);
+    await expect(channel.send(head("fast"), undefined, 5_000).answer).rejects.toThrow(/shutting down/);
+    finish?.();
+    expect(String((await slow.answer).body)).toBe("done");
+    await closed;
+    await expect.poll(() => channel.closed).toBe(true);
+  });
+
+  it("at close waits no longer than its grace for a call that does not end", async () => {
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    calls.handle("never", () => new Promise(() => undefined));
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    const sent = channel.send(head("never"), undefined, 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await calls.close(100);
+    await expect(sent.answer).rejects.toBeInstanceOf(ChannelClosedError);
+  });
+
+  it("is refused by a forwarding node when the owner answers a call it never sent", async () => {
+    const server = createServer();
+    server.on("upgrade", (_request, socket: Socket) => {
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${PEER_CHANNEL_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
+      socket.write(encodeFrame(FrameKind.answer, 42, { status: 200, headers: {} }));
+    });
+    const channel = await open(await listen(server));
+    await expect.poll(() => channel.closed).toBe(true);
+  });
+});
+
+/** Once `socket` closes, reset or not (`once` would reject on the reset's error). */
+const closed = (socket: Socket) => new Promise((resolve) => socket.once("close", resolve));
+
+/** A channel opened by hand, to send what a well-behaved node would not. */
+function rawChannel(url: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(new URL(PEER_CHANNEL_PATH, url), { headers: { connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL, [PEER_HEADER]: SECRET } });
+    request.on("upgrade", (_response, socket) => {
+      socket.on("error", () => undefined);
+      resolve(socket);
+    });
+    request.on("response", (response) => reject(new Error(`answered ${response.statusCode}`)));
+    request.on("error", reject);
+    request.end();
+  });
+}
