@@ -4,6 +4,8 @@ import { createClient } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { PeerAuth } from "../src/nodes/peer-auth.js";
+import { PeerChannel } from "../src/nodes/peer-channel.js";
 import { type ChildServer, spawnServer } from "./support/child-server.js";
 import { freshDatabase } from "./support/postgres.js";
 import { storedRows } from "./support/stored-rows.js";
@@ -23,6 +25,14 @@ const TOOLS_PAGE = `<!doctype html><title>Tools page</title><p>tools</p>
     execute: async ({ a, b }) => ({ sum: a + b }),
   });
   document.modelContext.registerTool({ name: "hang", description: "Never finishes.", execute: () => new Promise(() => {}) });
+  document.modelContext.registerTool({
+    name: "watch", description: "Never finishes; says when it starts and when it is cancelled.",
+    execute: (input, client) => {
+      fetch("/runs/watch-started", { method: "POST" });
+      client?.signal?.addEventListener("abort", () => fetch("/runs/watch-cancelled", { method: "POST" }));
+      return new Promise(() => {});
+    },
+  });
 </script>`;
 
 const SECRET = "a-secret-that-every-node-shares-0123456789";
@@ -254,6 +264,37 @@ describe("a node that stops", () => {
   });
 });
 
+describe("a node that stops answering", () => {
+  it("has the calls waiting on it ended once its lease lapses: an invocation it had is outcome_unknown, not refused", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    const browser = await browserOnB();
+    const driven = await drive((await a.browsers.get(browser.id)).cdp_ws_url);
+    await driven.open(pages.url("/tools"));
+    let watch: { tool_ref: string } | undefined;
+    for (let attempt = 0; attempt < 100 && watch === undefined; attempt++) {
+      watch = (await a.webmcp.listTools(browser.id)).tools.find((tool) => tool.name === "watch");
+      if (watch === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const started = pages.runs("watch-started");
+    const invocation = a.webmcp.invoke(browser.id, { tool_ref: watch?.tool_ref ?? "", input: {}, timeout_sec: 120 }).catch((error: unknown) => error);
+    await expect.poll(() => pages.runs("watch-started")).toBe(started + 1);
+    // b freezes with its connections open: nothing closes them, and its lease lapses.
+    const b = nodes.get("b")?.server as ChildServer;
+    b.child.kill("SIGSTOP");
+    try {
+      const list = a.webmcp.listTools(browser.id).catch((error: unknown) => error);
+      // The tool ran in the page: a refusal would tell the caller it did not, and a retry would run it again.
+      expect(await invocation).toMatchObject({ status: 504, code: "outcome_unknown", message: expect.stringContaining("may have run") });
+      expect(await list).toMatchObject({ status: 409, code: "conflict", message: expect.stringContaining("stopped answering") });
+    } finally {
+      b.child.kill("SIGCONT");
+    }
+    await b.kill();
+    await driven.disconnect().catch(() => undefined);
+  });
+});
+
 describe("a node the others cannot reach", () => {
   it("gets no creates that it cannot take, and its browsers' requests are refused with a reason, not left hanging", async () => {
     await running("a", "b");
@@ -313,7 +354,7 @@ describe("what another node may do, and a client may not", () => {
     await a.browsers.delete(browser.id);
   });
 
-  it("relays the owner's WebSocket closes and its answers to a caller who half-closes, as the owner gives them", async () => {
+  it("relays the owner's WebSocket closes and its answers to a caller who half-closes, and cancels for one who leaves, as the owner does", async () => {
     await running("a", "b");
     const a = clientOf("a");
     const browser = await browserOnB();
@@ -358,6 +399,20 @@ describe("what another node may do, and a client may not", () => {
       };
       expect(await halfClosed("b")).toEqual([504, "outcome_unknown"]);
       expect(await halfClosed("a")).toEqual([504, "outcome_unknown"]);
+      // A caller through a whose connection is reset (no FIN first): the invocation is cancelled in the page on b, as for a direct caller.
+      const watch = (await a.webmcp.listTools(browser.id)).tools.find((tool) => tool.name === "watch");
+      const url = new URL(nodes.get("a")?.server.url as string);
+      const body = JSON.stringify({ tool_ref: watch?.tool_ref, input: {}, timeout_sec: 60 });
+      const [started, cancelled] = [pages.runs("watch-started"), pages.runs("watch-cancelled")];
+      const socket = connect(Number(url.port), url.hostname);
+      socket.on("error", () => undefined);
+      socket.write(
+        `POST /browsers/${browser.id}/webmcp/invoke HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await expect.poll(() => pages.runs("watch-started")).toBe(started + 1);
+      expect(pages.runs("watch-cancelled")).toBe(cancelled);
+      socket.resetAndDestroy();
+      await expect.poll(() => pages.runs("watch-cancelled")).toBe(cancelled + 1);
     } finally {
       await driven.disconnect();
     }
@@ -388,6 +443,37 @@ describe("what another node may do, and a client may not", () => {
       await driven.disconnect();
     }
     await a.browsers.delete(browser.id);
+  });
+
+  it("checks another node's calls as a direct request: a body the spec refuses is 400, a browser no more is 404", async () => {
+    await running("a", "b");
+    const browser = await browserOnB();
+    const [stored] = await storedRows<{ row: string }>({ dataDir: "", database }, "SELECT row_to_json(b)::text AS row FROM browsers b WHERE id = ?", [
+      browser.id,
+    ]);
+    const row = JSON.parse(stored?.row ?? "{}") as Record<string, unknown>;
+    // What a node holding the secret sends, as a node of another version or a broken one might.
+    const channel = await PeerChannel.open(nodes.get("b")?.server.url ?? "", new PeerAuth(SECRET).channelHeaders(), {
+      timeoutMs: 10_000,
+      maxAnswerBytes: 1 << 20,
+    });
+    try {
+      const call = async (op: string, browserRow: object, body?: string) => {
+        const answer = await channel.send({ op, request_id: "nodes-test", browser: browserRow, headers: {} }, body, 30_000).answer;
+        return [answer.status, (JSON.parse(String(answer.body)) as { code: string }).code];
+      };
+      expect(await call("invokeWebMcpTool", row, JSON.stringify({ input: {} }))).toEqual([400, "bad_request"]);
+      expect(await call("invokeWebMcpTool", row, "null")).toEqual([400, "bad_request"]);
+      expect(await call("invokeWebMcpTool", row, "{")).toEqual([400, "bad_request"]);
+      expect(await call("deleteBrowser", { ...row, id: "brw_aaaaaaaaaaaaaaaaaaaaaaaaaa" })).toEqual([404, "not_found"]);
+      expect(await call("deleteProject", row)).toEqual([404, "not_found"]);
+      // A row another node claims is not this node's: refused, never served.
+      expect(await call("listWebMcpTools", { ...row, node_id: "a" })).toEqual([409, "conflict"]);
+    } finally {
+      channel.close();
+    }
+    await clientOf("a").browsers.delete(browser.id);
+    expect(nodes.get("b")?.server.stdout()).not.toMatch(/"level":50/);
   });
 
   it("counts a forwarded request once, at the node it reached, and never trusts a client's peer headers", async () => {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConflictError } from "../src/http/api-errors.js";
 import { PEER_HEADER, PeerAuth } from "../src/nodes/peer-auth.js";
 import { MAX_CALLS_PER_CHANNEL, PEER_CHANNEL_PATH, PEER_CHANNEL_PROTOCOL, type PeerCall, PeerCalls } from "../src/nodes/peer-calls.js";
-import { ChannelClosedError, PeerChannel } from "../src/nodes/peer-channel.js";
+import { CallRefusedError, ChannelClosedError, PeerChannel } from "../src/nodes/peer-channel.js";
 import { encodeFrame, FrameError, FrameKind, FrameReader } from "../src/nodes/peer-frames.js";
 
 // The channel between two nodes, both ends real, over a real HTTP server's upgrade: what
@@ -174,8 +174,10 @@ describe("a peer channel", () => {
     expect(bug.status).toBe(500);
     expect(String(bug.body)).not.toContain("secret internals");
     expect(logged.some((entry) => entry.level === "error" && (entry.object as { err?: Error }).err?.message === "secret internals")).toBe(true);
-    const unknown = await channel.send(head("nothing-such"), undefined, 5_000).answer;
-    expect(unknown.status).toBe(500);
+    // A node of another version: told so, and the channel stays open.
+    const unknown = await channel.send(head("__proto__"), undefined, 5_000).answer;
+    expect([unknown.status, JSON.parse(String(unknown.body)).code]).toEqual([404, "not_found"]);
+    expect(channel.closed).toBe(false);
   });
 
   it("aborts a call's signal when its caller leaves, and still brings its answer back", async () => {
@@ -274,7 +276,7 @@ describe("a peer channel", () => {
     const slow = channel.send(head("slow"), undefined, 5_000);
     await expect.poll(() => finish).toBeDefined();
     const closed = calls.close(5_000);
-    await expect(channel.send(head("fast"), undefined, 5_000).answer).rejects.toThrow(/shutting down/);
+    await expect(channel.send(head("fast"), undefined, 5_000).answer).rejects.toBeInstanceOf(CallRefusedError);
     finish?.();
     expect(String((await slow.answer).body)).toBe("done");
     await closed;

@@ -92,6 +92,8 @@ export class Cluster {
     // Counted from the request: the lease may have been taken any time after it left.
     this.#renewedAt = started;
     this.#live = new Map(live.map((node) => [node.nodeId, node]));
+    // A node whose lease lapsed is gone for the others: what waits on it ends now.
+    this.#forwarder?.keepChannelsTo(new Set(live.flatMap((node) => (node.advertiseUrl === null ? [] : [new URL(node.advertiseUrl).origin]))));
     if (rejoined && !first) await this.#fence("its lease lapsed and another node reaped it");
     else if (!rejoined) this.#fenced = false;
   }

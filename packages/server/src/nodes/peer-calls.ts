@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { NotFoundError } from "../http/api-errors.js";
 import { type ErrorLog, logApiError, serviceError } from "../http/error-handler.js";
 import type { PeerAuth } from "./peer-auth.js";
 import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, isStringRecord } from "./peer-frames.js";
@@ -146,7 +147,9 @@ export class PeerCalls {
     const operation = this.#operations.get(op);
     const log = this.#options.log.child({ reqId: requestId, peer_op: op });
     const run = async (): Promise<PeerAnswer> => {
-      if (operation === undefined) throw new Error(`A node forwarded ${op}, an operation this node does not serve to others.`);
+      // A node of another version: said to it, not logged as this node's fault.
+      if (operation === undefined)
+        throw new NotFoundError(`This node serves no operation ${JSON.stringify(op.slice(0, 100))} to other nodes; every node must run the same version.`);
       return operation({ op, requestId, browser, headers, body: frame.body, signal: controller.signal });
     };
     run()

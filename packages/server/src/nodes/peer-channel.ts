@@ -15,7 +15,10 @@ export interface PeerCallHead {
 
 /** A call sent on a channel: its answer, and how to say its caller left. */
 export interface SentCall {
-  /** The owner's answer; rejects when the channel closes first, or the owner refuses the call (it is shutting down). */
+  /**
+   * The owner's answer; rejects with {@link ChannelClosedError} when the channel closes
+   * first (the call may have run), {@link CallRefusedError} when the owner refused it.
+   */
   answer: Promise<PeerAnswer>;
   /** The caller left: the owner aborts the call's signal. Its answer still comes. */
   leave(): void;
@@ -27,7 +30,7 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
-/** The channel closed, or the owner refused a call, before its answer came. */
+/** The channel closed before a call's answer came: the call may have run on the owner. */
 export class ChannelClosedError extends Error {
   /** Stable code of the failure. */
   readonly code = "peer_channel_closed";
@@ -35,6 +38,17 @@ export class ChannelClosedError extends Error {
   constructor(message: string, cause?: unknown) {
     super(message, { cause });
     this.name = "ChannelClosedError";
+  }
+}
+
+/** The owner took a call no more (it is shutting down): nothing of the call ran. */
+export class CallRefusedError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "peer_call_refused";
+
+  constructor() {
+    super("The node is shutting down and took the call no more.");
+    this.name = "CallRefusedError";
   }
 }
 
@@ -156,7 +170,7 @@ export class PeerChannel {
     if (frame.kind === FrameKind.answer && !isAnswerHead(frame.head)) throw new FrameError("An answer's head is not { status, headers }.");
     this.#pending.delete(frame.id);
     clearTimeout(pending.timer);
-    if (frame.kind === FrameKind.refused) pending.reject(new ChannelClosedError("The node is shutting down and took the call no more."));
+    if (frame.kind === FrameKind.refused) pending.reject(new CallRefusedError());
     else {
       const head = frame.head as { status: number; headers: Record<string, string> };
       pending.resolve({ status: head.status, headers: head.headers, body: frame.body });

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { RateLimitedError } from "../http/api-errors.js";
 import type { PeerAuth } from "./peer-auth.js";
 import type { PeerAnswer } from "./peer-calls.js";
-import { PeerChannel, type SentCall } from "./peer-channel.js";
+import { CallRefusedError, PeerChannel, type SentCall } from "./peer-channel.js";
 
 /** The node a request was forwarded to did not answer (refused, reset, timed out) before its response began. */
 export class PeerUnreachableError extends Error {
@@ -16,6 +16,20 @@ export class PeerUnreachableError extends Error {
   constructor(target: string, cause: unknown) {
     super(`The node at ${target} did not answer: ${(cause as Error)?.message ?? String(cause)}`, { cause });
     this.name = "PeerUnreachableError";
+  }
+}
+
+/**
+ * A call sent to the node that owns its browser got no answer: the node went away or
+ * stopped answering after it had the call, so the call may have run there.
+ */
+export class PeerLostError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "peer_lost";
+
+  constructor(target: string, cause: unknown) {
+    super(`The node at ${target} stopped answering after it had the call: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = "PeerLostError";
   }
 }
 
@@ -166,8 +180,10 @@ export class PeerForwarder {
    * Sends `request`'s operation to the node at `base` over that node's peer channel, and
    * answers `reply` with the owner's answer; resolves once it is sent. The owner serves it
    * with the route's own code, for the browser row read here. Rejects with
-   * {@link PeerUnreachableError} when the node does not answer; a caller who leaves (see
-   * {@link ForwardedCall.leaveOnHalfClose}) aborts the call on the owner, as it would there.
+   * {@link PeerUnreachableError} when the node cannot be reached or refuses the call
+   * (nothing ran), {@link PeerLostError} when it had the call but no answer came (it may
+   * have run); a caller who leaves (see {@link ForwardedCall.leaveOnHalfClose}) aborts the
+   * call on the owner, as it would there.
    */
   call(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, call: ForwardedCall): Promise<void> {
     return this.#counted(clientKey, () => this.#call(request, reply, new URL(base).origin, call));
@@ -199,7 +215,7 @@ export class PeerForwarder {
     try {
       answer = await sent.answer;
     } catch (error) {
-      throw new PeerUnreachableError(origin, error);
+      throw error instanceof CallRefusedError ? new PeerUnreachableError(origin, error) : new PeerLostError(origin, error);
     }
     reply.code(answer.status).headers(answer.headers);
     // Not `return reply.send(...)` from an async function: a reply is a thenable, and the promise would take its outcome instead.
@@ -374,6 +390,18 @@ export class PeerForwarder {
       upstream.on("error", (error) => reject(new PeerUnreachableError(target.origin, error)));
       upstream.end();
     });
+  }
+
+  /**
+   * Closes the channels to every node but those at `origins` (the live nodes): calls
+   * waiting on a node whose lease lapsed end now, instead of at their timeout.
+   */
+  keepChannelsTo(origins: ReadonlySet<string>): void {
+    for (const [origin, channel] of this.#channels) {
+      if (origins.has(origin)) continue;
+      this.#channels.delete(origin);
+      channel.then((open) => open.close()).catch(() => undefined);
+    }
   }
 
   /** Closes the kept-alive connections and the channels to other nodes. */

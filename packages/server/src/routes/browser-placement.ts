@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { BrowserRow } from "../browsers/browser-store.js";
-import { type ApiError, ConflictError, InternalError } from "../http/api-errors.js";
+import { type ApiError, ConflictError, InternalError, OutcomeUnknownError } from "../http/api-errors.js";
 import { PEER_SCOPE_HEADER } from "../nodes/peer-auth.js";
 import type { PeerCall } from "../nodes/peer-calls.js";
-import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
+import { PeerLostError, PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -37,7 +37,8 @@ function operationOf(request: FastifyRequest): string {
  * Answers a request about a running browser of another node by sending its operation
  * there, so that the owner applies its own checks and limits, and says so (`true`);
  * `false` when this node serves it (its own browser, a crashed one, or a single server).
- * `unreachable` makes the error for an owner that does not answer. The owner gets the
+ * `unreachable` makes the error for an owner that cannot be reached (nothing ran there),
+ * `options.lost` (default `unreachable`) for one that had the call and stopped answering. The owner gets the
  * browser's row read here (the caller may use it), so it reads nothing again.
  */
 export async function forwardToOwner(
@@ -46,7 +47,7 @@ export async function forwardToOwner(
   reply: FastifyReply,
   row: BrowserRow,
   unreachable: (why: string) => ApiError,
-  options: { leaveOnHalfClose?: boolean } = {},
+  options: { leaveOnHalfClose?: boolean; lost?: (why: string) => ApiError } = {},
 ): Promise<boolean> {
   const cluster = deps.cluster;
   if (cluster === undefined || row.status !== "running") return false;
@@ -65,6 +66,7 @@ export async function forwardToOwner(
     return true;
   } catch (error) {
     if (error instanceof PeerUnreachableError) throw unreachable(`its node (${row.node_id}) does not answer`);
+    if (error instanceof PeerLostError) throw (options.lost ?? unreachable)(`its node (${row.node_id}) stopped answering`);
     throw error;
   }
 }
@@ -84,6 +86,14 @@ export function peerCallBrowser(call: PeerCall, nodeId: string): BrowserRow {
 /** The 409 of a WebMCP call or DevTools connection to a browser whose node does not answer. */
 export function ownerUnreachable(row: BrowserRow): (why: string) => ConflictError {
   return (why) => new ConflictError(`Browser ${row.id} cannot be reached: ${why}. If the node is gone, the browser is marked crashed within seconds.`);
+}
+
+/**
+ * The 504 `outcome_unknown` of an invocation whose browser's node had it and stopped
+ * answering: the tool may have run, so the caller must not take it for not run.
+ */
+export function invocationLost(row: BrowserRow): (why: string) => OutcomeUnknownError {
+  return (why) => new OutcomeUnknownError(`The invocation was sent to browser ${row.id}, but ${why}: the tool may have run.`, undefined);
 }
 
 /** The 500 of a delete of a browser whose node does not answer: it cannot be stopped from here. */

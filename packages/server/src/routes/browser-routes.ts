@@ -115,7 +115,9 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
   const nodeId = cluster?.nodeId;
   if (deps.peerCalls === undefined || nodeId === undefined) return;
   deps.peerCalls.handle("deleteBrowser", async (call) => {
-    await browsers.delete(peerCallBrowser(call, nodeId));
+    // Read again, as a stop is rare and final: a row that is no more is 404, as for a direct delete.
+    const claimed = peerCallBrowser(call, nodeId);
+    await browsers.delete(await stores.browsers.getByIdOrName(claimed.project_id, claimed.id));
     return { status: 204, headers: {} };
   });
 }

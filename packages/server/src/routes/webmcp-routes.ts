@@ -3,12 +3,12 @@ import type { FastifyInstance } from "fastify";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { PayloadTooLargeError } from "../http/api-errors.js";
 import { parseJsonBody } from "../http/json-body.js";
-import { invalidRequest } from "../http/request-validation.js";
+import { bodyProblems, invalidRequest } from "../http/request-validation.js";
 import type { ToolListNotModified } from "../webmcp/browser-webmcp.js";
 import { inputProblems } from "../webmcp/input-rules.js";
 import type { ToolListBody } from "../webmcp/tool-list-body.js";
 import type { ApiDeps } from "./api-deps.js";
-import { browserOfRequest, forwardToOwner, ownerUnreachable, peerCallBrowser } from "./browser-placement.js";
+import { browserOfRequest, forwardToOwner, invocationLost, ownerUnreachable, peerCallBrowser } from "./browser-placement.js";
 
 // The spec's rules of the invoke body (the raw body's own cap is the server's bodyLimit):
 // the largest serialized `input`, and the wait when `timeout_sec` is left out.
@@ -58,7 +58,7 @@ export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void 
       checkInput(body);
       const project = await request.scope.project();
       const row = await browserOfRequest(deps, request, project);
-      if (await forwardToOwner(deps, request, reply, row, ownerUnreachable(row), { leaveOnHalfClose: true })) return reply;
+      if (await forwardToOwner(deps, request, reply, row, ownerUnreachable(row), { leaveOnHalfClose: true, lost: invocationLost(row) })) return reply;
       // A caller that disconnects no longer waits: the invocation is then cancelled in the
       // browser. The server lets clients half-close (app/server.ts), so a caller's FIN, which
       // is how most clients leave, counts as leaving too.
@@ -85,10 +85,12 @@ export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void 
     return json === undefined ? { status: 304, headers: { etag } } : { status: 200, headers: { etag, "content-type": JSON_TYPE }, body: json };
   });
   calls.handle("invokeWebMcpTool", async (call) => {
-    // Checked by the forwarding node's validators already; the input's own rules are checked again here, where it runs.
-    const body = parseJsonBody(call.body.toString("utf8")) as WebMcpInvokeRequest;
-    checkInput(body);
-    const result = await invoke(peerCallBrowser(call, nodeId), body, call.signal);
+    // The forwarding node checked it already; checked again here, where it runs, as a direct request's is.
+    const body = parseJsonBody(call.body.toString("utf8"));
+    const problems = bodyProblems("invokeWebMcpTool", body);
+    if (problems.length > 0) throw invalidRequest(problems);
+    checkInput(body as WebMcpInvokeRequest);
+    const result = await invoke(peerCallBrowser(call, nodeId), body as WebMcpInvokeRequest, call.signal);
     return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(result) };
   });
 }
