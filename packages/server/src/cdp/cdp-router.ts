@@ -38,6 +38,8 @@ export interface DroppedEvent extends OversizedMessage {
 
 /** Commands queued for the browser past this many bytes are refused rather than buffered. */
 const MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
+/** The refusal of a command while the browser's backlog is over its bound: nothing was sent, so it may be sent again. */
+export const BACKLOG_REFUSAL = "The browser is not reading commands as fast as they are sent; this one was not sent. Wait for answers before sending more.";
 
 /** Messages larger than this (in characters) are routed by their ends rather than parsed. */
 const PARSE_LIMIT = 1024 * 1024;
@@ -234,7 +236,7 @@ export class CdpRouter {
         id: clientId,
         error: {
           code: SERVER_ERROR,
-          message: "The browser is not reading commands as fast as they are sent; this one was not sent. Wait for answers before sending more.",
+          message: BACKLOG_REFUSAL,
         },
       });
       return;

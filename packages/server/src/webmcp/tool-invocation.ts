@@ -1,6 +1,7 @@
 import type { WebMcpInvocationResult } from "@browser-service/types";
 import { CdpDisconnectedError, CdpNotConnectedError, CdpProtocolError, CdpSessionClosedError, CdpTimeoutError } from "../cdp/cdp-connection.js";
-import { type ErrorDetail, InternalError, OutcomeUnknownError, ToolRefStaleError } from "../http/api-errors.js";
+import { BACKLOG_REFUSAL } from "../cdp/cdp-router.js";
+import { type ErrorDetail, InternalError, OutcomeUnknownError, RateLimitedError, ToolRefStaleError } from "../http/api-errors.js";
 import type { BrowserAttachment } from "./browser-attachment.js";
 import type { ToolRespondedEvent } from "./cdp-protocol.js";
 import { FormFillCheck, type FormLocation } from "./form-fill-check.js";
@@ -186,6 +187,10 @@ function refused(attachment: BrowserAttachment, registration: Registration, erro
     attachment.registry.forget(registration);
     throw new ToolRefStaleError(`The tool registration is gone in the browser (${error.message}); discover tools again.`);
   }
+  // Other commands (other invocations' inputs) fill the browser's pipe faster than it reads
+  // them: this one was not sent, so the caller may send it again shortly.
+  if (error instanceof CdpProtocolError && error.message === BACKLOG_REFUSAL)
+    throw new RateLimitedError("The browser is receiving commands faster than it reads them, so the invocation was not sent", 1);
   if (error instanceof CdpNotConnectedError)
     throw new ToolRefStaleError("The connection to the browser was replaced; its tool registrations are gone. Discover tools again.");
   if (error instanceof CdpSessionClosedError || error instanceof CdpDisconnectedError || error instanceof CdpTimeoutError) {
