@@ -72,11 +72,14 @@ describe("the lease", () => {
     const lost = vi.fn(async () => undefined);
     const cluster = clusterOn(store, { leaseLost: lost });
     await cluster.start();
+    expect(cluster.holdsLease()).toBe(true);
     store.failing = true;
     await vi.advanceTimersByTimeAsync(8_000);
     expect(lost).not.toHaveBeenCalled();
+    expect(cluster.holdsLease()).toBe(true);
     await vi.advanceTimersByTimeAsync(4_000);
     expect(lost).toHaveBeenCalledTimes(1);
+    expect(cluster.holdsLease()).toBe(false);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(lost).toHaveBeenCalledTimes(1);
     await cluster.stop();
@@ -91,6 +94,7 @@ describe("the lease", () => {
     store.rejoin = true;
     await vi.advanceTimersByTimeAsync(2_000);
     expect(lost).toHaveBeenCalledTimes(1);
+    expect(cluster.holdsLease()).toBe(false);
     await cluster.stop();
   });
 });

@@ -7,6 +7,7 @@ import WebSocket from "ws";
 import { PeerAuth } from "../src/nodes/peer-auth.js";
 import { PeerChannel } from "../src/nodes/peer-channel.js";
 import { type ChildServer, spawnServer } from "./support/child-server.js";
+import { chromiumBrowserPids } from "./support/chromium-processes.js";
 import { freshDatabase } from "./support/postgres.js";
 import { storedRows } from "./support/stored-rows.js";
 import { tempDataDir } from "./support/test-server.js";
@@ -284,12 +285,19 @@ describe("a node that stops answering", () => {
     b.child.kill("SIGSTOP");
     try {
       const list = a.webmcp.listTools(browser.id).catch((error: unknown) => error);
+      const queued = a.webmcp.invoke(browser.id, { tool_ref: watch?.tool_ref ?? "", input: {}, timeout_sec: 120 }).catch((error: unknown) => error);
       // The tool ran in the page: a refusal would tell the caller it did not, and a retry would run it again.
       expect(await invocation).toMatchObject({ status: 504, code: "outcome_unknown", message: expect.stringContaining("may have run") });
       expect(await list).toMatchObject({ status: 409, code: "conflict", message: expect.stringContaining("stopped answering") });
+      expect(await queued).toMatchObject({ status: 504, code: "outcome_unknown" });
     } finally {
       b.child.kill("SIGCONT");
     }
+    // Continued, b finds the calls queued on its socket while it was frozen: its lease lapsed
+    // and their callers have their answers, so it refuses them unrun, and ends its browsers.
+    const bPid = b.child.pid as number;
+    await expect.poll(() => chromiumBrowserPids(bPid), { timeout: 30_000, interval: 100 }).toEqual([]);
+    expect(pages.runs("watch-started")).toBe(started + 1);
     await b.kill();
     await driven.disconnect().catch(() => undefined);
   });

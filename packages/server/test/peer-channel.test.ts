@@ -283,6 +283,22 @@ describe("a peer channel", () => {
     await expect.poll(() => channel.closed).toBe(true);
   });
 
+  it("refuses calls unrun while its node does not hold its lease, and serves again once it does", async () => {
+    let leased = false;
+    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log, serving: () => leased });
+    const ran: string[] = [];
+    calls.handle("run", async (call) => {
+      ran.push(call.requestId);
+      return { status: 200, headers: {}, body: "ran" };
+    });
+    const { url } = await owner(calls);
+    const channel = await open(url);
+    await expect(channel.send({ ...head("run"), request_id: "lapsed" }, undefined, 5_000).answer).rejects.toBeInstanceOf(CallRefusedError);
+    leased = true;
+    expect(String((await channel.send({ ...head("run"), request_id: "leased" }, undefined, 5_000).answer).body)).toBe("ran");
+    expect(ran).toEqual(["leased"]);
+  });
+
   it("at close waits no longer than its grace for a call that does not end", async () => {
     const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));

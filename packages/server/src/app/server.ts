@@ -363,7 +363,9 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     });
     const liveViewEndpoint = liveView;
     // Other nodes' calls to this node's browsers, on one channel per node (nodes/peer-calls.ts).
-    const calls = peer === undefined ? undefined : new PeerCalls({ peer, maxBodyBytes: JSON_BODY_LIMIT, log: app.log });
+    const leased = cluster;
+    const calls =
+      peer === undefined ? undefined : new PeerCalls({ peer, maxBodyBytes: JSON_BODY_LIMIT, log: app.log, serving: () => leased?.holdsLease() ?? true });
     peerCalls = calls;
     // Before the upgraded sockets hold the server open: open calls get the grace in-flight requests get.
     if (calls !== undefined) app.addHook("preClose", async () => await calls.close(SHUTDOWN_GRACE_MS));

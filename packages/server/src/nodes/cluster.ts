@@ -115,6 +115,15 @@ export class Cluster {
     await this.#options.leaseLost();
   }
 
+  /**
+   * Whether this node holds its lease now, by its own clock: renewed within the lease's
+   * length, and not found reaped. Once it does not, the other nodes count its browsers
+   * as crashed.
+   */
+  holdsLease(): boolean {
+    return !this.#fenced && Date.now() - this.#renewedAt < this.#ttlMs;
+  }
+
   /** Whether `headers` come from another node (they carry the nodes' secret). */
   isPeer(headers: IncomingHttpHeaders): boolean {
     return this.#peer?.verify(headers) === true;

@@ -54,6 +54,12 @@ export interface PeerCallsOptions {
   peer: PeerAuth;
   /** The largest body of a call: the server's own body limit. */
   maxBodyBytes: number;
+  /**
+   * Whether this node may serve calls now: `false` once its lease lapsed (the others
+   * count its browsers as crashed, and answered the calls waiting on it). A node frozen
+   * and then continued finds such calls queued on its sockets; it refuses them unrun.
+   */
+  serving?: () => boolean;
   log: ErrorLog & { warn(object: object, message: string): void; child(bindings: object): ErrorLog };
 }
 
@@ -137,7 +143,7 @@ export class PeerCalls {
     if (channel.calls.has(frame.id)) throw new FrameError(`Call ${frame.id} is open already.`);
     if (channel.calls.size >= MAX_CALLS_PER_CHANNEL) throw new FrameError(`A channel opened more than ${MAX_CALLS_PER_CHANNEL} calls at once.`);
     if (!isCallHead(frame.head)) throw new FrameError("A call's head is not { op, request_id, browser, headers }.");
-    if (this.#closing) {
+    if (this.#closing || this.#options.serving?.() === false) {
       channel.socket.write(encodeFrame(FrameKind.refused, frame.id, null));
       return;
     }
