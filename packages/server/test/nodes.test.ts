@@ -1,7 +1,8 @@
 import { rmSync } from "node:fs";
-import { connect, createServer as createNetServer } from "node:net";
+import { connect, createServer as createNetServer, type Socket } from "node:net";
 import { createClient } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
+import type { WebMcpTool } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { PeerAuth } from "../src/nodes/peer-auth.js";
@@ -11,7 +12,7 @@ import { chromiumBrowserPids } from "./support/chromium-processes.js";
 import { freshDatabase } from "./support/postgres.js";
 import { storedRows } from "./support/stored-rows.js";
 import { tempDataDir } from "./support/test-server.js";
-import { drive } from "./support/webmcp-driver.js";
+import { drive, waitForTools } from "./support/webmcp-driver.js";
 
 // Several servers (nodes) on one PostgreSQL database, each a child process as an operator
 // runs it, with a short lease (2 s) so that a killed node is noticed quickly. The child
@@ -108,6 +109,24 @@ async function browserOnB() {
   return browser;
 }
 
+/** The tool named `name` in a browser's snapshot, as node a lists it, once the page registered it. */
+async function toolOf(browserId: string, name: string): Promise<WebMcpTool> {
+  const tools = await waitForTools(clientOf("a"), browserId, (list) => list.some((tool) => tool.name === name));
+  return tools.find((tool) => tool.name === name) as WebMcpTool;
+}
+
+/** A raw connection to node `node` that has sent an invocation of `toolRef` (the test decides how it leaves). */
+function rawInvoke(node: string, browserId: string, toolRef: string, headers = ""): Socket {
+  const url = new URL(nodes.get(node)?.server.url as string);
+  const body = JSON.stringify({ tool_ref: toolRef, input: {}, timeout_sec: 60 });
+  const socket = connect(Number(url.port), url.hostname);
+  socket.on("error", () => undefined);
+  socket.write(
+    `POST /browsers/${browserId}/webmcp/invoke HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}\r\n${body}`,
+  );
+  return socket;
+}
+
 beforeAll(async () => {
   database = await freshDatabase();
   pages = await PageServer.start();
@@ -155,14 +174,9 @@ describe("nodes sharing one PostgreSQL database", () => {
     try {
       const page = await driven.open(pages.url("/tools"));
       expect(await page.title()).toBe("Tools page");
-      let tools = (await a.webmcp.listTools(browser.id)).tools;
-      for (let attempt = 0; attempt < 100 && !tools.some((tool) => tool.name === "add"); attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        tools = (await a.webmcp.listTools(browser.id)).tools;
-      }
-      const add = tools.find((tool) => tool.name === "add");
-      expect(add?.source.page_url).toBe(pages.url("/tools"));
-      const result = await a.webmcp.invoke(browser.id, { tool_ref: add?.tool_ref ?? "", input: { a: 2, b: 3 } });
+      const add = await toolOf(browser.id, "add");
+      expect(add.source.page_url).toBe(pages.url("/tools"));
+      const result = await a.webmcp.invoke(browser.id, { tool_ref: add.tool_ref, input: { a: 2, b: 3 } });
       expect(result).toMatchObject({ status: "completed", output: { sum: 5 } });
       // The owner's own errors come back as they are.
       await expect(a.webmcp.invoke(browser.id, { tool_ref: "wmt_AAAAAAAAAAAAAAAAAAAAAA", input: {} })).rejects.toMatchObject({
@@ -182,18 +196,22 @@ describe("nodes sharing one PostgreSQL database", () => {
       await expect.poll(() => watching.messages.length).toBeGreaterThan(0);
       watching.ws.close();
       expect(await viewer("A".repeat(43)).closed).toBe(4401);
-      // The body goes on as it came: numbers that grow when serialized again (1e20 has 21
-      // digits) get the answer they get from the owner itself, not a larger body's.
-      const growing = { tool_ref: add?.tool_ref ?? "", input: { a: Array(200_000).fill(1e20) } };
+      // The body goes on as it came: written as `1e20` (a client's JSON.stringify would
+      // write 21 digits), it is under the body limit, and its input, serialized again,
+      // over the input's: both nodes read it whole and give the owner's own answer.
+      const growing = `{"tool_ref":${JSON.stringify(add.tool_ref)},"input":{"a":[${Array(200_000).fill("1e20").join(",")}]}}`;
       const refusals = [];
-      for (const id of ["a", "b"])
-        refusals.push(
-          await clientOf(id)
-            .webmcp.invoke(browser.id, growing)
-            .catch((error: { status: number; message: string }) => error),
-        );
-      expect(refusals.map((error) => (error as { status: number }).status)).toEqual([413, 413]);
-      expect((refusals[0] as { message: string }).message).toBe((refusals[1] as { message: string }).message);
+      for (const id of ["a", "b"]) {
+        const answer = await fetch(`${nodes.get(id)?.server.url}/browsers/${browser.id}/webmcp/invoke`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: growing,
+        });
+        refusals.push([answer.status, ((await answer.json()) as { message: string }).message]);
+      }
+      expect(refusals.map(([status]) => status)).toEqual([413, 413]);
+      expect(refusals[0]?.[1]).toMatch(/^The serialized input is \d+ bytes/);
+      expect(refusals[0]?.[1]).toBe(refusals[1]?.[1]);
       // What a forwarding node did: it forwarded, and did nothing itself (no second attempt, no error of its own).
       expect(nodes.get("a")?.server.stdout()).not.toMatch(/"level":50|already sent|reply\.sent/);
     } finally {
@@ -272,20 +290,16 @@ describe("a node that stops answering", () => {
     const browser = await browserOnB();
     const driven = await drive((await a.browsers.get(browser.id)).cdp_ws_url);
     await driven.open(pages.url("/tools"));
-    let watch: { tool_ref: string } | undefined;
-    for (let attempt = 0; attempt < 100 && watch === undefined; attempt++) {
-      watch = (await a.webmcp.listTools(browser.id)).tools.find((tool) => tool.name === "watch");
-      if (watch === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const watch = await toolOf(browser.id, "watch");
     const started = pages.runs("watch-started");
-    const invocation = a.webmcp.invoke(browser.id, { tool_ref: watch?.tool_ref ?? "", input: {}, timeout_sec: 120 }).catch((error: unknown) => error);
+    const invocation = a.webmcp.invoke(browser.id, { tool_ref: watch.tool_ref, input: {}, timeout_sec: 120 }).catch((error: unknown) => error);
     await expect.poll(() => pages.runs("watch-started")).toBe(started + 1);
     // b freezes with its connections open: nothing closes them, and its lease lapses.
     const b = nodes.get("b")?.server as ChildServer;
     b.child.kill("SIGSTOP");
     try {
       const list = a.webmcp.listTools(browser.id).catch((error: unknown) => error);
-      const queued = a.webmcp.invoke(browser.id, { tool_ref: watch?.tool_ref ?? "", input: {}, timeout_sec: 120 }).catch((error: unknown) => error);
+      const queued = a.webmcp.invoke(browser.id, { tool_ref: watch.tool_ref, input: {}, timeout_sec: 120 }).catch((error: unknown) => error);
       // The tool ran in the page: a refusal would tell the caller it did not, and a retry would run it again.
       expect(await invocation).toMatchObject({ status: 504, code: "outcome_unknown", message: expect.stringContaining("may have run") });
       expect(await list).toMatchObject({ status: 409, code: "conflict", message: expect.stringContaining("stopped answering") });
@@ -383,22 +397,12 @@ describe("what another node may do, and a client may not", () => {
     const driven = await drive(shown.cdp_ws_url);
     try {
       await driven.open(pages.url("/tools"));
-      let hang: { tool_ref: string } | undefined;
-      for (let attempt = 0; attempt < 100 && hang === undefined; attempt++) {
-        hang = (await a.webmcp.listTools(browser.id)).tools.find((tool) => tool.name === "hang");
-        if (hang === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const hang = await toolOf(browser.id, "hang");
       const halfClosed = async (node: string) => {
-        const url = new URL(nodes.get(node)?.server.url as string);
-        const body = JSON.stringify({ tool_ref: hang?.tool_ref, input: {}, timeout_sec: 60 });
-        const socket = connect(Number(url.port), url.hostname);
-        await new Promise((resolve) => socket.once("connect", resolve));
+        const socket = rawInvoke(node, browser.id, hang.tool_ref, "Connection: close\r\n");
         let text = "";
         socket.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
         const ended = new Promise((resolve) => socket.once("close", resolve));
-        socket.write(
-          `POST /browsers/${browser.id}/webmcp/invoke HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-        );
         await new Promise((resolve) => setTimeout(resolve, 500));
         socket.end();
         await ended;
@@ -408,15 +412,9 @@ describe("what another node may do, and a client may not", () => {
       expect(await halfClosed("b")).toEqual([504, "outcome_unknown"]);
       expect(await halfClosed("a")).toEqual([504, "outcome_unknown"]);
       // A caller through a whose connection is reset (no FIN first): the invocation is cancelled in the page on b, as for a direct caller.
-      const watch = (await a.webmcp.listTools(browser.id)).tools.find((tool) => tool.name === "watch");
-      const url = new URL(nodes.get("a")?.server.url as string);
-      const body = JSON.stringify({ tool_ref: watch?.tool_ref, input: {}, timeout_sec: 60 });
+      const watch = await toolOf(browser.id, "watch");
       const [started, cancelled] = [pages.runs("watch-started"), pages.runs("watch-cancelled")];
-      const socket = connect(Number(url.port), url.hostname);
-      socket.on("error", () => undefined);
-      socket.write(
-        `POST /browsers/${browser.id}/webmcp/invoke HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
+      const socket = rawInvoke("a", browser.id, watch.tool_ref);
       await expect.poll(() => pages.runs("watch-started")).toBe(started + 1);
       expect(pages.runs("watch-cancelled")).toBe(cancelled);
       socket.resetAndDestroy();
@@ -434,13 +432,9 @@ describe("what another node may do, and a client may not", () => {
     const driven = await drive((await a.browsers.get(browser.id)).cdp_ws_url);
     try {
       await driven.open(pages.url("/tools"));
-      let hang: { tool_ref: string } | undefined;
-      for (let attempt = 0; attempt < 100 && hang === undefined; attempt++) {
-        hang = (await a.webmcp.listTools(browser.id)).tools.find((tool) => tool.name === "hang");
-        if (hang === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const hang = await toolOf(browser.id, "hang");
       const calls = await Promise.allSettled(
-        Array.from({ length: 40 }, () => a.webmcp.invoke(browser.id, { tool_ref: hang?.tool_ref ?? "", input: {}, timeout_sec: 3 })),
+        Array.from({ length: 40 }, () => a.webmcp.invoke(browser.id, { tool_ref: hang.tool_ref, input: {}, timeout_sec: 3 })),
       );
       const refused = calls.filter(
         (call) => call.status === "rejected" && /requests waiting on other nodes/.test((call.reason as { message?: string }).message ?? ""),

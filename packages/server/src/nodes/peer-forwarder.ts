@@ -120,9 +120,10 @@ export interface ForwardedCall {
 /**
  * Passes requests bound to a browser of another node to that node. A browser's operations
  * (WebMCP list and invoke, delete) go as calls on one channel per node ({@link call}),
- * which the owner serves with the routes' own code; a create placed there and a read of a
- * token go as HTTP requests, as they came (method, path, credential, `Host`, project
- * header), with the nodes' secret and the client counted here ({@link forward}). Either
+ * which the owner serves with the routes' own code, as do reads of its browsers' tokens
+ * ({@link ask}); a create placed there goes as an HTTP request, as it came (method, path,
+ * credential, `Host`, project header), with the nodes' secret and the client counted here
+ * ({@link forward}). Either
  * way the owner applies its own checks and limits, so a client gets the same answer as
  * from the owner itself, and answers come back whole (they are bounded by the spec's
  * caps); WebSocket upgrades are relayed byte for byte once the owner accepts them.
@@ -220,6 +221,26 @@ export class PeerForwarder {
     reply.code(answer.status).headers(answer.headers);
     // Not `return reply.send(...)` from an async function: a reply is a thenable, and the promise would take its outcome instead.
     reply.send(answer.body === undefined || answer.body.length === 0 ? undefined : answer.body);
+  }
+
+  /**
+   * Asks the node at `base` for `op` on `browser`, for a request of this node that waits on
+   * the answer as one part of its own (such as a token read): the owner's answer, or a
+   * rejection when the node does not answer within 10 s (the call is then given up here;
+   * the channel stays open for the others' calls).
+   */
+  async ask(base: string, requestId: string, op: string, browser: unknown): Promise<PeerAnswer> {
+    const channel = await this.#channel(new URL(base).origin);
+    const { answer } = channel.send({ op, request_id: requestId, browser, headers: {} }, undefined, IDLE_TIMEOUT_MS);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${HANDSHAKE_TIMEOUT_MS} ms`)), HANDSHAKE_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([answer, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   #agent(target: URL): http.Agent {
@@ -360,36 +381,6 @@ export class PeerForwarder {
       );
     });
     upstream.end();
-  }
-
-  /**
-   * A GET of `path` on the node at `base` for a request resolved here (`headers`: the
-   * scope), answered 200 with JSON; another status rejects.
-   */
-  getJson(base: string, path: string, clientKey: string, headers: Record<string, string>): Promise<unknown> {
-    const target = new URL(path, base);
-    return new Promise((resolve, reject) => {
-      const upstream = clientFor(target).request(
-        target,
-        { method: "GET", headers: { ...this.#peer.headers(clientKey), ...headers }, agent: this.#agent(target), timeout: HANDSHAKE_TIMEOUT_MS },
-        (response) => {
-          bounded(response, MAX_REFUSAL_BYTES).then((body) => {
-            if (response.statusCode !== 200) {
-              reject(new Error(`The node at ${target.origin} answered ${response.statusCode} to ${target.pathname}.`));
-              return;
-            }
-            try {
-              resolve(JSON.parse(body.toString("utf8")));
-            } catch (error) {
-              reject(error);
-            }
-          }, reject);
-        },
-      );
-      upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${HANDSHAKE_TIMEOUT_MS} ms`)));
-      upstream.on("error", (error) => reject(new PeerUnreachableError(target.origin, error)));
-      upstream.end();
-    });
   }
 
   /**

@@ -11,19 +11,13 @@ import type { ApiDeps } from "./api-deps.js";
  * The header carrying what this node resolved for `request` (its credential, organization
  * and `project`), so that the node it forwards to reads none of it again.
  */
-export function resolvedScopeHeader(request: FastifyRequest, project: ProjectRow, browser?: BrowserRow): Record<string, string> {
+export function resolvedScopeHeader(request: FastifyRequest, project: ProjectRow): Record<string, string> {
   const { credential, org } = request.scope;
-  return { [PEER_SCOPE_HEADER]: Buffer.from(JSON.stringify({ credential, org, project, browser })).toString("base64url") };
+  return { [PEER_SCOPE_HEADER]: Buffer.from(JSON.stringify({ credential, org, project })).toString("base64url") };
 }
 
-/**
- * The browser a request names in its path: read from the store, or, for a request another
- * node forwarded, the row that node read (it sends it with the scope), so that a
- * forwarded request costs the owner no read. A 404 `not_found` when there is none.
- */
+/** The browser a request names in its path, in the request's project: a 404 `not_found` when there is none. */
 export function browserOfRequest(deps: ApiDeps, request: FastifyRequest<{ Params: { id_or_name: string } }>, project: ProjectRow): Promise<BrowserRow> {
-  const forwarded = request.forwardedBrowser;
-  if (forwarded !== undefined && forwarded.id === request.params.id_or_name && forwarded.project_id === project.id) return Promise.resolve(forwarded);
   return deps.stores.browsers.getByIdOrName(project.id, request.params.id_or_name);
 }
 
@@ -38,8 +32,9 @@ function operationOf(request: FastifyRequest): string {
  * there, so that the owner applies its own checks and limits, and says so (`true`);
  * `false` when this node serves it (its own browser, a crashed one, or a single server).
  * `unreachable` makes the error for an owner that cannot be reached (nothing ran there),
- * `options.lost` (default `unreachable`) for one that had the call and stopped answering. The owner gets the
- * browser's row read here (the caller may use it), so it reads nothing again.
+ * `options.lost` (default `unreachable`) for one that had the call and stopped answering.
+ * The owner gets the browser's row read here (the caller may use it), so it reads nothing
+ * again.
  */
 export async function forwardToOwner(
   deps: ApiDeps,

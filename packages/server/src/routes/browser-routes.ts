@@ -3,15 +3,15 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CreateBrowserInput } from "../browsers/browser-service.js";
 import { type BrowserExtension, type BrowserRow, toBrowser } from "../browsers/browser-store.js";
 import { resolveExtensionRefs } from "../extensions/extension-refs.js";
+import { NotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import { PLACED_HEADER } from "../nodes/peer-auth.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
-import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeHeader } from "./browser-placement.js";
 
-// A page holds at most 100 browsers; their tokens are read from their nodes this many at a time.
-const TOKEN_READS_AT_ONCE = 8;
+// The peer call that reads a browser's DevTools token from its node (tokens live only in their node's memory).
+const BROWSER_TOKEN_OP = "browserToken";
 
 /** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
 export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -23,36 +23,27 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     toBrowser(row, browserUrls.forBrowser(request.headers, row.id, browsers.token(row.id) ?? tokens?.get(row.id)), extensions.get(row.id) ?? []);
   const showOne = async (request: FastifyRequest, row: BrowserRow) => show(request, row, await stores.browsers.extensionsOf([row.id]));
   /**
-   * The tokens of the running browsers of other nodes among `rows`: each asked of its node
-   * as the `GET /browsers/{id}` of this request (its scope resolved here, so the node reads
-   * nothing again and counts nothing), a few at a time. A browser whose node does not
-   * answer is shown without its token; its API key still opens it.
+   * The tokens of the running browsers of other nodes among `rows`, each asked of its node
+   * on the nodes' channel. A browser whose node does not answer, or no longer runs it, is
+   * shown without its token; its API key still opens it.
    */
-  const tokens = async (request: FastifyRequest, rows: readonly BrowserRow[], project: ProjectRow): Promise<Map<string, string>> => {
+  const tokens = async (request: FastifyRequest, rows: readonly BrowserRow[]): Promise<Map<string, string>> => {
     const found = new Map<string, string>();
     const forwarder = cluster?.forwarder;
     if (cluster === undefined || forwarder === undefined) return found;
-    const foreign = rows.flatMap((row) => {
-      const where = row.status === "running" ? cluster.locate(row.node_id) : "self";
-      return typeof where === "object" ? [{ row, url: where.url }] : [];
-    });
-    const clientKey = deps.rateLimits.clientKey(request.raw);
-    for (let start = 0; start < foreign.length; start += TOKEN_READS_AT_ONCE) {
-      await Promise.all(
-        foreign.slice(start, start + TOKEN_READS_AT_ONCE).map(async ({ row, url }) => {
-          try {
-            const shown = (await forwarder.getJson(url, `/browsers/${encodeURIComponent(row.id)}`, clientKey, {
-              host: request.headers.host ?? "",
-              ...resolvedScopeHeader(request, project, row),
-            })) as { cdp_ws_url?: unknown };
-            const token = typeof shown.cdp_ws_url === "string" ? new URL(shown.cdp_ws_url).searchParams.get("token") : null;
-            if (token !== null) found.set(row.id, token);
-          } catch (error) {
-            request.log.warn({ err: error, browser: row.id, node: row.node_id }, "could not read the DevTools token of another node's browser");
-          }
-        }),
-      );
-    }
+    await Promise.all(
+      rows.map(async (row) => {
+        const where = row.status === "running" ? cluster.locate(row.node_id) : "self";
+        if (typeof where !== "object") return;
+        try {
+          const answer = await forwarder.ask(where.url, String(request.id), BROWSER_TOKEN_OP, row);
+          const token = answer.status === 200 ? (JSON.parse(String(answer.body)) as { token?: unknown }).token : undefined;
+          if (typeof token === "string") found.set(row.id, token);
+        } catch (error) {
+          request.log.warn({ err: error, browser: row.id, node: row.node_id }, "could not read the DevTools token of another node's browser");
+        }
+      }),
+    );
     return found;
   };
 
@@ -87,20 +78,15 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
 
   app.get("/browsers", { config: { operationId: "listBrowsers" } }, async (request, reply) => {
     const { offset, limit } = pageOf(request.query as { offset?: number; limit?: number });
-    const project = await request.scope.project();
-    const page = await stores.browsers.list(project.id, offset, limit);
+    const page = await stores.browsers.list((await request.scope.project()).id, offset, limit);
     setPageHeaders(reply, offset, page.items.length, page.hasMore);
-    const [extensions, foreignTokens] = await Promise.all([
-      stores.browsers.extensionsOf(page.items.map((row) => row.id)),
-      tokens(request, page.items, project),
-    ]);
+    const [extensions, foreignTokens] = await Promise.all([stores.browsers.extensionsOf(page.items.map((row) => row.id)), tokens(request, page.items)]);
     return page.items.map((row) => show(request, row, extensions, foreignTokens));
   });
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "getBrowser" } }, async (request) => {
-    const project = await request.scope.project();
-    const row = await browserOfRequest(deps, request, project);
-    return show(request, row, await stores.browsers.extensionsOf([row.id]), await tokens(request, [row], project));
+    const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
+    return show(request, row, await stores.browsers.extensionsOf([row.id]), await tokens(request, [row]));
   });
 
   app.delete<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "deleteBrowser" } }, async (request, reply) => {
@@ -111,9 +97,14 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     return reply.code(204).send();
   });
 
-  // Another node's delete of one of this node's browsers: the same stop.
+  // Other nodes' calls about this node's browsers: a token (only this node holds it), and the same stop as a delete.
   const nodeId = cluster?.nodeId;
   if (deps.peerCalls === undefined || nodeId === undefined) return;
+  deps.peerCalls.handle(BROWSER_TOKEN_OP, async (call) => {
+    const token = browsers.token(peerCallBrowser(call, nodeId).id);
+    if (token === undefined) throw new NotFoundError("This node runs no such browser now.");
+    return { status: 200, headers: { "content-type": "application/json; charset=utf-8" }, body: JSON.stringify({ token }) };
+  });
   deps.peerCalls.handle("deleteBrowser", async (call) => {
     // Read again, as a stop is rare and final: a row that is no more is 404, as for a direct delete.
     const claimed = peerCallBrowser(call, nodeId);

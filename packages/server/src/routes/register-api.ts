@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Credential } from "../auth/api-key-store.js";
 import { bearerToken, hasAuthorization, unknownTokenError } from "../auth/bearer-token.js";
 import { PROJECT_HEADER, RequestScope } from "../auth/request-scope.js";
-import type { BrowserRow } from "../browsers/browser-store.js";
 import { ProjectsDisabledError, UnauthorizedError } from "../http/api-errors.js";
 import { validateRequest } from "../http/request-validation.js";
 import type { Organization } from "../organization/organization-store.js";
@@ -51,14 +50,12 @@ async function authenticate(deps: ApiDeps, request: FastifyRequest): Promise<Cre
  */
 export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   app.decorateRequest("scope");
-  app.decorateRequest("forwardedBrowser", undefined);
   await app.register(async (api) => {
     api.addHook("onRequest", async (request) => {
       // Forwarded by another node, which authenticated it, counted it and resolved its project.
-      const resolved = deps.cluster?.declaredScope<{ credential: Credential; org: Organization; project: ProjectRow; browser?: BrowserRow }>(request.headers);
+      const resolved = deps.cluster?.declaredScope<{ credential: Credential; org: Organization; project: ProjectRow }>(request.headers);
       if (resolved !== undefined) {
         request.scope = RequestScope.resolved(resolved.credential, resolved.org, deps.stores.projects, resolved.project);
-        request.forwardedBrowser = resolved.browser;
         return;
       }
       const credential = await authenticate(deps, request);
