@@ -73,6 +73,52 @@ describe("servers sharing one PostgreSQL database", () => {
     expect((await b?.browsers.recoverAbandoned())?.map((row) => row.id)).toEqual([ofB?.id]);
   });
 
+  it("end a lapsed lease at its node's late renewal, even before another node reaps it: its browsers are crashed, not revived", async () => {
+    const url = await freshDatabase();
+    const [a, b] = [await node(url, "a"), await node(url, "b")];
+    const first = await initializeOrganization(a as Stores);
+    if (first === undefined || a?.nodes === undefined || b?.nodes === undefined) throw new Error("no first start");
+    const lease = { nodeId: "a", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
+    expect((await a.nodes.renew(lease)).rejoined).toBe(true);
+    const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
+    await a.browsers.markRunning(reserved.id, { pid: 4_000_000, userDataDir: "/nonexistent/profile-a", sandboxed: false }, "0".repeat(64));
+    // Renewed in time: the same lease, the browser untouched.
+    expect((await a.nodes.renew(lease)).rejoined).toBe(false);
+    expect((await a.browsers.getByIdOrName(first.project.id, reserved.id)).status).toBe("running");
+    // a's lease lapses (a froze, say); a's renewal reaches the database before b reaps.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("UPDATE nodes SET lease_expires_at = now() - interval '1 second' WHERE node_id = 'a'");
+    } finally {
+      await client.end();
+    }
+    const late = await a.nodes.renew(lease);
+    expect(late.rejoined).toBe(true);
+    expect(late.live.map((each) => each.nodeId)).toEqual(["a"]);
+    expect((await a.browsers.getByIdOrName(first.project.id, reserved.id)).status).toBe("crashed");
+    expect(await b.usage.project(first.project.id)).toBe(0);
+    expect(await b.nodes.reapLapsed()).toEqual([]);
+  });
+
+  it("hand a restarted node the browsers another node reaped while it was away, once, so it ends what they left on its host", async () => {
+    const url = await freshDatabase();
+    const [a, b] = [await node(url, "a"), await node(url, "b")];
+    const first = await initializeOrganization(a as Stores);
+    if (first === undefined || a?.nodes === undefined || b?.nodes === undefined) throw new Error("no first start");
+    await a.nodes.renew({ nodeId: "a", advertiseUrl: null, warmReady: 0, ttlMs: 1 });
+    const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
+    await a.browsers.markRunning(reserved.id, { pid: 4_000_000, userDataDir: "/nonexistent/profile-a", sandboxed: false }, "0".repeat(64));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await b.nodes.reapLapsed()).toEqual([{ nodeId: "a", crashed: 1 }]);
+    // b knows nothing of a's host, and never touches what another server started.
+    expect(await b.browsers.recoverAbandoned()).toEqual([]);
+    const recovered = await a.browsers.recoverAbandoned();
+    expect(recovered.map((row) => [row.id, row.pid, row.user_data_dir])).toEqual([[reserved.id, 4_000_000, "/nonexistent/profile-a"]]);
+    expect(await a.browsers.recoverAbandoned()).toEqual([]);
+    expect((await a.browsers.getByIdOrName(first.project.id, reserved.id)).status).toBe("crashed");
+  });
+
   it("read an extension uploaded through another server from the database, and refuse an archive that no longer matches its checksum", async () => {
     const url = await freshDatabase();
     const [a, b] = [await node(url, "a"), await node(url, "b")];

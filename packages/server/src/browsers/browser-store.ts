@@ -129,7 +129,10 @@ export interface BrowserStore {
   /**
    * After an unclean exit of the previous server: every browser it left `starting` or
    * `running` has no process this server controls, so it is marked `crashed` (freeing
-   * its slot). Returns those rows so their processes and profiles can be cleaned up.
+   * its slot). On a database shared by nodes, so are this node's browsers that another
+   * node marked `crashed` while this one was away (reaped: their process and profile
+   * are on this node's host). Returns those rows so their processes and profiles can be
+   * cleaned up, once.
    */
   recoverAbandoned(): Promise<BrowserRow[]>;
 }

@@ -133,8 +133,14 @@ export class PgBrowserStore implements BrowserStore {
 
   recoverAbandoned(): Promise<BrowserRow[]> {
     return this.#db.transaction(async () => {
-      const rows = await this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE node_id = $1 AND status IN ('starting', 'running')`, [this.#nodeId]);
+      // A crashed row that still names a process was reaped while this node was away
+      // (another node marked it, knowing nothing of its host): what it left is ended here.
+      const rows = await this.#db.all<BrowserRow>(
+        `SELECT ${COLUMNS} FROM browsers WHERE node_id = $1 AND (status IN ('starting', 'running') OR (status = 'crashed' AND pid IS NOT NULL))`,
+        [this.#nodeId],
+      );
       await this.#db.run("DELETE FROM browsers WHERE node_id = $1 AND status = 'starting'", [this.#nodeId]);
+      await this.#db.run("UPDATE browsers SET pid = NULL WHERE node_id = $1 AND status = 'crashed' AND pid IS NOT NULL", [this.#nodeId]);
       await this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE node_id = $1 AND status = 'running'", [
         this.#nodeId,
       ]);

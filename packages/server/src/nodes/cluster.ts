@@ -94,7 +94,7 @@ export class Cluster {
     this.#live = new Map(live.map((node) => [node.nodeId, node]));
     // A node whose lease lapsed is gone for the others: what waits on it ends now.
     this.#forwarder?.keepChannelsTo(new Set(live.flatMap((node) => (node.advertiseUrl === null ? [] : [new URL(node.advertiseUrl).origin]))));
-    if (rejoined && !first) await this.#fence("its lease lapsed and another node reaped it");
+    if (rejoined && !first) await this.#fence("its lease lapsed, and its browsers were marked crashed");
     else if (!rejoined) this.#fenced = false;
   }
 

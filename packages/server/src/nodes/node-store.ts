@@ -29,8 +29,10 @@ export interface NodeLease {
 export interface NodeStore {
   /**
    * Takes or renews this node's lease, then returns every node whose lease is current
-   * (this one included). `rejoined` is true when the node had no row, which after its
-   * first renewal means that its lease lapsed and it was reaped meanwhile.
+   * (this one included). A lease that lapsed is not renewed: the node is reaped first
+   * (as {@link reapLapsed} would), since the others stopped waiting on it once it lapsed.
+   * `rejoined` is true when the node starts a new lease, which after its first renewal
+   * means that its lease lapsed.
    */
   renew(lease: NodeLease): Promise<{ rejoined: boolean; live: LiveNode[] }>;
   /**
