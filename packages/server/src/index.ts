@@ -39,6 +39,7 @@ export { type BrowserOfConnection, type TrustedProxy, TrustProxyError, trustedPr
 export type { RateLimit, RateLimitSettings } from "./http/rate-limiter.js";
 export type { ResponseCheckOptions, ResponseMismatch } from "./http/response-check.js";
 export type { LiveViewLimits } from "./live-view/live-view-limits.js";
+export { NodeIdInUseError } from "./nodes/cluster.js";
 export type { Organization } from "./organization/organization-store.js";
 export type { ProjectRow } from "./projects/project-store.js";
 export { checkSandbox, type SandboxCheck } from "./sandbox/sandbox-check.js";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Cluster } from "../src/nodes/cluster.js";
-import type { LiveNode, NodeLease, NodeStore, ReapedNode } from "../src/nodes/node-store.js";
+import { Cluster, NodeIdInUseError } from "../src/nodes/cluster.js";
+import type { LeaseRenewal, LiveNode, NodeLease, NodeStore, ReapedNode } from "../src/nodes/node-store.js";
 import { PeerAuth } from "../src/nodes/peer-auth.js";
 
 // The node's side of its lease and of placement, on a store the test controls.
@@ -12,19 +12,31 @@ class ScriptedNodes implements NodeStore {
   live: LiveNode[] = [];
   failing = false;
   rejoin = false;
+  /** For each coming renewal, how long another process holds the lease yet (ms). */
+  held: number[] = [];
   renewals: NodeLease[] = [];
   left: string[] = [];
-  async renew(lease: NodeLease) {
+  async renew(lease: NodeLease): Promise<LeaseRenewal> {
     if (this.failing) throw new Error("the database does not answer");
     this.renewals.push(lease);
+    const heldForMs = this.held.shift();
+    if (heldForMs !== undefined) return { taken: false, heldForMs };
     const rejoined = this.rejoin;
     this.rejoin = false;
-    return { rejoined, live: this.live };
+    return { taken: true, rejoined, live: this.live };
+  }
+  /** For each coming check at start, how long another process holds the lease yet (ms), if it does. */
+  elsewhere: (number | undefined)[] = [];
+  checks: string[] = [];
+  async heldElsewhere(_nodeId: string, instance: string) {
+    this.checks.push(instance);
+    return this.elsewhere.shift();
   }
   async reapLapsed(): Promise<ReapedNode[]> {
     return [];
   }
-  async leave(nodeId: string) {
+  async leave(nodeId: string, instance: string) {
+    expect(instance).toBe(this.renewals[0]?.instance);
     this.left.push(nodeId);
   }
 }
@@ -92,6 +104,62 @@ describe("the lease", () => {
     const cluster = clusterOn(store, { leaseLost: lost });
     await cluster.start();
     store.rejoin = true;
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(lost).toHaveBeenCalledTimes(1);
+    expect(cluster.holdsLease()).toBe(false);
+    await cluster.stop();
+  });
+
+  it("waits out, once, a lease another process holds on the node id at start (its previous process, just killed), then takes it", async () => {
+    vi.useFakeTimers();
+    const store = new ScriptedNodes();
+    store.elsewhere = [3_000, undefined];
+    const cluster = clusterOn(store);
+    let claimed = false;
+    const claiming = cluster.claim().then(() => {
+      claimed = true;
+    });
+    await vi.advanceTimersByTimeAsync(2_900);
+    expect(claimed).toBe(false);
+    await vi.advanceTimersByTimeAsync(300);
+    await claiming;
+    await cluster.start();
+    expect(cluster.holdsLease()).toBe(true);
+    expect(new Set([...store.checks, ...store.renewals.map((lease) => lease.instance)]).size).toBe(1);
+    await cluster.stop();
+  });
+
+  it("refuses to start when another process renews the node id's lease while it waits: that one is running", async () => {
+    vi.useFakeTimers();
+    const store = new ScriptedNodes();
+    store.elsewhere = [3_000, 9_000];
+    const claiming = clusterOn(store).claim();
+    const refused = expect(claiming).rejects.toBeInstanceOf(NodeIdInUseError);
+    await vi.advanceTimersByTimeAsync(3_100);
+    await refused;
+    await expect(claiming).rejects.toMatchObject({ code: "node_id_in_use" });
+    expect(store.renewals).toEqual([]);
+  });
+
+  it("refuses to start when another process took the node id's lease since the claim", async () => {
+    const store = new ScriptedNodes();
+    store.held = [10_000];
+    const lost = vi.fn(async () => undefined);
+    const cluster = clusterOn(store, { leaseLost: lost });
+    await cluster.claim();
+    await expect(cluster.start()).rejects.toBeInstanceOf(NodeIdInUseError);
+    // It never held the lease, so it has nothing of the other's to end.
+    expect(lost).not.toHaveBeenCalled();
+    expect(cluster.holdsLease()).toBe(false);
+  });
+
+  it("ends the node's browsers when, running, it finds another process holding its node id", async () => {
+    vi.useFakeTimers();
+    const store = new ScriptedNodes();
+    const lost = vi.fn(async () => undefined);
+    const cluster = clusterOn(store, { leaseLost: lost });
+    await cluster.start();
+    store.held = [10_000];
     await vi.advanceTimersByTimeAsync(2_000);
     expect(lost).toHaveBeenCalledTimes(1);
     expect(cluster.holdsLease()).toBe(false);

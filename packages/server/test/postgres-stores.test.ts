@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startPostgresCluster } from "../../../tools/repo/postgres-cluster.mjs";
 import { initializeOrganization } from "../src/app/first-start.js";
 import { openPgStores } from "../src/app/stores.js";
-import { createServer } from "../src/index.js";
+import { createServer, type LaunchedBrowser, type LaunchOptions } from "../src/index.js";
 import type { Stores } from "../src/routes/api-deps.js";
 import { dataDirLayout, newUploadPath } from "../src/storage/data-dir.js";
 import { markingExtension } from "./support/extension-zips.js";
@@ -17,6 +17,19 @@ import { processExists, TrackingLauncher } from "./support/tracking-launcher.js"
 
 // What only a database shared by several servers (nodes) can show: each `openPgStores`
 // here is one node, with its own data directory, on one database.
+
+/** Real Chromium, with a hook a test sets to act between a browser's launch and its record as running. */
+class HookedLauncher extends TrackingLauncher {
+  afterLaunch: (() => Promise<void>) | undefined;
+
+  override async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
+    const browser = await super.launch(options);
+    const hook = this.afterLaunch;
+    this.afterLaunch = undefined;
+    await hook?.();
+    return browser;
+  }
+}
 
 const opened: { stores: Stores; dir: string }[] = [];
 afterEach(async () => {
@@ -78,12 +91,12 @@ describe("servers sharing one PostgreSQL database", () => {
     const [a, b] = [await node(url, "a"), await node(url, "b")];
     const first = await initializeOrganization(a as Stores);
     if (first === undefined || a?.nodes === undefined || b?.nodes === undefined) throw new Error("no first start");
-    const lease = { nodeId: "a", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
-    expect((await a.nodes.renew(lease)).rejoined).toBe(true);
+    const lease = { nodeId: "a", instance: "a-1", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
+    expect(await a.nodes.renew(lease)).toMatchObject({ taken: true, rejoined: true });
     const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
     await a.browsers.markRunning(reserved.id, { pid: 4_000_000, userDataDir: "/nonexistent/profile-a", sandboxed: false }, "0".repeat(64));
     // Renewed in time: the same lease, the browser untouched.
-    expect((await a.nodes.renew(lease)).rejoined).toBe(false);
+    expect(await a.nodes.renew(lease)).toMatchObject({ taken: true, rejoined: false });
     expect((await a.browsers.getByIdOrName(first.project.id, reserved.id)).status).toBe("running");
     // a's lease lapses (a froze, say); a's renewal reaches the database before b reaps.
     const client = new pg.Client({ connectionString: url });
@@ -94,6 +107,7 @@ describe("servers sharing one PostgreSQL database", () => {
       await client.end();
     }
     const late = await a.nodes.renew(lease);
+    if (!late.taken) throw new Error("the lease was not taken");
     expect(late.rejoined).toBe(true);
     expect(late.live.map((each) => each.nodeId)).toEqual(["a"]);
     expect((await a.browsers.getByIdOrName(first.project.id, reserved.id)).status).toBe("crashed");
@@ -101,12 +115,35 @@ describe("servers sharing one PostgreSQL database", () => {
     expect(await b.nodes.reapLapsed()).toEqual([]);
   });
 
+  it("give a node id's lease to one process at a time: a second is refused while the first renews, and takes over once it lapses", async () => {
+    const url = await freshDatabase();
+    const [first, second] = [await node(url, "a"), await node(url, "b")];
+    if (first.nodes === undefined || second.nodes === undefined) throw new Error("no node store");
+    const lease = { nodeId: "a", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
+    expect(await first.nodes.renew({ ...lease, instance: "one" })).toMatchObject({ taken: true, rejoined: true });
+    const refused = await second.nodes.renew({ ...lease, instance: "two", advertiseUrl: "http://127.0.0.1:1" });
+    expect(refused.taken).toBe(false);
+    expect(refused.taken === false && refused.heldForMs > 50_000 && refused.heldForMs <= 60_000).toBe(true);
+    expect(await second.nodes.heldElsewhere("a", "two")).toBeGreaterThan(50_000);
+    expect(await first.nodes.heldElsewhere("a", "one")).toBeUndefined();
+    expect(await first.nodes.heldElsewhere("b", "one")).toBeUndefined();
+    // The refused process's clean stop leaves the other's lease, and its advertise URL, as they were.
+    await second.nodes.leave("a", "two");
+    const renewed = await first.nodes.renew({ ...lease, instance: "one" });
+    expect(renewed).toMatchObject({ taken: true, rejoined: false, live: [{ nodeId: "a", advertiseUrl: null }] });
+    // Once the first's lease lapses (it was killed), the second takes the node id.
+    await first.nodes.renew({ ...lease, instance: "one", ttlMs: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await second.nodes.renew({ ...lease, instance: "two" })).toMatchObject({ taken: true, rejoined: true });
+    expect(await first.nodes.renew({ ...lease, instance: "one" })).toMatchObject({ taken: false });
+  });
+
   it("hand a restarted node the browsers another node reaped while it was away, once, so it ends what they left on its host", async () => {
     const url = await freshDatabase();
     const [a, b] = [await node(url, "a"), await node(url, "b")];
     const first = await initializeOrganization(a as Stores);
     if (first === undefined || a?.nodes === undefined || b?.nodes === undefined) throw new Error("no first start");
-    await a.nodes.renew({ nodeId: "a", advertiseUrl: null, warmReady: 0, ttlMs: 1 });
+    await a.nodes.renew({ nodeId: "a", instance: "a-1", advertiseUrl: null, warmReady: 0, ttlMs: 1 });
     const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
     await a.browsers.markRunning(reserved.id, { pid: 4_000_000, userDataDir: "/nonexistent/profile-a", sandboxed: false }, "0".repeat(64));
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -202,6 +239,79 @@ describe("a server on PostgreSQL", () => {
       if (server !== undefined) await expect(server.close()).rejects.toMatchObject({ code: "storage_unavailable" });
       await cluster.stop();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("ends a browser whose reservation another node dropped while it started: 503, no process, no profile, no slot taken", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "browser-service-pg-dropped-"));
+    const database = await freshDatabase();
+    const launcher = new HookedLauncher();
+    const server = await createServer({ dataDir, database, warmBrowsers: 0, launcher });
+    try {
+      const headers = { authorization: `Bearer ${server.firstStart?.key.secret}` };
+      const limited = await server.app.inject({
+        method: "PATCH",
+        url: `/org/projects/${server.firstStart?.project.id}/limits`,
+        headers,
+        payload: { max_concurrent_sessions: 1 },
+      });
+      expect(limited.statusCode).toBe(200);
+      // What a node that froze past its lease finds when it goes on: another node reaped it,
+      // deleting its reservations, while it was launching.
+      launcher.afterLaunch = async () => {
+        const client = new pg.Client({ connectionString: database });
+        await client.connect();
+        try {
+          await client.query("DELETE FROM browsers WHERE status = 'starting'");
+        } finally {
+          await client.end();
+        }
+      };
+      const refused = await server.app.inject({ method: "POST", url: "/browsers", headers, payload: { name: "orphan" } });
+      expect(refused.statusCode).toBe(503);
+      expect(refused.json()).toMatchObject({ code: "browser_unavailable" });
+      const launched = launcher.latest();
+      expect(processExists(launched.pid as number)).toBe(false);
+      expect(existsSync(launched.userDataDir as string)).toBe(false);
+      expect((await server.app.inject({ method: "GET", url: "/browsers", headers })).json()).toEqual([]);
+      // Nothing runs that no row counts: the cap of 1 admits exactly one more.
+      expect((await server.app.inject({ method: "POST", url: "/browsers", headers, payload: { name: "orphan" } })).statusCode).toBe(201);
+      expect((await server.app.inject({ method: "POST", url: "/browsers", headers })).statusCode).toBe(429);
+      expect(launcher.launched.filter((browser) => processExists(browser.pid as number))).toHaveLength(1);
+    } finally {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses to start under the node id of a running server, and leaves that server's browsers alone", async () => {
+    const [firstDir, secondDir] = [mkdtempSync(join(tmpdir(), "browser-service-pg-id-")), mkdtempSync(join(tmpdir(), "browser-service-pg-id-"))];
+    const database = await freshDatabase();
+    const launcher = new TrackingLauncher();
+    const cluster = { leaseTtlMs: 2_000 };
+    const running = await createServer({ dataDir: firstDir, database, nodeId: "same", warmBrowsers: 0, launcher, cluster });
+    try {
+      const headers = { authorization: `Bearer ${running.firstStart?.key.secret}` };
+      const created = await running.app.inject({ method: "POST", url: "/browsers", headers });
+      expect(created.statusCode).toBe(201);
+      const pid = launcher.latest().pid as number;
+      // The second waits out one lease length (the first might have just died), then sees it renewed.
+      await expect(createServer({ dataDir: secondDir, database, nodeId: "same", warmBrowsers: 0, launcher, cluster })).rejects.toMatchObject({
+        code: "node_id_in_use",
+      });
+      expect(processExists(pid)).toBe(true);
+      const after = await running.app.inject({ method: "GET", url: `/browsers/${created.json().id}`, headers });
+      expect(after.json()).toMatchObject({ status: "running" });
+      // Its lease is the first's still: that one keeps its browsers past another renewal.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(processExists(pid)).toBe(true);
+      // The refused server let its data directory go.
+      const other = await createServer({ dataDir: secondDir, database, nodeId: "other", warmBrowsers: 0, cluster });
+      await other.close();
+    } finally {
+      await running.close();
+      rmSync(firstDir, { recursive: true, force: true });
+      rmSync(secondDir, { recursive: true, force: true });
     }
   });
 

@@ -189,11 +189,25 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     const { stores, first } = await started();
     const row = await stores.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
     const running = await stores.browsers.markRunning(row.id, launched, "ab".repeat(32));
-    expect(running.status).toBe("running");
+    expect(running?.status).toBe("running");
     expect(await stores.browsers.findLaunched(row.id)).toMatchObject({ id: row.id, org_id: first.org.id, cdp_token_sha256: "ab".repeat(32) });
     expect(await stores.browsers.findLaunched("brw_missing")).toBeUndefined();
     expect((await stores.browsers.list(first.project.id, 0, 10)).items.map((each) => each.id)).toEqual([row.id]);
     await expect(stores.browsers.getByIdOrName(first.project.id, "nope")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("records as running only a reservation still starting: one dropped or ended meanwhile stays as it is", async () => {
+    const { stores, first } = await started();
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 };
+    const dropped = await stores.browsers.reserve(reservation);
+    await stores.browsers.remove(dropped.id);
+    expect(await stores.browsers.markRunning(dropped.id, launched, "ab".repeat(32))).toBeUndefined();
+    expect(await stores.browsers.findLaunched(dropped.id)).toBeUndefined();
+    const crashed = await stores.browsers.reserve(reservation);
+    await stores.browsers.markCrashed(crashed.id);
+    expect(await stores.browsers.markRunning(crashed.id, launched, "ab".repeat(32))).toBeUndefined();
+    expect((await stores.browsers.getByIdOrName(first.project.id, crashed.id)).status).toBe("crashed");
+    expect(await stores.usage.project(first.project.id)).toBe(0);
   });
 
   it("marks what a killed server left starting or running as crashed, once", async () => {

@@ -327,7 +327,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       if (created.length > 0) app.log.info({ projects: created }, "created projects named by the fixtures");
     }
     await stores.extensions.removeUnreferencedArchives();
-    await browsers.recoverAbandoned();
     if (stores.nodes !== undefined) {
       cluster = new Cluster({
         nodeId,
@@ -339,7 +338,12 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         log: app.log,
         leaseLost: () => browsers.endAll(),
       });
+      // Before the clean-up: another process running under the same node id would lose its browsers to it.
+      await cluster.claim();
+      await browsers.recoverAbandoned();
       await cluster.start();
+    } else {
+      await browsers.recoverAbandoned();
     }
     // The first start's key is printed by the caller, outside any response.
     stores.flush();

@@ -139,7 +139,19 @@ export class BrowserService {
       throw new InternalError("The server is shutting down; the browser was not kept.");
     }
     const token = newBrowserToken();
-    const running = await this.#store.markRunning(row.id, launched, browserTokenHash(token));
+    let running: BrowserRow | undefined;
+    try {
+      running = await this.#store.markRunning(row.id, launched, browserTokenHash(token));
+    } catch (error) {
+      await this.#abandon(row.id, started, "could not record a started browser as running");
+      throw error;
+    }
+    if (running === undefined) {
+      // Its reservation was dropped while it started (this node's lease lapsed): no row
+      // counts it any more, so it must not outlive this request.
+      await this.#abandon(row.id, started, "its reservation was dropped while it started");
+      throw new BrowserUnavailableError(new BrowserLaunchError("The browser's reservation was dropped while it started: its node lost its lease."));
+    }
     // Its session's record now names the process, for the clean-up after a kill.
     started.recorded?.();
     this.#adopt(row.id, launched, token);
@@ -150,6 +162,17 @@ export class BrowserService {
       this.#log.warn({ browser: row.id, err: error }, "a new browser could not be sent to its start_url");
     }
     return running;
+  }
+
+  /**
+   * Ends a started browser that will not be kept, and frees its reservation. A failure to
+   * free it is logged rather than thrown, so that the caller's error is the one reported;
+   * the row still names the process, which the next start cleans up.
+   */
+  async #abandon(id: string, started: { browser: WarmBrowser; recorded?: () => void }, why: string): Promise<void> {
+    await started.browser.close().catch((error: unknown) => this.#log.error({ err: error, browser: id }, `could not close a browser not kept: ${why}`));
+    started.recorded?.();
+    await this.#store.remove(id).catch((error: unknown) => this.#log.error({ err: error, browser: id }, `could not free a browser's reservation: ${why}`));
   }
 
   /** A ready warm browser taken out of the pool, not yet handed over; `undefined` when none is ready. */

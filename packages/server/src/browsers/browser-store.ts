@@ -103,8 +103,10 @@ export interface BrowserStore {
   /**
    * Records that a reserved browser is up, with the hash of its access token; the
    * extensions it started with are marked used (`last_used_at`) at its `created_at`.
+   * `undefined` when the reservation is no longer `starting`: on a database shared by
+   * nodes, this node's lease lapsed meanwhile and its reservations were dropped.
    */
-  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): Promise<BrowserRow>;
+  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): Promise<BrowserRow | undefined>;
   /**
    * Records the process and profile of a browser still `starting` (launched, its
    * extensions not loaded yet), so that the next start cleans them up after a crash.

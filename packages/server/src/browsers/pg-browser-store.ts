@@ -71,10 +71,10 @@ export class PgBrowserStore implements BrowserStore {
     });
   }
 
-  async markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): Promise<BrowserRow> {
-    const row = await this.#db.transaction(async () => {
+  async markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): Promise<BrowserRow | undefined> {
+    return this.#db.transaction(async () => {
       const updated = await this.#db.get<BrowserRow>(
-        `UPDATE browsers SET status = 'running', cdp_token_sha256 = $1, pid = $2, user_data_dir = $3, sandboxed = $4 WHERE id = $5 RETURNING ${COLUMNS}`,
+        `UPDATE browsers SET status = 'running', cdp_token_sha256 = $1, pid = $2, user_data_dir = $3, sandboxed = $4 WHERE id = $5 AND status = 'starting' RETURNING ${COLUMNS}`,
         [tokenSha256, launched.pid ?? null, launched.userDataDir ?? null, launched.sandboxed === true ? 1 : 0, id],
       );
       await this.#db.run(
@@ -83,8 +83,6 @@ export class PgBrowserStore implements BrowserStore {
       );
       return updated;
     });
-    if (!row) throw new Error(`Browser ${id} vanished while starting.`);
-    return row;
   }
 
   async recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): Promise<void> {

@@ -62,23 +62,19 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
     });
   }
 
-  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow {
+  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow | undefined {
     this.#db.transaction(() => {
-      this.#db.run("UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ?, sandboxed = ? WHERE id = ?", [
-        tokenSha256,
-        launched.pid ?? null,
-        launched.userDataDir ?? null,
-        launched.sandboxed === true ? 1 : 0,
-        id,
-      ]);
+      this.#db.run(
+        "UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ?, sandboxed = ? WHERE id = ? AND status = 'starting'",
+        [tokenSha256, launched.pid ?? null, launched.userDataDir ?? null, launched.sandboxed === true ? 1 : 0, id],
+      );
       this.#db.run(
         "UPDATE extensions SET last_used_at = (SELECT created_at FROM browsers WHERE id = :browser) WHERE id IN (SELECT extension_id FROM browser_extensions WHERE browser_id = :browser)",
         { ":browser": id },
       );
     });
     const row = this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE id = ?`, [id]);
-    if (!row) throw new Error(`Browser ${id} vanished while starting.`);
-    return row;
+    return row?.status === "running" ? row : undefined;
   }
 
   recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): void {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { LiveNode, NodeStore } from "./node-store.js";
 import type { PeerAuth } from "./peer-auth.js";
@@ -5,6 +6,19 @@ import { PeerForwarder } from "./peer-forwarder.js";
 
 /** How long a node's lease lasts unless renewed, by default: 10 s. */
 export const DEFAULT_LEASE_TTL_MS = 10_000;
+
+/** Another running server process holds this node id's lease: two processes may not share a node id. */
+export class NodeIdInUseError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "node_id_in_use";
+
+  constructor(nodeId: string) {
+    super(
+      `The node id ${nodeId} is in use: another running server renews its lease on this database. Give each server its own --node-id (a server restarted under its id waits for its previous process's lease to lapse).`,
+    );
+    this.name = "NodeIdInUseError";
+  }
+}
 
 /** Settings of {@link Cluster}. */
 export interface ClusterOptions {
@@ -40,6 +54,8 @@ export interface ClusterOptions {
  */
 export class Cluster {
   readonly nodeId: string;
+  /** This process, among any that ever ran under {@link nodeId}. */
+  readonly #instance = randomUUID();
   readonly #options: ClusterOptions;
   readonly #ttlMs: number;
   readonly #peer: PeerAuth | undefined;
@@ -59,9 +75,23 @@ export class Cluster {
     this.#forwarder = this.#peer === undefined || options.advertiseUrl === undefined ? undefined : new PeerForwarder(this.#peer);
   }
 
-  /** Takes the lease (failing the start if the database refuses), reaps lapsed nodes, and renews from then on. */
+  /**
+   * Makes sure no other running process serves this node id, before this one touches
+   * anything of the node's. A lease another process holds is waited out once, since a
+   * node restarted at once after a crash finds its previous process's lease still
+   * running; one renewed meanwhile belongs to a running server ({@link NodeIdInUseError}).
+   */
+  async claim(): Promise<void> {
+    const held = await this.#options.store.heldElsewhere(this.nodeId, this.#instance);
+    if (held === undefined) return;
+    this.#options.log.warn({ node: this.nodeId, ms: held }, "another process holds this node's lease; waiting for it to lapse");
+    await new Promise((resolve) => setTimeout(resolve, held + 100));
+    if ((await this.#options.store.heldElsewhere(this.nodeId, this.#instance)) !== undefined) throw new NodeIdInUseError(this.nodeId);
+  }
+
+  /** Takes the lease (failing the start if the database refuses, or another process took it since {@link claim}), reaps lapsed nodes, and renews from then on. */
   async start(): Promise<void> {
-    await this.#renew(true);
+    if ((await this.#renew(true)) !== undefined) throw new NodeIdInUseError(this.nodeId);
     await this.#reap();
     this.#timer = setInterval(() => {
       this.#tick = this.#tick.then(() => this.#round());
@@ -81,14 +111,23 @@ export class Cluster {
     await this.#reap();
   }
 
-  async #renew(first: boolean): Promise<void> {
+  /** Renews (or, `first`, takes) the lease; returns how long another process holds it yet, in ms, when it does. */
+  async #renew(first: boolean): Promise<number | undefined> {
     const started = Date.now();
-    const { rejoined, live } = await this.#options.store.renew({
+    const renewal = await this.#options.store.renew({
       nodeId: this.nodeId,
+      instance: this.#instance,
       advertiseUrl: this.#forwarder === undefined ? null : (this.#options.advertiseUrl ?? null),
       warmReady: this.#options.warmReady(),
       ttlMs: this.#ttlMs,
     });
+    if (!renewal.taken) {
+      // Running, this process lost its node id to another (started under the same id
+      // despite the check at start): the others count that one's browsers, not these.
+      if (!first) await this.#fence("another server process holds this node's lease");
+      return renewal.heldForMs;
+    }
+    const { rejoined, live } = renewal;
     // Counted from the request: the lease may have been taken any time after it left.
     this.#renewedAt = started;
     this.#live = new Map(live.map((node) => [node.nodeId, node]));
@@ -96,6 +135,7 @@ export class Cluster {
     this.#forwarder?.keepChannelsTo(new Set(live.flatMap((node) => (node.advertiseUrl === null ? [] : [new URL(node.advertiseUrl).origin]))));
     if (rejoined && !first) await this.#fence("its lease lapsed, and its browsers were marked crashed");
     else if (!rejoined) this.#fenced = false;
+    return undefined;
   }
 
   async #reap(): Promise<void> {
@@ -184,6 +224,6 @@ export class Cluster {
     clearInterval(this.#timer);
     await this.#tick;
     this.#forwarder?.close();
-    await this.#options.store.leave(this.nodeId);
+    await this.#options.store.leave(this.nodeId, this.#instance);
   }
 }

@@ -19,28 +19,46 @@ export interface ReapedNode {
 /** What this node tells the others at each renewal. */
 export interface NodeLease {
   nodeId: string;
+  /** This server process, drawn at random when it starts: a node id has one process at a time. */
+  instance: string;
   advertiseUrl: string | null;
   warmReady: number;
   /** How long the lease lasts from now, in milliseconds. */
   ttlMs: number;
 }
 
+/** What a renewal found: the lease taken, or held by another process under the same node id. */
+export type LeaseRenewal =
+  | {
+      taken: true;
+      /** This process starts a new lease: after its first renewal, its lease lapsed. */
+      rejoined: boolean;
+      /** Every node whose lease is current, this one included. */
+      live: LiveNode[];
+    }
+  | {
+      taken: false;
+      /** How long the other process's lease runs yet, by the database's clock, in milliseconds. */
+      heldForMs: number;
+    };
+
 /** The nodes sharing one database and their leases (PostgreSQL only: SQLite has one server by construction). */
 export interface NodeStore {
   /**
-   * Takes or renews this node's lease, then returns every node whose lease is current
-   * (this one included). A lease that lapsed is not renewed: the node is reaped first
-   * (as {@link reapLapsed} would), since the others stopped waiting on it once it lapsed.
-   * `rejoined` is true when the node starts a new lease, which after its first renewal
-   * means that its lease lapsed.
+   * Takes or renews this process's lease on its node id. A lease that lapsed is not
+   * renewed: its node is reaped first (as {@link reapLapsed} would), since the others
+   * stopped waiting on it once it lapsed. A current lease of another process under the
+   * same node id is left alone (`taken: false`).
    */
-  renew(lease: NodeLease): Promise<{ rejoined: boolean; live: LiveNode[] }>;
+  renew(lease: NodeLease): Promise<LeaseRenewal>;
   /**
    * For every node whose lease lapsed: marks its running browsers `crashed` and drops its
    * starting ones (freeing their slots), and removes the node, in one transaction per
    * node; nodes another caller is reaping at the moment are skipped.
    */
   reapLapsed(): Promise<ReapedNode[]>;
-  /** Ends this node's lease at once (a clean shutdown, whose browsers are already gone). */
-  leave(nodeId: string): Promise<void>;
+  /** How long another process's current lease on `nodeId` runs yet, in ms (database clock); `undefined` when none holds it. */
+  heldElsewhere(nodeId: string, instance: string): Promise<number | undefined>;
+  /** Ends this process's lease at once (a clean shutdown, whose browsers are already gone); another process's lease on the node id stays. */
+  leave(nodeId: string, instance: string): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { PgDatabase } from "../storage/pg-database.js";
-import type { LiveNode, NodeLease, NodeStore, ReapedNode } from "./node-store.js";
+import type { LeaseRenewal, LiveNode, NodeLease, NodeStore, ReapedNode } from "./node-store.js";
 
 /** {@link NodeStore} in PostgreSQL; lease times are the database's clock (`now()`). */
 export class PgNodeStore implements NodeStore {
@@ -9,30 +9,47 @@ export class PgNodeStore implements NodeStore {
     this.#db = db;
   }
 
-  async renew(lease: NodeLease): Promise<{ rejoined: boolean; live: LiveNode[] }> {
-    const rejoined = await this.#db.transaction(async () => {
+  async renew(lease: NodeLease): Promise<LeaseRenewal> {
+    const taken = await this.#db.transaction(async (): Promise<{ rejoined: boolean } | { heldForMs: number }> => {
+      const held = await this.#db.get<{ instance: string; held_for_ms: number }>(
+        "SELECT instance, (extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS held_for_ms FROM nodes WHERE node_id = $1 FOR UPDATE",
+        [lease.nodeId],
+      );
+      if (held !== undefined && held.held_for_ms > 0 && held.instance !== lease.instance) return { heldForMs: held.held_for_ms };
       // A lease that lapsed is over even before another node reaps it: the others have
       // stopped waiting on this node and answered its callers, so a late renewal must not
-      // revive it. The node reaps itself instead, and rejoins like a node that was reaped.
-      const lapsed = await this.#db.get<{ node_id: string }>("SELECT node_id FROM nodes WHERE node_id = $1 AND lease_expires_at <= now() FOR UPDATE", [
-        lease.nodeId,
-      ]);
-      if (lapsed !== undefined) await this.#reap(lease.nodeId);
-      const row = await this.#db.get<{ inserted: boolean }>(
-        `INSERT INTO nodes (node_id, advertise_url, lease_expires_at, warm_ready, started_at)
-         VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000), $4, $5)
-         ON CONFLICT (node_id) DO UPDATE SET advertise_url = EXCLUDED.advertise_url, lease_expires_at = EXCLUDED.lease_expires_at, warm_ready = EXCLUDED.warm_ready
-         RETURNING (xmax = 0) AS inserted`,
-        [lease.nodeId, lease.advertiseUrl, lease.ttlMs, lease.warmReady, new Date().toISOString()],
+      // revive it. The node is reaped here instead, and its process starts a new lease.
+      if (held !== undefined && held.held_for_ms <= 0) await this.#reap(lease.nodeId);
+      if (held !== undefined && held.held_for_ms > 0) {
+        await this.#db.run(
+          "UPDATE nodes SET advertise_url = $2, lease_expires_at = now() + make_interval(secs => $3::float8 / 1000), warm_ready = $4 WHERE node_id = $1",
+          [lease.nodeId, lease.advertiseUrl, lease.ttlMs, lease.warmReady],
+        );
+        return { rejoined: false };
+      }
+      // ON CONFLICT: another process inserted the node id since the read; its lease stands.
+      const inserted = await this.#db.run(
+        `INSERT INTO nodes (node_id, instance, advertise_url, lease_expires_at, warm_ready, started_at)
+         VALUES ($1, $2, $3, now() + make_interval(secs => $4::float8 / 1000), $5, $6) ON CONFLICT (node_id) DO NOTHING`,
+        [lease.nodeId, lease.instance, lease.advertiseUrl, lease.ttlMs, lease.warmReady, new Date().toISOString()],
       );
-      return row?.inserted === true;
+      return inserted === 1 ? { rejoined: true } : { heldForMs: lease.ttlMs };
     });
+    if ("heldForMs" in taken) return { taken: false, heldForMs: taken.heldForMs };
     const live = await this.#db.all<LiveNode>(
       `SELECT n.node_id AS "nodeId", n.advertise_url AS "advertiseUrl", n.warm_ready AS "warmReady",
               (SELECT count(*) FROM browsers b WHERE b.node_id = n.node_id AND b.status IN ('starting', 'running'))::int AS browsers
        FROM nodes n WHERE n.lease_expires_at > now() ORDER BY n.node_id`,
     );
-    return { rejoined, live };
+    return { taken: true, rejoined: taken.rejoined, live };
+  }
+
+  async heldElsewhere(nodeId: string, instance: string): Promise<number | undefined> {
+    const held = await this.#db.get<{ held_for_ms: number }>(
+      "SELECT (extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS held_for_ms FROM nodes WHERE node_id = $1 AND instance <> $2 AND lease_expires_at > now()",
+      [nodeId, instance],
+    );
+    return held?.held_for_ms;
   }
 
   async reapLapsed(): Promise<ReapedNode[]> {
@@ -60,7 +77,7 @@ export class PgNodeStore implements NodeStore {
     return crashed;
   }
 
-  async leave(nodeId: string): Promise<void> {
-    await this.#db.run("DELETE FROM nodes WHERE node_id = $1", [nodeId]);
+  async leave(nodeId: string, instance: string): Promise<void> {
+    await this.#db.run("DELETE FROM nodes WHERE node_id = $1 AND instance = $2", [nodeId, instance]);
   }
 }
