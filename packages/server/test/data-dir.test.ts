@@ -1,7 +1,10 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer, DataDirNotOwnedError, runCli } from "../src/index.js";
+import { dataDirLayout, liveOwner } from "../src/storage/data-dir.js";
 import { newId } from "../src/storage/ids.js";
 import { startTestServer, tempDataDir } from "./support/test-server.js";
 import { goodExtensionZip } from "./support/zip-writer.js";
@@ -142,6 +145,26 @@ describe("data directory", () => {
       expect(answer.json()).toMatchObject({ id: staging.id, name: "staging" });
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe("the owner of a data directory", () => {
+  it("is a running server, never a killed one that its parent has not reaped yet (a zombie)", async () => {
+    const dir = tempDataDir();
+    const layout = dataDirLayout(dir);
+    // sh starts `sleep 0` in the background and becomes `sleep 30`, which never reaps it.
+    const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+    try {
+      const zombie = Number.parseInt(String((await once(parent.stdout, "data"))[0]), 10);
+      await expect.poll(() => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1]?.[0]).toBe("Z");
+      writeFileSync(layout.ownerFile, `${zombie}\n`);
+      expect(liveOwner(layout)).toBeUndefined();
+      writeFileSync(layout.ownerFile, `${parent.pid}\n`);
+      expect(liveOwner(layout)).toBe(parent.pid);
+    } finally {
+      parent.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -299,11 +299,14 @@ describe("a node that stops answering", () => {
     b.child.kill("SIGSTOP");
     try {
       const list = a.webmcp.listTools(browser.id).catch((error: unknown) => error);
+      // Its token is asked of b: once b is found dead, the browser is read again, crashed.
+      const read = a.browsers.get(browser.id);
       const queued = a.webmcp.invoke(browser.id, { tool_ref: watch.tool_ref, input: {}, timeout_sec: 120 }).catch((error: unknown) => error);
       // The tool ran in the page: a refusal would tell the caller it did not, and a retry would run it again.
       expect(await invocation).toMatchObject({ status: 504, code: "outcome_unknown", message: expect.stringContaining("may have run") });
       expect(await list).toMatchObject({ status: 409, code: "conflict", message: expect.stringContaining("stopped answering") });
       expect(await queued).toMatchObject({ status: 504, code: "outcome_unknown" });
+      expect(await read).toMatchObject({ id: browser.id, status: "crashed" });
     } finally {
       b.child.kill("SIGCONT");
     }

@@ -7,6 +7,7 @@ import { ConflictError } from "../src/http/api-errors.js";
 import { PEER_HEADER, PeerAuth } from "../src/nodes/peer-auth.js";
 import { MAX_CALLS_PER_CHANNEL, PEER_CHANNEL_PATH, PEER_CHANNEL_PROTOCOL, type PeerCall, PeerCalls } from "../src/nodes/peer-calls.js";
 import { CallRefusedError, ChannelClosedError, PeerChannel } from "../src/nodes/peer-channel.js";
+import { PeerForwarder } from "../src/nodes/peer-forwarder.js";
 import { encodeFrame, FrameError, FrameKind, FrameReader } from "../src/nodes/peer-frames.js";
 
 // The channel between two nodes, both ends real, over a real HTTP server's upgrade: what
@@ -308,6 +309,22 @@ describe("a peer channel", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     await calls.close(100);
     await expect(sent.answer).rejects.toBeInstanceOf(ChannelClosedError);
+  });
+
+  it("still in its handshake with a node that froze, ends when the node's lease lapses, not at its timeout", async () => {
+    // A frozen node: its kernel accepts the connection, nothing ever answers the upgrade.
+    const frozen = createServer();
+    const accepted = new Promise<Socket>((resolve) => frozen.once("connection", resolve));
+    const url = await listen(frozen);
+    const forwarder = new PeerForwarder(peer);
+    const asked = forwarder.ask(url, "req-1", "browserToken", { id: "b1" }).catch((error: unknown) => error);
+    const socket = await accepted;
+    const closed = once(socket, "close");
+    // The next renewal finds the node no longer live.
+    forwarder.keepChannelsTo(new Set());
+    await closed;
+    expect(await asked).toMatchObject({ message: expect.stringContaining("its lease lapsed") });
+    forwarder.close();
   });
 
   it("is refused by a forwarding node when the owner answers a call it never sent", async () => {

@@ -93,6 +93,7 @@ export class Cluster {
   async start(): Promise<void> {
     if ((await this.#renew(true)) !== undefined) throw new NodeIdInUseError(this.nodeId);
     await this.#reap();
+    this.#keepChannelsToLive();
     this.#timer = setInterval(() => {
       this.#tick = this.#tick.then(() => this.#round());
     }, this.#ttlMs / 5);
@@ -109,6 +110,14 @@ export class Cluster {
       return;
     }
     await this.#reap();
+    this.#keepChannelsToLive();
+  }
+
+  // A node whose lease lapsed is gone for the others: what waits on it ends now. After the
+  // reap, so that a caller told so reads its browsers as crashed already.
+  #keepChannelsToLive(): void {
+    const live = [...this.#live.values()];
+    this.#forwarder?.keepChannelsTo(new Set(live.flatMap((node) => (node.advertiseUrl === null ? [] : [new URL(node.advertiseUrl).origin]))));
   }
 
   /** Renews (or, `first`, takes) the lease; returns how long another process holds it yet, in ms, when it does. */
@@ -131,8 +140,6 @@ export class Cluster {
     // Counted from the request: the lease may have been taken any time after it left.
     this.#renewedAt = started;
     this.#live = new Map(live.map((node) => [node.nodeId, node]));
-    // A node whose lease lapsed is gone for the others: what waits on it ends now.
-    this.#forwarder?.keepChannelsTo(new Set(live.flatMap((node) => (node.advertiseUrl === null ? [] : [new URL(node.advertiseUrl).origin]))));
     if (rejoined && !first) await this.#fence("its lease lapsed, and its browsers were marked crashed");
     else if (!rejoined) this.#fenced = false;
     return undefined;

@@ -89,12 +89,18 @@ export class PeerChannel {
 
   /**
    * Opens a channel to the node at `base` (`headers`: the nodes' secret). Rejects when the
-   * node does not accept it within `timeoutMs`.
+   * node does not accept it within `timeoutMs`, or when `signal` aborts first (with its reason).
    */
-  static open(base: string, headers: Record<string, string>, options: { timeoutMs: number; maxAnswerBytes: number }): Promise<PeerChannel> {
+  static open(
+    base: string,
+    headers: Record<string, string>,
+    options: { timeoutMs: number; maxAnswerBytes: number; signal?: AbortSignal },
+  ): Promise<PeerChannel> {
     const target = new URL(PEER_CHANNEL_PATH, base);
     const client = target.protocol === "https:" ? https : http;
-    return new Promise((resolve, reject) => {
+    const { signal } = options;
+    if (signal?.aborted === true) return Promise.reject(signal.reason);
+    const opening = new Promise<PeerChannel>((resolve, reject) => {
       const request = client.request(target, {
         method: "GET",
         headers: { ...headers, connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL },
@@ -103,6 +109,10 @@ export class PeerChannel {
       });
       request.once("timeout", () => request.destroy(new Error(`no answer within ${options.timeoutMs} ms`)));
       request.on("error", reject);
+      // Only the handshake: an open channel is closed with close(), not with the signal.
+      const abort = () => request.destroy(signal?.reason as Error);
+      signal?.addEventListener("abort", abort, { once: true });
+      request.once("close", () => signal?.removeEventListener("abort", abort));
       request.once("response", (response) => {
         response.resume();
         request.destroy();
@@ -119,10 +129,12 @@ export class PeerChannel {
         const net = socket as Socket;
         net.setNoDelay(true);
         net.setKeepAlive(true, 10_000);
+        signal?.removeEventListener("abort", abort);
         resolve(new PeerChannel(socket, head, options.maxAnswerBytes));
       });
       request.end();
     });
+    return opening;
   }
 
   /** Whether the channel closed (no call can be sent on it). */

@@ -136,6 +136,8 @@ export class PeerForwarder {
 
   // One channel per node, by origin: opening, or open.
   readonly #channels = new Map<string, Promise<PeerChannel>>();
+  // What ends each opening still in its handshake, by the opening it ends.
+  readonly #handshakes = new Map<Promise<PeerChannel>, AbortController>();
 
   constructor(peer: PeerAuth) {
     this.#peer = peer;
@@ -152,10 +154,16 @@ export class PeerForwarder {
     // Two callers that found the same closed channel open one new one.
     const now = this.#channels.get(origin);
     if (now !== undefined && now !== stale) return now;
-    const opening = PeerChannel.open(origin, this.#peer.channelHeaders(), { timeoutMs: HANDSHAKE_TIMEOUT_MS, maxAnswerBytes: MAX_RESPONSE_BYTES });
+    const handshake = new AbortController();
+    const opening = PeerChannel.open(origin, this.#peer.channelHeaders(), {
+      timeoutMs: HANDSHAKE_TIMEOUT_MS,
+      maxAnswerBytes: MAX_RESPONSE_BYTES,
+      signal: handshake.signal,
+    });
     this.#channels.set(origin, opening);
+    this.#handshakes.set(opening, handshake);
     // A failed opening is not kept: the next call tries again.
-    opening.catch(() => (this.#channels.get(origin) === opening ? this.#channels.delete(origin) : undefined));
+    opening.catch(() => (this.#channels.get(origin) === opening ? this.#channels.delete(origin) : undefined)).finally(() => this.#handshakes.delete(opening));
     return opening;
   }
 
@@ -391,6 +399,8 @@ export class PeerForwarder {
     for (const [origin, channel] of this.#channels) {
       if (origins.has(origin)) continue;
       this.#channels.delete(origin);
+      // A channel still in its handshake (opened after the node froze) ends too, not at its timeout.
+      this.#handshakes.get(channel)?.abort(new Error(`the node at ${origin} is not live: its lease lapsed`));
       channel.then((open) => open.close()).catch(() => undefined);
     }
   }
@@ -399,7 +409,10 @@ export class PeerForwarder {
   close(): void {
     for (const agent of this.#agents.values()) agent.destroy();
     this.#agents.clear();
-    for (const channel of this.#channels.values()) channel.then((open) => open.close()).catch(() => undefined);
+    for (const channel of this.#channels.values()) {
+      this.#handshakes.get(channel)?.abort(new Error("this node is stopping"));
+      channel.then((open) => open.close()).catch(() => undefined);
+    }
     this.#channels.clear();
   }
 }

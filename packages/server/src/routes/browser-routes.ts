@@ -23,28 +23,34 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     toBrowser(row, browserUrls.forBrowser(request.headers, row.id, browsers.token(row.id) ?? tokens?.get(row.id)), extensions.get(row.id) ?? []);
   const showOne = async (request: FastifyRequest, row: BrowserRow) => show(request, row, await stores.browsers.extensionsOf([row.id]));
   /**
-   * The tokens of the running browsers of other nodes among `rows`, each asked of its node
-   * on the nodes' channel. A browser whose node does not answer, or no longer runs it, is
-   * shown without its token; its API key still opens it.
+   * `rows` with the tokens of the running browsers of other nodes among them, each asked of
+   * its node on the nodes' channel. A browser whose node does not answer, or no longer runs
+   * it, is shown without its token (its API key still opens it), and as it is read again
+   * then: its node may have been found dead while it was asked.
    */
-  const tokens = async (request: FastifyRequest, rows: readonly BrowserRow[]): Promise<Map<string, string>> => {
-    const found = new Map<string, string>();
+  const withTokens = async (request: FastifyRequest, rows: readonly BrowserRow[]): Promise<{ rows: BrowserRow[]; tokens: Map<string, string> }> => {
+    const tokens = new Map<string, string>();
     const forwarder = cluster?.forwarder;
-    if (cluster === undefined || forwarder === undefined) return found;
-    await Promise.all(
+    if (cluster === undefined || forwarder === undefined) return { rows: [...rows], tokens };
+    const current = await Promise.all(
       rows.map(async (row) => {
         const where = row.status === "running" ? cluster.locate(row.node_id) : "self";
-        if (typeof where !== "object") return;
+        if (typeof where !== "object") return row;
         try {
           const answer = await forwarder.ask(where.url, String(request.id), BROWSER_TOKEN_OP, row);
           const token = answer.status === 200 ? (JSON.parse(String(answer.body)) as { token?: unknown }).token : undefined;
-          if (typeof token === "string") found.set(row.id, token);
+          if (typeof token === "string") {
+            tokens.set(row.id, token);
+            return row;
+          }
         } catch (error) {
           request.log.warn({ err: error, browser: row.id, node: row.node_id }, "could not read the DevTools token of another node's browser");
         }
+        // Deleted meanwhile: shown as it was read, as a list read a moment earlier would.
+        return (await stores.browsers.findLaunched(row.id)) ?? row;
       }),
     );
-    return found;
+    return { rows: current, tokens };
   };
 
   app.post("/browsers", { config: { operationId: "createBrowser" } }, async (request, reply) => {
@@ -80,13 +86,14 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     const { offset, limit } = pageOf(request.query as { offset?: number; limit?: number });
     const page = await stores.browsers.list((await request.scope.project()).id, offset, limit);
     setPageHeaders(reply, offset, page.items.length, page.hasMore);
-    const [extensions, foreignTokens] = await Promise.all([stores.browsers.extensionsOf(page.items.map((row) => row.id)), tokens(request, page.items)]);
-    return page.items.map((row) => show(request, row, extensions, foreignTokens));
+    const [extensions, current] = await Promise.all([stores.browsers.extensionsOf(page.items.map((row) => row.id)), withTokens(request, page.items)]);
+    return current.rows.map((row) => show(request, row, extensions, current.tokens));
   });
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "getBrowser" } }, async (request) => {
     const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
-    return show(request, row, await stores.browsers.extensionsOf([row.id]), await tokens(request, [row]));
+    const current = await withTokens(request, [row]);
+    return show(request, current.rows[0] ?? row, await stores.browsers.extensionsOf([row.id]), current.tokens);
   });
 
   app.delete<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "deleteBrowser" } }, async (request, reply) => {

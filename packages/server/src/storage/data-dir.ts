@@ -167,10 +167,17 @@ export class DataDirInUseError extends Error {
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  // A killed server its parent (a supervisor, a shell) has not reaped yet is a zombie: it
+  // holds nothing, and a restart at once must not wait on it. Without /proc it counts as alive.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
   }
 }
 
