@@ -39,9 +39,9 @@ afterEach(async () => {
   }
 });
 
-async function node(databaseUrl: string, nodeId: string): Promise<Stores> {
+async function node(databaseUrl: string, nodeId: string, options: { idleInTransactionMs?: number } = {}): Promise<Stores> {
   const dir = mkdtempSync(join(tmpdir(), "browser-service-pg-node-"));
-  const stores = await openPgStores(dataDirLayout(dir), { databaseUrl, nodeId });
+  const stores = await openPgStores(dataDirLayout(dir), { databaseUrl, nodeId, ...options });
   opened.push({ stores, dir });
   return stores;
 }
@@ -136,6 +136,39 @@ describe("servers sharing one PostgreSQL database", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await second.nodes.renew({ ...lease, instance: "two" })).toMatchObject({ taken: true, rejoined: true });
     expect(await first.nodes.renew({ ...lease, instance: "one" })).toMatchObject({ taken: false });
+  });
+
+  it("free the locks of a server stalled inside a transaction past its bound, so that the others do not wait on it", async () => {
+    const url = await freshDatabase();
+    const stalled = await node(url, "a", { idleInTransactionMs: 1_000 });
+    const other = await node(url, "b");
+    let resume: () => void = () => undefined;
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    let inside: () => void = () => undefined;
+    const entered = new Promise<void>((resolve) => {
+      inside = resolve;
+    });
+    // a takes the lock every unit of work takes, then stops (a paused VM, a frozen process).
+    const outcome = stalled
+      .unitOfWork(async () => {
+        await stalled.organizations.find();
+        inside();
+        await resumed;
+        return stalled.organizations.find();
+      })
+      .then(
+        () => "committed",
+        (error: unknown) => error,
+      );
+    await entered;
+    // b's unit of work gets the lock once the database ends a's session; with the default
+    // bound (60 s) b's statement would time out first (30 s), and this would reject.
+    await expect(other.unitOfWork(async () => other.organizations.find())).resolves.toBeUndefined();
+    resume();
+    // a's work was rolled back: its next statement finds its session gone.
+    expect(await outcome).toMatchObject({ code: "storage_unavailable" });
   });
 
   it("hand a restarted node the browsers another node reaped while it was away, once, so it ends what they left on its host", async () => {

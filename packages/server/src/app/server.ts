@@ -17,7 +17,7 @@ import { type RateLimitSettings, RateLimits } from "../http/rate-limiter.js";
 import { installRequestIdHeader, newRequestId } from "../http/request-id.js";
 import { installBodyReading } from "../http/request-validation.js";
 import { installResponseCheck, type ResponseCheckOptions } from "../http/response-check.js";
-import { Cluster } from "../nodes/cluster.js";
+import { Cluster, DEFAULT_LEASE_TTL_MS } from "../nodes/cluster.js";
 import { MIN_NODE_SECRET_LENGTH, PeerAuth } from "../nodes/peer-auth.js";
 import { PeerCalls } from "../nodes/peer-calls.js";
 import { DEFAULT_CONFIG, isAdvertiseUrl, isPostgresUrl, NODE_ID_PATTERN } from "./config.js";
@@ -271,7 +271,15 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   // Set once the log exists; an idle connection's error before that has no request to fail.
   let logIdleError: (error: Error) => void = () => undefined;
   try {
-    stores = await openStores(layout, { databaseUrl: options.database, nodeId, onIdleError: (error) => logIdleError(error) });
+    stores = await openStores(layout, {
+      databaseUrl: options.database,
+      nodeId,
+      onIdleError: (error) => logIdleError(error),
+      // A node stalled inside a transaction (a paused VM, a frozen process) would hold its
+      // locks, the organization's during a create or its own lease row during a renewal,
+      // past its lease; the others count it dead by then, and must not wait on it.
+      idleInTransactionMs: clusterOptions.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,
+    });
   } catch (error) {
     releaseDataDir();
     throw error;

@@ -39,6 +39,11 @@ export interface StoreLocation {
   nodeId: string;
   /** Told of an error on an idle PostgreSQL connection. */
   onIdleError?: (error: Error) => void;
+  /**
+   * How long a PostgreSQL transaction may wait between its statements before the database
+   * ends it, rolling it back and freeing its locks. Default 60 s.
+   */
+  idleInTransactionMs?: number;
 }
 
 /** Opens the stores where `location` says: {@link openSqliteStores} or {@link openPgStores}. */
@@ -55,7 +60,10 @@ export function openStores(layout: DataDirLayout, location: StoreLocation): Prom
  */
 export async function openPgStores(layout: DataDirLayout, location: StoreLocation & { databaseUrl: string }): Promise<Stores> {
   ensureDataDir(layout);
-  const db = await PgDatabase.open(location.databaseUrl, location.onIdleError === undefined ? {} : { onIdleError: location.onIdleError });
+  const db = await PgDatabase.open(location.databaseUrl, {
+    ...(location.onIdleError === undefined ? {} : { onIdleError: location.onIdleError }),
+    ...(location.idleInTransactionMs === undefined ? {} : { idleInTransactionMs: location.idleInTransactionMs }),
+  });
   try {
     await applyPgMigrations(db);
   } catch (error) {

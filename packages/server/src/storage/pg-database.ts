@@ -15,6 +15,11 @@ export interface PgDatabaseOptions {
    * pool drops that connection; the next query opens another or fails with its own error.
    */
   onIdleError?: (error: Error) => void;
+  /**
+   * How long a transaction may wait between its statements before the database ends its
+   * session, rolling it back and freeing its locks. Default 60 s.
+   */
+  idleInTransactionMs?: number;
 }
 
 // Every unit of work takes this transaction-level advisory lock first, so units of work
@@ -53,7 +58,7 @@ export class PgDatabase {
       connectionTimeoutMillis: 10_000,
       // No statement of the control plane runs long; one that does is stuck behind a lock.
       statement_timeout: 30_000,
-      idle_in_transaction_session_timeout: 60_000,
+      idle_in_transaction_session_timeout: options.idleInTransactionMs ?? 60_000,
     });
     // Without a listener an idle connection's error (the server stopped) ends the process.
     pool.on("error", (error) => options.onIdleError?.(error));
@@ -122,6 +127,13 @@ export class PgDatabase {
       throw new StorageError("storage_unavailable", `The database did not answer: ${(error as Error).message}`, error);
     }
     let broken: Error | undefined;
+    // The pool listens to idle connections only: one that the database ends while this
+    // work holds it (a session ended for idling in its transaction, say) would otherwise
+    // throw its error event at the process. Its next statement fails with it.
+    const lost = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", lost);
     try {
       await client.query("BEGIN");
       let result: T;
@@ -139,6 +151,7 @@ export class PgDatabase {
       }
       return result;
     } finally {
+      client.off("error", lost);
       // A connection whose ROLLBACK or COMMIT failed is in an unknown state: it is closed, not reused.
       client.release(broken);
     }
