@@ -13,6 +13,7 @@ import type { Stores } from "../src/routes/api-deps.js";
 import { dataDirLayout, newUploadPath } from "../src/storage/data-dir.js";
 import { markingExtension } from "./support/extension-zips.js";
 import { freshDatabase } from "./support/postgres.js";
+import { storedRows } from "./support/stored-rows.js";
 import { processExists, TrackingLauncher } from "./support/tracking-launcher.js";
 
 // What only a database shared by several servers (nodes) can show: each `openPgStores`
@@ -99,13 +100,7 @@ describe("servers sharing one PostgreSQL database", () => {
     expect(await a.nodes.renew(lease)).toMatchObject({ taken: true, rejoined: false });
     expect((await a.browsers.getByIdOrName(first.project.id, reserved.id)).status).toBe("running");
     // a's lease lapses (a froze, say); a's renewal reaches the database before b reaps.
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query("UPDATE nodes SET lease_expires_at = now() - interval '1 second' WHERE node_id = 'a'");
-    } finally {
-      await client.end();
-    }
+    await storedRows({ dataDir: "", database: url }, "UPDATE nodes SET lease_expires_at = now() - interval '1 second' WHERE node_id = 'a'");
     const late = await a.nodes.renew(lease);
     if (!late.taken) throw new Error("the lease was not taken");
     expect(late.rejoined).toBe(true);
@@ -292,13 +287,7 @@ describe("a server on PostgreSQL", () => {
       // What a node that froze past its lease finds when it goes on: another node reaped it,
       // deleting its reservations, while it was launching.
       launcher.afterLaunch = async () => {
-        const client = new pg.Client({ connectionString: database });
-        await client.connect();
-        try {
-          await client.query("DELETE FROM browsers WHERE status = 'starting'");
-        } finally {
-          await client.end();
-        }
+        await storedRows({ dataDir: "", database }, "DELETE FROM browsers WHERE status = 'starting'");
       };
       const refused = await server.app.inject({ method: "POST", url: "/browsers", headers, payload: { name: "orphan" } });
       expect(refused.statusCode).toBe(503);

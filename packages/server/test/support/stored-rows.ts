@@ -4,9 +4,10 @@ import { SqliteDatabase } from "../../src/storage/database.js";
 import type { SqlValue } from "../../src/storage/sql-values.js";
 
 /**
- * The rows a query (`?` placeholders) finds in a stopped test server's database, whichever
- * it ran on: the data directory's SQLite file, or its PostgreSQL `database`. For records
- * no operation reads back.
+ * The rows a query (`?` placeholders) finds in a test server's database, whichever it
+ * ran on: the data directory's SQLite file (once the server stopped: it holds the file
+ * exclusively), or its PostgreSQL `database` (at any time). For records no operation
+ * reads back, and for changes made behind a server's back (another node's, say).
  */
 export async function storedRows<T>(server: { dataDir: string; database: string | undefined }, sql: string, params: SqlValue[] = []): Promise<T[]> {
   if (server.database === undefined) {
