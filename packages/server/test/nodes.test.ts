@@ -320,6 +320,37 @@ describe("a node that stops answering", () => {
   });
 });
 
+describe("a node that stops answering a create sent to it", () => {
+  it("has it started where it arrived once its lease lapses, and starts none itself when it goes on", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    // a runs one browser and b none: a sends the next create to b.
+    const first = await a.browsers.create();
+    expect(await nodeOf(first.id)).toBe("a");
+    const b = nodes.get("b")?.server as ChildServer;
+    b.child.kill("SIGSTOP");
+    let second: { id: string };
+    try {
+      // Without an end at b's lapse, this would wait for b, which only goes on after it.
+      second = await a.browsers.create();
+    } finally {
+      b.child.kill("SIGCONT");
+    }
+    expect(await nodeOf(second.id)).toBe("a");
+    expect(nodes.get("a")?.server.stdout()).toContain("the node chosen for a create did not answer; starting the browser here");
+    // b reads the create waiting on its socket after it went on, without its lease: it starts nothing.
+    await expect.poll(() => b.stdout().includes("This node was sent the create while it did not hold its lease"), { timeout: 30_000 }).toBe(true);
+    await expect.poll(async () => (await clientOf("b").browsers.get(second.id)).status).toBe("running");
+    const onB = await storedRows<{ n: number }>(
+      { dataDir: "", database },
+      "SELECT count(*)::int AS n FROM browsers WHERE node_id = 'b' AND status IN ('starting', 'running')",
+    );
+    expect(onB[0]?.n).toBe(0);
+    await a.browsers.delete(first.id);
+    await a.browsers.delete(second.id);
+  });
+});
+
 describe("a node the others cannot reach", () => {
   it("gets no creates that it cannot take, and its browsers' requests are refused with a reason, not left hanging", async () => {
     await running("a", "b");

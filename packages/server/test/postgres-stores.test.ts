@@ -151,7 +151,6 @@ describe("servers sharing one PostgreSQL database", () => {
         await stalled.organizations.find();
         inside();
         await resumed;
-        return stalled.organizations.find();
       })
       .then(
         () => "committed",
@@ -162,7 +161,7 @@ describe("servers sharing one PostgreSQL database", () => {
     // bound (60 s) b's statement would time out first (30 s), and this would reject.
     await expect(other.unitOfWork(async () => other.organizations.find())).resolves.toBeUndefined();
     resume();
-    // a's work was rolled back: its next statement finds its session gone.
+    // a's work was rolled back: its commit finds its session gone, and says the database did not answer.
     expect(await outcome).toMatchObject({ code: "storage_unavailable" });
   });
 

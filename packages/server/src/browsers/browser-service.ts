@@ -10,6 +10,9 @@ import { endOrphanedBrowser } from "./orphaned-browser.js";
 import { WarmBrowser } from "./warm-browser.js";
 import type { WarmPool } from "./warm-pool.js";
 
+/** How often the reservations of browsers not kept are deleted again while the database refuses it. */
+export const FREE_RETRY_MS = 1_000;
+
 /** Told when a browser process starts and when it ends (stopped or crashed). */
 export interface BrowserLifecycle {
   /**
@@ -49,6 +52,9 @@ export class BrowserService {
   // Browsers the server is stopping: their exit is not a crash.
   readonly #stopping = new Set<string>();
   #shuttingDown = false;
+  // Reservations of browsers not kept that the database did not let go of yet (see #free).
+  readonly #unfreed = new Set<string>();
+  #freeTimer: NodeJS.Timeout | undefined;
   // Creates under way: closeAll() waits for them, so none records or keeps a browser after it.
   readonly #creating = new Set<Promise<unknown>>();
 
@@ -116,7 +122,7 @@ export class BrowserService {
     try {
       started = (extensions.length > 0 ? this.#takeWarm() : undefined) ?? (await this.#launchCold());
     } catch (error) {
-      await this.#store.remove(row.id);
+      await this.#free(row.id, "its browser did not start");
       throw error;
     }
     const { launched, browser } = started;
@@ -128,14 +134,14 @@ export class BrowserService {
     } catch (error) {
       await browser.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close a browser whose extensions failed to load"));
       started.recorded?.();
-      await this.#store.remove(row.id);
+      await this.#free(row.id, "its extensions failed to load");
       if (error instanceof ApiError) throw error;
       throw new InternalError("The browser's extensions could not be prepared.", error);
     }
     if (this.#shuttingDown) {
       await browser.close();
       started.recorded?.();
-      await this.#store.remove(row.id);
+      await this.#free(row.id, "the server is shutting down");
       throw new InternalError("The server is shutting down; the browser was not kept.");
     }
     const token = newBrowserToken();
@@ -172,7 +178,44 @@ export class BrowserService {
   async #abandon(id: string, started: { browser: WarmBrowser; recorded?: () => void }, why: string): Promise<void> {
     await started.browser.close().catch((error: unknown) => this.#log.error({ err: error, browser: id }, `could not close a browser not kept: ${why}`));
     started.recorded?.();
-    await this.#store.remove(id).catch((error: unknown) => this.#log.error({ err: error, browser: id }, `could not free a browser's reservation: ${why}`));
+    await this.#free(id, why);
+  }
+
+  /**
+   * Deletes the reservation of a browser that is not kept. When the database does not
+   * take the delete (it is down a moment), it is retried every {@link FREE_RETRY_MS} until
+   * it does: the row is hidden from every read, so no client could free its slot.
+   */
+  async #free(id: string, why: string): Promise<void> {
+    try {
+      await this.#store.remove(id);
+    } catch (error) {
+      this.#log.error({ err: error, browser: id }, `could not free the reservation of a browser not kept (${why}); retrying`);
+      this.#unfreed.add(id);
+      this.#retryFrees();
+    }
+  }
+
+  #retryFrees(): void {
+    if (this.#freeTimer !== undefined || this.#unfreed.size === 0) return;
+    this.#freeTimer = setTimeout(() => {
+      this.#freeTimer = undefined;
+      void this.#freeUnfreed().then(() => this.#retryFrees());
+    }, FREE_RETRY_MS);
+    this.#freeTimer.unref();
+  }
+
+  async #freeUnfreed(): Promise<void> {
+    let failure: unknown;
+    for (const id of [...this.#unfreed]) {
+      try {
+        await this.#store.remove(id);
+        this.#unfreed.delete(id);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    if (failure !== undefined) this.#log.warn({ err: failure, browsers: this.#unfreed.size }, "could not free the reservations of browsers not kept yet");
   }
 
   /** A ready warm browser taken out of the pool, not yet handed over; `undefined` when none is ready. */
@@ -237,7 +280,7 @@ export class BrowserService {
       if (this.#shuttingDown) {
         // closeAll() began during the write and will not see this browser: it goes with the pool.
         held.release();
-        await this.#store.remove(row.id);
+        await this.#free(row.id, "the server is shutting down");
         throw new InternalError("The server is shutting down; the browser was not kept.");
       }
       const taken = held.take();
@@ -245,7 +288,7 @@ export class BrowserService {
         warm.handOver(startUrl, this.#committed());
       } catch (error) {
         // Its pipe closed in the meantime: the slot is freed and the next one tried.
-        await this.#store.remove(row.id);
+        await this.#free(row.id, "its warm browser could not be handed over");
         this.#log.warn({ err: error }, "a warm browser could not be handed over; trying the next");
         warm
           .close()
@@ -328,6 +371,10 @@ export class BrowserService {
     // Each stops at its next step (a launch ends within its time limit): it closes its
     // browser and deletes its row while the database is still open.
     await Promise.allSettled([...this.#creating]);
+    // A last try for the reservations the database refused; what is left is the next start's (see recoverAbandoned).
+    clearTimeout(this.#freeTimer);
+    this.#freeTimer = undefined;
+    await this.#freeUnfreed();
     const rows = [...this.#running.keys()];
     const results = await Promise.allSettled([
       ...rows.map(async (id) => {

@@ -138,6 +138,8 @@ export class PeerForwarder {
   readonly #channels = new Map<string, Promise<PeerChannel>>();
   // What ends each opening still in its handshake, by the opening it ends.
   readonly #handshakes = new Map<Promise<PeerChannel>, AbortController>();
+  // Forwarded HTTP requests (placed creates) awaiting their answer, by the node's origin.
+  readonly #forwarded = new Map<string, Set<http.ClientRequest>>();
 
   constructor(peer: PeerAuth) {
     this.#peer = peer;
@@ -301,6 +303,13 @@ export class PeerForwarder {
         },
       );
       upstream.once("timeout", () => upstream.destroy(new Error(`no answer within ${IDLE_TIMEOUT_MS} ms`)));
+      let waiting = this.#forwarded.get(target.origin);
+      if (waiting === undefined) this.#forwarded.set(target.origin, (waiting = new Set()));
+      waiting.add(upstream);
+      upstream.once("close", () => {
+        waiting.delete(upstream);
+        if (waiting.size === 0 && this.#forwarded.get(target.origin) === waiting) this.#forwarded.delete(target.origin);
+      });
       // `on`, not `once`: a request can fail twice (a write's EPIPE, then the reset), and an
       // 'error' without a listener would end the whole server. Later ones find the promise settled.
       upstream.on("error", (error) => reject(answered ? error : new PeerUnreachableError(target.origin, error)));
@@ -392,10 +401,16 @@ export class PeerForwarder {
   }
 
   /**
-   * Closes the channels to every node but those at `origins` (the live nodes): calls
-   * waiting on a node whose lease lapsed end now, instead of at their timeout.
+   * Closes the channels to every node but those at `origins` (the live nodes), and ends the
+   * forwarded requests waiting on the others: calls waiting on a node whose lease lapsed
+   * end now, instead of at their timeout.
    */
   keepChannelsTo(origins: ReadonlySet<string>): void {
+    for (const [origin, waiting] of this.#forwarded) {
+      if (origins.has(origin)) continue;
+      this.#forwarded.delete(origin);
+      for (const upstream of waiting) upstream.destroy(new Error(`the node at ${origin} is not live: its lease lapsed`));
+    }
     for (const [origin, channel] of this.#channels) {
       if (origins.has(origin)) continue;
       this.#channels.delete(origin);

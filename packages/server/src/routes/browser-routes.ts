@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CreateBrowserInput } from "../browsers/browser-service.js";
 import { type BrowserExtension, type BrowserRow, toBrowser } from "../browsers/browser-store.js";
 import { resolveExtensionRefs } from "../extensions/extension-refs.js";
-import { NotFoundError } from "../http/api-errors.js";
+import { BrowserUnavailableError, NotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import { PLACED_HEADER } from "../nodes/peer-auth.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
@@ -59,6 +59,11 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     // A create is started where there is room (see Cluster.place), unless another node
     // already chose this one for it.
     const placedHere = cluster?.isPeer(request.headers) === true && request.headers[PLACED_HEADER] === cluster.nodeId;
+    // Sent here before this node froze past its lease: the sender gave up on it and started
+    // the browser elsewhere, so starting it here too would give its client two.
+    if (placedHere && !cluster.holdsLease()) {
+      throw new BrowserUnavailableError(new Error("This node was sent the create while it did not hold its lease."));
+    }
     const target = cluster === undefined || placedHere ? "self" : cluster.place();
     if (target !== "self" && cluster?.forwarder !== undefined) {
       try {

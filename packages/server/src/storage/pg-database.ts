@@ -82,8 +82,7 @@ export class PgDatabase {
     try {
       return await runner.query(sql, params as PgValue[]);
     } catch (error) {
-      if (isConnectionFailure(error)) throw new StorageError("storage_unavailable", `The database did not answer: ${(error as Error).message}`, error);
-      throw error;
+      throw unavailableOr(error);
     }
   }
 
@@ -135,7 +134,9 @@ export class PgDatabase {
     };
     client.on("error", lost);
     try {
-      await client.query("BEGIN");
+      await client.query("BEGIN").catch((error: unknown) => {
+        throw unavailableOr(error);
+      });
       let result: T;
       try {
         result = await this.#client.run({ client, unit }, work);
@@ -147,7 +148,7 @@ export class PgDatabase {
         await client.query("COMMIT");
       } catch (error) {
         broken = error as Error;
-        throw error;
+        throw unavailableOr(error);
       }
       return result;
     } finally {
@@ -174,6 +175,11 @@ function isConnectionFailure(error: unknown): boolean {
   return (
     error instanceof Error && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(error.message)
   );
+}
+
+/** `error` as a {@link StorageError} `storage_unavailable` when it says the database cannot be reached; else as it is. */
+function unavailableOr(error: unknown): unknown {
+  return isConnectionFailure(error) ? new StorageError("storage_unavailable", `The database did not answer: ${(error as Error).message}`, error) : error;
 }
 
 /** Whether `error` is PostgreSQL refusing a row for a UNIQUE constraint (SQLSTATE 23505). */

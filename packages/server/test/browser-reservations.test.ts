@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Fastify from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import { initializeOrganization } from "../src/app/first-start.js";
+import { openSqliteStores } from "../src/app/stores.js";
+import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
+import { BrowserService } from "../src/browsers/browser-service.js";
+import type { BrowserStore } from "../src/browsers/browser-store.js";
+import type { Stores } from "../src/routes/api-deps.js";
+import { dataDirLayout } from "../src/storage/data-dir.js";
+import { StorageError } from "../src/storage/storage-error.js";
+import { WebMcpService } from "../src/webmcp/webmcp-service.js";
+
+// A reservation of a browser that is not kept is hidden from every read, so no client can
+// free its slot: the service must, even when the database refuses the delete a moment.
+
+const opened: { stores: Stores; dir: string; service?: BrowserService }[] = [];
+afterEach(async () => {
+  for (const { stores, dir, service } of opened.splice(0)) {
+    await service?.closeAll();
+    await stores.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const refusingLauncher: BrowserLauncher = {
+  launch: () => Promise.reject(new BrowserLaunchError("No browser in this test.")),
+};
+
+/** `store`, whose next `refusals` deletes fail as they do while the database is down. */
+function refusingDeletes(store: BrowserStore, refusals: { left: number }): BrowserStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === "remove" && refusals.left > 0) {
+        return async () => {
+          refusals.left -= 1;
+          throw new StorageError("storage_unavailable", "The database did not answer: connection refused");
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("the reservation of a browser that is not kept", () => {
+  it("is freed once the database takes the delete again, and the create still answers why the browser was not kept", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "browser-service-reservations-"));
+    const stores = openSqliteStores(dataDirLayout(dir));
+    const entry: (typeof opened)[number] = { stores, dir };
+    opened.push(entry);
+    const first = await initializeOrganization(stores);
+    if (first === undefined) throw new Error("no first start");
+    const log = Fastify().log;
+    const refusals = { left: 2 };
+    const service = new BrowserService(refusingDeletes(stores.browsers, refusals), refusingLauncher, 10, log, new WebMcpService(log));
+    entry.service = service;
+    await expect(service.create(first.project, {})).rejects.toMatchObject({ status: 503, code: "browser_unavailable" });
+    // The first delete was refused: the slot is still taken, by a row no read shows.
+    expect(await stores.usage.project(first.project.id)).toBe(1);
+    await expect.poll(() => stores.usage.project(first.project.id)).toBe(0);
+    expect(refusals.left).toBe(0);
+  });
+});
