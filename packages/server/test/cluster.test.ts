@@ -43,6 +43,7 @@ class ScriptedNodes implements NodeStore {
 
 const node = (nodeId: string, browsers: number, warmReady = 0, advertiseUrl: string | null = `http://${nodeId}.internal:8787`): LiveNode => ({
   nodeId,
+  leaseId: `lease-of-${nodeId}`,
   advertiseUrl,
   warmReady,
   browsers,
@@ -176,10 +177,10 @@ describe("placement", () => {
     await cluster.start();
     expect(cluster.place()).toBe("self");
     warmHere = 0;
-    expect(cluster.place()).toEqual({ nodeId: "b", url: "http://b.internal:8787" });
-    expect(cluster.place()).toEqual({ nodeId: "b", url: "http://b.internal:8787" });
+    expect(cluster.place()).toEqual({ nodeId: "b", url: "http://b.internal:8787", leaseId: "lease-of-b" });
+    expect(cluster.place()).toEqual({ nodeId: "b", url: "http://b.internal:8787", leaseId: "lease-of-b" });
     // b's warm browsers are spoken for; c runs the fewest.
-    expect(cluster.place()).toEqual({ nodeId: "c", url: "http://c.internal:8787" });
+    expect(cluster.place()).toEqual({ nodeId: "c", url: "http://c.internal:8787", leaseId: "lease-of-c" });
     await cluster.stop();
   });
 

@@ -339,7 +339,7 @@ describe("a node that stops answering a create sent to it", () => {
     expect(await nodeOf(second.id)).toBe("a");
     expect(nodes.get("a")?.server.stdout()).toContain("the node chosen for a create did not answer; starting the browser here");
     // b reads the create waiting on its socket after it went on, without its lease: it starts nothing.
-    await expect.poll(() => b.stdout().includes("This node was sent the create while it did not hold its lease"), { timeout: 30_000 }).toBe(true);
+    await expect.poll(() => b.stdout().includes("This node was sent the create under a lease that is over"), { timeout: 30_000 }).toBe(true);
     await expect.poll(async () => (await clientOf("b").browsers.get(second.id)).status).toBe("running");
     const onB = await storedRows<{ n: number }>(
       { dataDir: "", database },

@@ -110,6 +110,34 @@ describe("servers sharing one PostgreSQL database", () => {
     expect(await b.nodes.reapLapsed()).toEqual([]);
   });
 
+  it("refuse a create placed on a node under a lease that is over, even once the node took a new one", async () => {
+    const url = await freshDatabase();
+    const a = await node(url, "a");
+    const first = await initializeOrganization(a);
+    if (first === undefined || a.nodes === undefined) throw new Error("no first start");
+    const lease = { nodeId: "a", instance: "one", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
+    const leaseOf = async () => {
+      const renewal = await a.nodes?.renew(lease);
+      if (renewal?.taken !== true) throw new Error("the lease was not taken");
+      return renewal.live.find((each) => each.nodeId === "a")?.leaseId as string;
+    };
+    const placed = await leaseOf();
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 };
+    await a.browsers.remove((await a.browsers.reserve({ ...reservation, placedUnder: placed })).id);
+    // a froze past its lease: the node that placed the create starts the browser itself.
+    await storedRows({ dataDir: "", database: url }, "UPDATE nodes SET lease_expires_at = now() - interval '1 second' WHERE node_id = 'a'");
+    await expect(a.browsers.reserve({ ...reservation, placedUnder: placed })).rejects.toMatchObject({ status: 503, code: "browser_unavailable" });
+    // a goes on and takes a new lease before the create waiting in its socket reaches the database.
+    const renewed = await leaseOf();
+    expect(renewed).not.toBe(placed);
+    await expect(a.browsers.reserve({ ...reservation, placedUnder: placed })).rejects.toMatchObject({ status: 503, code: "browser_unavailable" });
+    expect(await a.usage.project(first.project.id)).toBe(0);
+    // A create placed under the new lease, and one a takes itself, go on as ever.
+    await a.browsers.reserve({ ...reservation, placedUnder: renewed });
+    await a.browsers.reserve(reservation);
+    expect(await a.usage.project(first.project.id)).toBe(2);
+  });
+
   it("give a node id's lease to one process at a time: a second is refused while the first renews, and takes over once it lapses", async () => {
     const url = await freshDatabase();
     const [first, second] = [await node(url, "a"), await node(url, "b")];

@@ -30,6 +30,8 @@ export interface CreateBrowserInput {
   start_url?: string;
   /** The extensions to load before the browser is handed over, in order. */
   extensions?: readonly ExtensionToLoad[];
+  /** Placed here by another node: the lease this node was chosen under (see {@link BrowserReservation.placedUnder}). */
+  placedUnder?: string;
 }
 
 /**
@@ -109,7 +111,14 @@ export class BrowserService {
 
   async #create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
     const extensions = input.extensions ?? [];
-    const reservation = { orgId: project.org_id, projectId: project.id, name: input.name, planLimit: this.#planLimit, extensions };
+    const reservation = {
+      orgId: project.org_id,
+      projectId: project.id,
+      name: input.name,
+      planLimit: this.#planLimit,
+      extensions,
+      ...(input.placedUnder === undefined ? {} : { placedUnder: input.placedUnder }),
+    };
     // None ready (a burst larger than the pool, or no pool) means a cold launch. A warm
     // browser that must load extensions first is taken as a cold one would start: its
     // record stays `starting` until they are loaded.

@@ -54,6 +54,13 @@ export interface BrowserReservation {
   running?: { launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">; tokenSha256: string };
   /** The extensions it starts with, in order; recorded with the row. */
   extensions?: readonly ExtensionUse[];
+  /**
+   * For a create another node placed on this one: the lease this node was chosen under.
+   * The reservation is refused (503 `browser_unavailable`) unless that lease is still
+   * current, since the sender starts the browser elsewhere once it lapses. Nodes share
+   * PostgreSQL only: SQLite has no other node to place a create.
+   */
+  placedUnder?: string;
 }
 
 /**

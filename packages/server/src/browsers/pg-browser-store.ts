@@ -1,4 +1,4 @@
-import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
+import { BrowserUnavailableError, NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText } from "../storage/database.js";
@@ -31,6 +31,15 @@ export class PgBrowserStore implements BrowserStore {
   reserve(request: BrowserReservation): Promise<BrowserRow> {
     return this.#db.transaction(async () => {
       await this.#db.run("SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE", [request.orgId]);
+      if (
+        request.placedUnder !== undefined &&
+        !(await this.#db.get("SELECT 1 AS held FROM nodes WHERE node_id = $1 AND lease_id = $2 AND lease_expires_at > now() FOR SHARE", [
+          this.#nodeId,
+          request.placedUnder,
+        ]))
+      ) {
+        throw new BrowserUnavailableError(new Error("This node was sent the create under a lease that is over: its sender started the browser elsewhere."));
+      }
       if (
         request.name !== undefined &&
         (await this.#db.get("SELECT 1 AS taken FROM browsers WHERE project_id = $1 AND name = $2", [request.projectId, request.name]))

@@ -208,9 +208,9 @@ export class Cluster {
    * browsers (this one on a tie). Counts since the last renewal are adjusted as creates
    * are sent, so that a burst spreads.
    */
-  place(): "self" | { url: string; nodeId: string } {
+  place(): "self" | { url: string; nodeId: string; leaseId: string } {
     if (this.#forwarder === undefined || this.#options.warmReady() > 0) return "self";
-    const self: LiveNode = { ...(this.#live.get(this.nodeId) ?? { nodeId: this.nodeId, advertiseUrl: null, browsers: 0 }), warmReady: 0 };
+    const self: LiveNode = { ...(this.#live.get(this.nodeId) ?? { nodeId: this.nodeId, advertiseUrl: null, browsers: 0, leaseId: "" }), warmReady: 0 };
     let best = self;
     for (const node of this.#live.values()) {
       if (node.nodeId === this.nodeId || node.advertiseUrl === null) continue;
@@ -222,7 +222,7 @@ export class Cluster {
       return "self";
     }
     this.#live.set(best.nodeId, { ...best, browsers: best.browsers + 1, warmReady: Math.max(0, best.warmReady - 1) });
-    return { url: best.advertiseUrl as string, nodeId: best.nodeId };
+    return { url: best.advertiseUrl as string, nodeId: best.nodeId, leaseId: best.leaseId };
   }
 
   /** Stops renewing and gives the lease up (the node's browsers are closed already). */

@@ -7,6 +7,8 @@ export interface LiveNode {
   warmReady: number;
   /** Browsers running or starting on it now. */
   browsers: number;
+  /** Its current lease, drawn anew each time it takes one. */
+  leaseId: string;
 }
 
 /** A node whose lease lapsed, and what was done about its browsers. */

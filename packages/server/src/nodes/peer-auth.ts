@@ -9,6 +9,8 @@ export const PEER_CLIENT_HEADER = "x-browser-service-client";
 export const PEER_SCOPE_HEADER = "x-browser-service-scope";
 /** On a create forwarded to the node chosen for it: that node's id, so that it starts the browser itself. */
 export const PLACED_HEADER = "x-browser-service-placed";
+/** With {@link PLACED_HEADER}: the lease the node was chosen under; the create is refused once it is over. */
+export const PLACED_LEASE_HEADER = "x-browser-service-placed-lease";
 
 // What a declared client key may be: an address, an IPv6 /64, or `browser:<id>` (see client-key.ts).
 const CLIENT_KEY = /^[A-Za-z0-9_.:/-]{1,128}$/;

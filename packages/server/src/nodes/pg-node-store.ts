@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { PgDatabase } from "../storage/pg-database.js";
 import type { LeaseRenewal, LiveNode, NodeLease, NodeStore, ReapedNode } from "./node-store.js";
 
@@ -29,15 +30,15 @@ export class PgNodeStore implements NodeStore {
       }
       // ON CONFLICT: another process inserted the node id since the read; its lease stands.
       const inserted = await this.#db.run(
-        `INSERT INTO nodes (node_id, instance, advertise_url, lease_expires_at, warm_ready, started_at)
-         VALUES ($1, $2, $3, now() + make_interval(secs => $4::float8 / 1000), $5, $6) ON CONFLICT (node_id) DO NOTHING`,
-        [lease.nodeId, lease.instance, lease.advertiseUrl, lease.ttlMs, lease.warmReady, new Date().toISOString()],
+        `INSERT INTO nodes (node_id, instance, lease_id, advertise_url, lease_expires_at, warm_ready, started_at)
+         VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5::float8 / 1000), $6, $7) ON CONFLICT (node_id) DO NOTHING`,
+        [lease.nodeId, lease.instance, randomUUID(), lease.advertiseUrl, lease.ttlMs, lease.warmReady, new Date().toISOString()],
       );
       return inserted === 1 ? { rejoined: true } : { heldForMs: lease.ttlMs };
     });
     if ("heldForMs" in taken) return { taken: false, heldForMs: taken.heldForMs };
     const live = await this.#db.all<LiveNode>(
-      `SELECT n.node_id AS "nodeId", n.advertise_url AS "advertiseUrl", n.warm_ready AS "warmReady",
+      `SELECT n.node_id AS "nodeId", n.advertise_url AS "advertiseUrl", n.warm_ready AS "warmReady", n.lease_id AS "leaseId",
               (SELECT count(*) FROM browsers b WHERE b.node_id = n.node_id AND b.status IN ('starting', 'running'))::int AS browsers
        FROM nodes n WHERE n.lease_expires_at > now() ORDER BY n.node_id`,
     );

@@ -3,9 +3,9 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CreateBrowserInput } from "../browsers/browser-service.js";
 import { type BrowserExtension, type BrowserRow, toBrowser } from "../browsers/browser-store.js";
 import { resolveExtensionRefs } from "../extensions/extension-refs.js";
-import { BrowserUnavailableError, NotFoundError } from "../http/api-errors.js";
+import { NotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
-import { PLACED_HEADER } from "../nodes/peer-auth.js";
+import { PLACED_HEADER, PLACED_LEASE_HEADER } from "../nodes/peer-auth.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ApiDeps } from "./api-deps.js";
 import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeHeader } from "./browser-placement.js";
@@ -59,16 +59,12 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     // A create is started where there is room (see Cluster.place), unless another node
     // already chose this one for it.
     const placedHere = cluster?.isPeer(request.headers) === true && request.headers[PLACED_HEADER] === cluster.nodeId;
-    // Sent here before this node froze past its lease: the sender gave up on it and started
-    // the browser elsewhere, so starting it here too would give its client two.
-    if (placedHere && !cluster.holdsLease()) {
-      throw new BrowserUnavailableError(new Error("This node was sent the create while it did not hold its lease."));
-    }
+
     const target = cluster === undefined || placedHere ? "self" : cluster.place();
     if (target !== "self" && cluster?.forwarder !== undefined) {
       try {
         await cluster.forwarder.forward(request, reply, target.url, deps.rateLimits.clientKey(request.raw), {
-          headers: { [PLACED_HEADER]: target.nodeId, ...resolvedScopeHeader(request, project) },
+          headers: { [PLACED_HEADER]: target.nodeId, [PLACED_LEASE_HEADER]: target.leaseId, ...resolvedScopeHeader(request, project) },
         });
         return reply;
       } catch (error) {
@@ -78,6 +74,10 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
       }
     }
     const input: CreateBrowserInput = {};
+    // Its sender starts the browser elsewhere once this node's lease lapses (it froze, say):
+    // the reservation checks that the lease it was sent under still holds, or none is kept here.
+    const placedUnder = request.headers[PLACED_LEASE_HEADER];
+    if (placedHere) input.placedUnder = typeof placedUnder === "string" ? placedUnder : "";
     if (body.name !== undefined) input.name = body.name;
     if (body.start_url !== undefined) input.start_url = body.start_url;
     if (body.extensions !== undefined) {
