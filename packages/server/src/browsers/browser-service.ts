@@ -180,9 +180,9 @@ export class BrowserService {
   }
 
   /**
-   * Ends a started browser that will not be kept, and frees its reservation. A failure to
-   * free it is logged rather than thrown, so that the caller's error is the one reported;
-   * the row still names the process, which the next start cleans up.
+   * Ends a started browser that will not be kept, and frees its reservation (retried
+   * while the database refuses it, see {@link #free}), so that the caller's error is the
+   * one reported.
    */
   async #abandon(id: string, started: { browser: WarmBrowser; recorded?: () => void }, why: string): Promise<void> {
     await started.browser.close().catch((error: unknown) => this.#log.error({ err: error, browser: id }, `could not close a browser not kept: ${why}`));

@@ -16,18 +16,18 @@ export class PgNodeStore implements NodeStore {
         "SELECT instance, (extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS held_for_ms FROM nodes WHERE node_id = $1 FOR UPDATE",
         [lease.nodeId],
       );
-      if (held !== undefined && held.held_for_ms > 0 && held.instance !== lease.instance) return { heldForMs: held.held_for_ms };
-      // A lease that lapsed is over even before another node reaps it: the others have
-      // stopped waiting on this node and answered its callers, so a late renewal must not
-      // revive it. The node is reaped here instead, and its process starts a new lease.
-      if (held !== undefined && held.held_for_ms <= 0) await this.#reap(lease.nodeId);
       if (held !== undefined && held.held_for_ms > 0) {
+        if (held.instance !== lease.instance) return { heldForMs: held.held_for_ms };
         await this.#db.run(
           "UPDATE nodes SET advertise_url = $2, lease_expires_at = now() + make_interval(secs => $3::float8 / 1000), warm_ready = $4 WHERE node_id = $1",
           [lease.nodeId, lease.advertiseUrl, lease.ttlMs, lease.warmReady],
         );
         return { rejoined: false };
       }
+      // A lease that lapsed is over even before another node reaps it: the others have
+      // stopped waiting on this node and answered its callers, so a late renewal must not
+      // revive it. The node is reaped here instead, and its process starts a new lease.
+      if (held !== undefined) await this.#reap(lease.nodeId);
       // ON CONFLICT: another process inserted the node id since the read; its lease stands.
       const inserted = await this.#db.run(
         `INSERT INTO nodes (node_id, instance, lease_id, advertise_url, lease_expires_at, warm_ready, started_at)

@@ -59,7 +59,6 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     // A create is started where there is room (see Cluster.place), unless another node
     // already chose this one for it.
     const placedHere = cluster?.isPeer(request.headers) === true && request.headers[PLACED_HEADER] === cluster.nodeId;
-
     const target = cluster === undefined || placedHere ? "self" : cluster.place();
     if (target !== "self" && cluster?.forwarder !== undefined) {
       try {
@@ -74,10 +73,12 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
       }
     }
     const input: CreateBrowserInput = {};
-    // Its sender starts the browser elsewhere once this node's lease lapses (it froze, say):
-    // the reservation checks that the lease it was sent under still holds, or none is kept here.
-    const placedUnder = request.headers[PLACED_LEASE_HEADER];
-    if (placedHere) input.placedUnder = typeof placedUnder === "string" ? placedUnder : "";
+    if (placedHere) {
+      // Its sender starts the browser elsewhere once this node's lease lapses (it froze, say):
+      // the reservation checks that the lease it was sent under still holds, or none is kept here.
+      const lease = request.headers[PLACED_LEASE_HEADER];
+      input.placedUnder = typeof lease === "string" ? lease : "";
+    }
     if (body.name !== undefined) input.name = body.name;
     if (body.start_url !== undefined) input.start_url = body.start_url;
     if (body.extensions !== undefined) {
