@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Cluster, NodeIdInUseError } from "../src/nodes/cluster.js";
 import type { LeaseRenewal, LiveNode, NodeLease, NodeStore, ReapedNode } from "../src/nodes/node-store.js";
@@ -35,6 +36,13 @@ class ScriptedNodes implements NodeStore {
   async reapLapsed(): Promise<ReapedNode[]> {
     return [];
   }
+  /** Nodes the table holds beyond those of the last renewal (joined since). */
+  joined: string[] = [];
+  liveChecks: string[] = [];
+  async isLive(nodeId: string) {
+    this.liveChecks.push(nodeId);
+    return this.joined.includes(nodeId);
+  }
   async leave(nodeId: string, instance: string) {
     expect(instance).toBe(this.renewals[0]?.instance);
     this.left.push(nodeId);
@@ -53,7 +61,7 @@ function clusterOn(store: ScriptedNodes, options: { warmReady?: () => number; le
   return new Cluster({
     nodeId: "a",
     advertiseUrl: options.advertised === false ? undefined : "http://a.internal:8787",
-    peer: new PeerAuth(SECRET),
+    peer: new PeerAuth({ secret: SECRET, nodeId: "a" }),
     store,
     warmReady: options.warmReady ?? (() => 0),
     leaseTtlMs: 10_000,
@@ -199,13 +207,31 @@ describe("placement", () => {
   });
 });
 
-describe("peer authentication", () => {
-  it("trusts the declared client only with the exact secret, and only a well-formed one", () => {
-    const peer = new PeerAuth(SECRET);
-    expect(peer.declaredClient(peer.headers("203.0.113.9"))).toBe("203.0.113.9");
-    expect(peer.declaredClient({ ...peer.headers("203.0.113.9"), "x-browser-service-peer": `${SECRET}x` })).toBeUndefined();
-    expect(peer.declaredClient({ "x-browser-service-client": "203.0.113.9" })).toBeUndefined();
-    expect(peer.declaredClient(peer.headers("a b\r\nx: y"))).toBeUndefined();
-    expect(() => new PeerAuth("short")).toThrow(RangeError);
+describe("requests of other nodes", () => {
+  const arriving = (headers: Record<string, string>) => ({ method: "GET", url: "/x", headers }) as unknown as IncomingMessage;
+  const proofFrom = (nodeId: string) =>
+    new PeerAuth({ secret: SECRET, nodeId }).sign({ method: "GET", path: "/x", to: "a", claims: { client: "203.0.113.9" } });
+
+  it("come from a node whose lease is current: one gone from the table is a plain client, one that joined since is read from it", async () => {
+    const store = new ScriptedNodes();
+    store.live = [node("a", 0), node("b", 0)];
+    const cluster = clusterOn(store);
+    await cluster.start();
+    const fromB = arriving(proofFrom("b"));
+    expect(await cluster.peerOf(fromB)).toMatchObject({ from: "b", client: "203.0.113.9" });
+    // Asked again (the rate limiter asks for its client): the same answer, the proof not spent twice.
+    expect(cluster.verifiedPeer(fromB)).toMatchObject({ from: "b" });
+    expect(await cluster.peerOf(fromB)).toMatchObject({ from: "b" });
+    expect(store.liveChecks).toEqual([]);
+    // Removed from the table (its lease lapsed, or it left): its proofs are a plain client's.
+    expect(await cluster.peerOf(arriving(proofFrom("gone")))).toBeUndefined();
+    expect(store.liveChecks).toEqual(["gone"]);
+    // Joined since this node's last renewal: found in the table.
+    store.joined.push("new");
+    expect(await cluster.peerOf(arriving(proofFrom("new")))).toMatchObject({ from: "new" });
+    // This node's own id is no other node, and a request never checked is a plain client's.
+    expect(await cluster.peerOf(arriving(proofFrom("a")))).toBeUndefined();
+    expect(cluster.verifiedPeer(arriving(proofFrom("b")))).toBeUndefined();
+    await cluster.stop();
   });
 });

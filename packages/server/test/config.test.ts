@@ -249,6 +249,21 @@ describe("configuration", () => {
     expect(() => parseCommand([], { BROWSER_SERVICE_NODE_ID: "x".repeat(65) })).toThrow(/BROWSER_SERVICE_NODE_ID/);
   });
 
+  it("reads the nodes' secret and, while it is rotated, another accepted beside it: each at least 32 characters", () => {
+    const url = "postgres://db/browsers";
+    const secret = "s".repeat(32);
+    const next = "n".repeat(40);
+    const rotating = parseCommand(["--database", url, "--node-secret", secret], { BROWSER_SERVICE_NODE_SECRET_ACCEPT: next });
+    expect(rotating.kind === "serve" && [rotating.config.nodeSecret, rotating.config.nodeSecretAccept]).toEqual([secret, next]);
+    const plain = parseCommand(["--database", url], { BROWSER_SERVICE_NODE_SECRET: secret });
+    expect(plain.kind === "serve" && [plain.config.nodeSecret, plain.config.nodeSecretAccept]).toEqual([secret, undefined]);
+    expect(() => parseCommand(["--database", url, "--node-secret", secret, "--node-secret-accept", "short"], {})).toThrow(
+      /--node-secret-accept must be at least 32/,
+    );
+    expect(() => parseCommand(["--database", url, "--node-secret-accept", next], {})).toThrow(/--node-secret-accept needs --node-secret/);
+    expect(HELP_TEXT).toContain("--node-secret-accept");
+  });
+
   it("refuses unusable values with a ConfigError that says what is expected", () => {
     expect(() => parseCommand(["--port", "http"], {})).toThrow(ConfigError);
     expect(() => parseCommand(["--port", "70000"], {})).toThrow(/--port must be an integer from 0 to 65535/);

@@ -121,6 +121,42 @@ describe("what Node refuses before a request exists", () => {
   });
 });
 
+describe("a request target that is not a path: refused on every route, upgrades included (this server is no proxy)", () => {
+  const websocket = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"];
+  it.each([
+    ["absolute form on a create", "POST http://127.0.0.1:9/browsers HTTP/1.1", ["Content-Type: application/json", "Content-Length: 2"], "{}"],
+    ["absolute form naming the server itself", "GET http://127.0.0.1/org/limits HTTP/1.1", [], ""],
+    ["absolute form on a browser's operation", "DELETE http://127.0.0.1:9/browsers/brw_aaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1", [], ""],
+    ["absolute form on WebMCP", "GET https://127.0.0.1:9/browsers/brw_aaaaaaaaaaaaaaaaaaaaaaaa/webmcp/tools HTTP/1.1", [], ""],
+    ["absolute form on a path no operation has", "GET http://127.0.0.1:9/nothing/here HTTP/1.1", [], ""],
+    ["absolute form on the live view page", "GET http://127.0.0.1:9/browsers/brw_aaaaaaaaaaaaaaaaaaaaaaaa/live HTTP/1.1", [], ""],
+    ["asterisk form", "OPTIONS * HTTP/1.1", [], ""],
+    ["absolute form on the DevTools upgrade", "GET http://127.0.0.1:9/browsers/brw_aaaaaaaaaaaaaaaaaaaaaaaa/cdp?token=x HTTP/1.1", websocket, ""],
+    [
+      "absolute form on the live view upgrade",
+      "GET http://127.0.0.1:9/browsers/brw_aaaaaaaaaaaaaaaaaaaaaaaa/live HTTP/1.1",
+      [...websocket, "Sec-WebSocket-Protocol: browser-service.live-view"],
+      "",
+    ],
+    ["absolute form on the nodes' channel", "GET http://127.0.0.1:9/_peer/channel HTTP/1.1", ["Upgrade: browser-service-peer/1", "Connection: Upgrade"], ""],
+    ["absolute form asking for h2c", "GET http://127.0.0.1:9/org/limits HTTP/1.1", ["Upgrade: h2c", "Connection: Upgrade"], ""],
+  ])("%s: 400 bad_request, detail invalid_request_target, before any credential is read", async (_case, line, headers, body) => {
+    const response = await raw(request(line, [`Authorization: Bearer ${t.orgKey}`, ...headers], body));
+    const error = expectError(response, 400, "bad_request", "invalid_request_target");
+    expect(error.details?.[0]?.message).toContain("not a proxy");
+    expect(response.headers.connection).toBe("close");
+  });
+
+  it("authority form (host and port) outside CONNECT is not even parsed: 400 bad_request, detail malformed_request", async () => {
+    expectError(await raw(request("GET 127.0.0.1:9 HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`])), 400, "bad_request", "malformed_request");
+  });
+
+  it("a path, even one starting with two slashes, is a path: answered by the router (404), never taken for a host", async () => {
+    expectError(await raw(request("GET //127.0.0.1:9/org/limits HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`])), 404, "not_found");
+    expect((await raw(request("GET /org/limits HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`]))).status).toBe(200);
+  });
+});
+
 describe("what the API ignores, as RFC 9110 lets it", () => {
   it("an Expect other than 100-continue: served as if it were absent, not Node's bare 417", async () => {
     const response = await raw(request("GET /org/limits HTTP/1.1", [`Authorization: Bearer ${t.orgKey}`, "Expect: teapot"]));

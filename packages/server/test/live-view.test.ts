@@ -321,7 +321,8 @@ describe("the live view", () => {
     expect(await viewer.locator("#notice").textContent()).toContain("This browser is gone");
     const again = await openViewer(doomed.live_view_url);
     await expect.poll(() => again.locator("#notice").textContent()).toContain("This browser is gone");
-    expect((await (await rawViewer(doomed.live_view_url)).closed).code).toBe(4404);
+    // Its token died with it: the old URL is answered as any link that opens nothing (see the next describe's oracle test).
+    expect((await (await rawViewer(doomed.live_view_url)).closed).code).toBe(4401);
     await viewer.context().close();
     await again.context().close();
   });
@@ -455,6 +456,33 @@ function rawFrameAfterUpgrade(url: string, path: string, frame: Buffer): Promise
     setTimeout(() => reject(new Error("the server neither answered nor closed")), 10_000).unref();
   });
 }
+
+describe("the live view to someone without its token", () => {
+  const t = useTestServer({ rateLimits: { perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0.001, burst: 4 } } });
+
+  it("answers alike whether the id is a running browser, an ended one or none, and counts each try", async () => {
+    const running = await t.client().browsers.create({});
+    const ended = await t.client().browsers.create({});
+    await t.client().browsers.delete(ended.id);
+    const url = new URL(running.live_view_url);
+    const at = (id: string) => `${url.protocol}//${url.host}/browsers/${id}/live`;
+    const answers = [];
+    for (const [target, protocols] of [
+      [running.live_view_url, ["browser-service.live-view"]],
+      [at("brw_aaaaaaaaaaaaaaaaaaaaaaaa"), ["browser-service.live-view"]],
+      // An ended browser's old link, its token once right: nobody can tell it from a wrong one.
+      [ended.live_view_url, undefined],
+      [at("brw_aaaaaaaaaaaaaaaaaaaaaaaa"), ["browser-service.live-view", `token.${"A".repeat(43)}`]],
+    ] as const) {
+      answers.push(await (await rawViewer(target, protocols === undefined ? undefined : [...protocols])).closed);
+    }
+    expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
+    expect(answers[0]?.code).toBe(4401);
+    expect(answers[0]?.reason).toMatch(/gone.*or the token is wrong/);
+    // Four tries, four failures of this address: even the right token now waits.
+    expect((await (await rawViewer(running.live_view_url)).closed).code).toBe(4429);
+  });
+});
 
 describe("the live view against hostile viewers", () => {
   const t = useTestServer({ liveView: { byteRate: 64 * 1024 } });

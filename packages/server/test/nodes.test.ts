@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { connect, createServer as createNetServer, type Socket } from "node:net";
 import { createClient } from "@browser-service/client";
@@ -6,8 +7,9 @@ import type { WebMcpTool } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { PeerAuth } from "../src/nodes/peer-auth.js";
+import { PEER_CHANNEL_PATH } from "../src/nodes/peer-calls.js";
 import { PeerChannel } from "../src/nodes/peer-channel.js";
-import { type ChildServer, spawnServer } from "./support/child-server.js";
+import { type ChildServer, SERVER_BIN, spawnServer } from "./support/child-server.js";
 import { chromiumBrowserPids } from "./support/chromium-processes.js";
 import { freshDatabase } from "./support/postgres.js";
 import { storedRows } from "./support/stored-rows.js";
@@ -38,6 +40,8 @@ const TOOLS_PAGE = `<!doctype html><title>Tools page</title><p>tools</p>
 </script>`;
 
 const SECRET = "a-secret-that-every-node-shares-0123456789";
+/** What holds the secret can make a node's proofs, as node `nodeId` would. */
+const asNode = (nodeId: string, secret = SECRET) => new PeerAuth({ secret, nodeId });
 const LEASE_SEC = 2;
 
 async function freePort(): Promise<number> {
@@ -489,7 +493,7 @@ describe("what another node may do, and a client may not", () => {
     ]);
     const row = JSON.parse(stored?.row ?? "{}") as Record<string, unknown>;
     // What a node holding the secret sends, as a node of another version or a broken one might.
-    const channel = await PeerChannel.open(nodes.get("b")?.server.url ?? "", new PeerAuth(SECRET).channelHeaders(), {
+    const channel = await PeerChannel.open(nodes.get("b")?.server.url ?? "", asNode("a").sign({ method: "GET", path: PEER_CHANNEL_PATH, to: "b" }), {
       timeoutMs: 10_000,
       maxAnswerBytes: 1 << 20,
     });
@@ -568,5 +572,298 @@ describe("what another node may do, and a client may not", () => {
         { timeout: 30_000 },
       )
       .toBe("deleted");
+  });
+});
+
+/** A listener a client would like a node to reach: it counts the connections it gets. */
+async function trap(): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
+  let connections = 0;
+  const server = createNetServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    connections: () => connections,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Sends `text` as it is to node `id` (it asks the node to close) and resolves with the answer's status and body once it does. */
+function rawTo(url: string, text: string): Promise<{ status: number; body: string }> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), "127.0.0.1");
+    let answer = "";
+    socket.setEncoding("latin1").on("data", (chunk: string) => (answer += chunk));
+    socket.on("error", reject);
+    socket.on("close", () => resolve({ status: Number(answer.split(" ")[1]), body: answer.slice(answer.indexOf("\r\n\r\n") + 4) }));
+    socket.write(text);
+  });
+}
+
+/** A request as raw text, `Connection: close` added. */
+const rawRequest = (line: string, headers: Record<string, string>, body = "") =>
+  `${line}\r\n${Object.entries({ ...headers, ...(body === "" ? {} : { "content-length": String(Buffer.byteLength(body)) }), connection: "close" })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("")}\r\n${body}`;
+
+interface CapturedRequest {
+  line: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * A TCP relay to node `target`'s port that keeps what each connection sends: advertised
+ * as that node's URL, it sees every request the other nodes send it, as one listening on
+ * the nodes' network would.
+ */
+async function capturingRelay(targetPort: () => number) {
+  const streams: Buffer[][] = [];
+  const sockets = new Set<Socket>();
+  const server = createNetServer((from) => {
+    const chunks: Buffer[] = [];
+    streams.push(chunks);
+    const to = connect(targetPort(), "127.0.0.1");
+    sockets.add(from).add(to);
+    from.on("data", (chunk: Buffer) => chunks.push(chunk));
+    from.pipe(to).pipe(from);
+    const end = () => {
+      from.destroy();
+      to.destroy();
+    };
+    for (const socket of [from, to]) {
+      socket.on("error", end);
+      socket.on("close", end);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    /** The requests captured, each connection's read up to its first upgrade. */
+    requests(): CapturedRequest[] {
+      const found: CapturedRequest[] = [];
+      for (const chunks of streams) {
+        let text = Buffer.concat(chunks).toString("latin1");
+        while (text.includes("\r\n\r\n")) {
+          const headEnd = text.indexOf("\r\n\r\n");
+          const [line = "", ...lines] = text.slice(0, headEnd).split("\r\n");
+          const headers = Object.fromEntries(lines.map((each) => [each.slice(0, each.indexOf(":")).toLowerCase(), each.slice(each.indexOf(":") + 1).trim()]));
+          const length = Number(headers["content-length"] ?? 0);
+          found.push({ line, headers, body: text.slice(headEnd + 4, headEnd + 4 + length) });
+          if (headers.upgrade !== undefined) break;
+          text = text.slice(headEnd + 4 + length);
+        }
+      }
+      return found;
+    },
+    /** Stops relaying: the nodes' kept-alive connections through it end too. */
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** An API key scoped to `projectId`, issued by the command line on the shared database. */
+function projectKey(projectId: string, on = database): string {
+  const dataDir = tempDataDir();
+  try {
+    return execFileSync(process.execPath, [SERVER_BIN, "keys", "create", "--database", on, "--data-dir", dataDir, "--project", projectId], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const browsersIn = async (projectId: string) =>
+  (await storedRows<{ n: number }>({ dataDir: "", database }, "SELECT count(*)::int AS n FROM browsers WHERE project_id = ?", [projectId]))[0]?.n;
+
+describe("a client that names where a node should send its request", () => {
+  it("is refused at the edge (400) on every route and upgrade, and a listener it names receives nothing; a create placed on another node goes to that node", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    const project = await a.projects.create({ name: `tenant-${Date.now()}` });
+    const tenantKey = projectKey(project.id);
+    const tenant = (id: string) => createClient({ baseUrl: nodes.get(id)?.server.url ?? "", apiKey: tenantKey, projectId: null, maxRetries: 0 });
+    // a runs one browser and b none: a places the next create on b.
+    const first = await tenant("a").browsers.create();
+    expect(await nodeOf(first.id)).toBe("a");
+    const listener = await trap();
+    const aUrl = nodes.get("a")?.server.url as string;
+    const aHost = new URL(aUrl).host;
+    const elsewhere = `http://127.0.0.1:${listener.port}`;
+    const asTenant = { host: aHost, authorization: `Bearer ${tenantKey}` };
+    const refused = async (line: string, headers: Record<string, string> = {}, body = "") => {
+      const answer = await rawTo(aUrl, rawRequest(line, { ...asTenant, ...headers }, body));
+      expect(answer.status, line).toBe(400);
+      expect((JSON.parse(answer.body) as { details: { code: string }[] }).details[0]?.code).toBe("invalid_request_target");
+    };
+    await refused(`POST ${elsewhere}/browsers HTTP/1.1`, { "content-type": "application/json" }, "{}");
+    // Naming b itself is no better: a node's target comes from the nodes' table alone.
+    await refused(`POST http://127.0.0.1:${nodes.get("b")?.port}/browsers HTTP/1.1`, { "content-type": "application/json" }, "{}");
+    expect(await browsersIn(project.id)).toBe(1);
+    // The same create as a path goes to b.
+    const placed = await tenant("a").browsers.create();
+    expect(await nodeOf(placed.id)).toBe("b");
+    // Every request bound for b's browser, and its upgrades, asked through a with a URL as target.
+    const websocket = { upgrade: "websocket", connection: "Upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" };
+    await refused(`GET ${elsewhere}/browsers/${placed.id} HTTP/1.1`);
+    await refused(`GET ${elsewhere}/browsers/${placed.id}/webmcp/tools HTTP/1.1`);
+    await refused(`POST ${elsewhere}/browsers/${placed.id}/webmcp/invoke HTTP/1.1`, { "content-type": "application/json" }, '{"tool_ref":"x","input":{}}');
+    await refused(`DELETE ${elsewhere}/browsers/${placed.id} HTTP/1.1`);
+    await refused(`GET ${elsewhere}/browsers/${placed.id}/cdp HTTP/1.1`, websocket);
+    await refused(`GET ${elsewhere}/browsers/${placed.id}/live HTTP/1.1`, { ...websocket, "sec-websocket-protocol": "browser-service.live-view" });
+    await refused(`GET ${elsewhere}/_peer/channel HTTP/1.1`, { upgrade: "browser-service-peer/1", connection: "Upgrade" });
+    expect(listener.connections()).toBe(0);
+    // And with paths, all of it reaches b's browser through a.
+    expect((await tenant("a").webmcp.listTools(placed.id)).tools).toEqual([]);
+    await tenant("a").browsers.delete(placed.id);
+    await tenant("a").browsers.delete(first.id);
+    expect(listener.connections()).toBe(0);
+    await listener.close();
+  });
+});
+
+describe("what a node sends another", () => {
+  it("carries no secret and no client key, and a captured one authorises nothing: replayed, altered or sent to another node, it is a plain client's", async () => {
+    const relay = await capturingRelay(() => nodes.get("b")?.port as number);
+    await running("a", "c");
+    await startNode("b", ["--advertise-url", relay.url]);
+    const a = clientOf("a");
+    const project = await a.projects.create({ name: `captured-${Date.now()}` });
+    // a runs one browser, b and c none: a places the next create on b, through the relay.
+    const first = await a.browsers.create({ name: "first" }, { projectId: project.id });
+    const placed = await a.browsers.create({ name: "placed" }, { projectId: project.id });
+    expect([await nodeOf(first.id), await nodeOf(placed.id)]).toEqual(["a", "b"]);
+    expect((await a.webmcp.listTools(placed.id, { projectId: project.id })).tools).toEqual([]);
+    const captured = relay.requests();
+    const create = captured.find((each) => each.line === "POST /browsers HTTP/1.1") as CapturedRequest;
+    const opening = captured.find((each) => each.line === "GET /_peer/channel HTTP/1.1") as CapturedRequest;
+    expect(create.headers["x-browser-service-proof"]).toMatch(/^v1;from=a;to=b;/);
+    expect(opening.headers["x-browser-service-proof"]).toMatch(/^v1;from=a;to=b;/);
+    const everything = captured.map((each) => JSON.stringify(each)).join("\n");
+    expect(everything).not.toContain(SECRET);
+    expect(everything).not.toContain(key as string);
+    expect(create.headers.authorization).toBeUndefined();
+
+    const before = await browsersIn(project.id);
+    const send = (to: string, request: CapturedRequest) => {
+      const { "content-length": _length, connection: _connection, ...headers } = request.headers;
+      return rawTo(nodes.get(to)?.server.url as string, rawRequest(request.line, headers, request.body));
+    };
+    const forgedScope = Buffer.from(
+      JSON.stringify({ credential: { keyId: "k", orgId: "o", projectId: null }, org: { id: "o" }, project: { id: "p" } }),
+    ).toString("base64url");
+    for (const [why, to, request] of [
+      ["replayed as it is", "b", create],
+      ["with another path", "b", { ...create, line: "POST /browsers?x=1 HTTP/1.1" }],
+      ["with another body", "b", { ...create, body: '{"name":"altered"}' }],
+      ["with another scope", "b", { ...create, headers: { ...create.headers, "x-browser-service-scope": forgedScope } }],
+      ["sent to another node", "c", create],
+    ] as const) {
+      const answer = await send(to, request);
+      expect([why, answer.status, (JSON.parse(answer.body) as { code: string }).code]).toEqual([why, 401, "unauthorized"]);
+    }
+    expect(await browsersIn(project.id)).toBe(before);
+    // The channel's opening, replayed: the path is unknown to anyone but the node it was made for, once.
+    const reopened = await send("b", { ...opening, headers: { ...opening.headers, connection: "Upgrade" } });
+    expect(reopened.status).toBe(404);
+    for (const browser of [first, placed]) await a.browsers.delete(browser.id, { projectId: project.id });
+    await relay.close();
+  });
+
+  it("is a plain client's when it carries the secret itself, or a proof from a node not in the table; a node's scope names an active project", async () => {
+    await running("a", "b", "c");
+    const a = clientOf("a");
+    const victim = await a.projects.create({ name: `victim-${Date.now()}` });
+    const tenantProject = await a.projects.create({ name: `tenant-${Date.now()}` });
+    const tenantKey = projectKey(tenantProject.id);
+    const target = await a.browsers.create({}, { projectId: victim.id });
+    const bUrl = nodes.get("b")?.server.url as string;
+    const [org] = await storedRows<{ id: string; default_project_id: string }>({ dataDir: "", database }, "SELECT id, default_project_id FROM organizations");
+    const scopeOf = (projectId: string) =>
+      Buffer.from(
+        JSON.stringify({ credential: { keyId: "key_forged", orgId: org?.id, projectId: null }, org, project: { id: projectId, status: "active" } }),
+      ).toString("base64url");
+    // c leaves: its row is gone from the nodes' table.
+    await nodes.get("c")?.server.stop();
+    const seen = (headers: Record<string, string>) => fetch(`${bUrl}/browsers?limit=100`, { headers });
+    const ids = async (answer: Response) => ((await answer.json()) as { id: string }[]).map((browser) => browser.id);
+
+    // The secret itself, as nodes once sent it, with an org-wide scope naming the victim's project.
+    const leaked = { "x-browser-service-peer": SECRET, "x-browser-service-scope": scopeOf(victim.id), "x-browser-service-placed": "b" };
+    expect((await seen(leaked)).status).toBe(401);
+    const asTenant = await seen({ ...leaked, authorization: `Bearer ${tenantKey}` });
+    expect(asTenant.status).toBe(200);
+    expect(await ids(asTenant)).not.toContain(target.id);
+    const projects = await fetch(`${bUrl}/org/projects`, { headers: { ...leaked, authorization: `Bearer ${tenantKey}` } });
+    expect(((await projects.json()) as { id: string }[]).map((each) => each.id)).toEqual([tenantProject.id]);
+    const deleted = await fetch(`${bUrl}/browsers/${target.id}`, { method: "DELETE", headers: { ...leaked, authorization: `Bearer ${tenantKey}` } });
+    expect(deleted.status).toBe(404);
+    expect((await a.browsers.get(target.id, { projectId: victim.id })).status).toBe("running");
+
+    // Valid proofs, made with the secret, from nodes the table does not hold: one that left, one that never was.
+    const proof = (from: string, projectId: string) =>
+      asNode(from).sign({ method: "GET", path: "/browsers?limit=100", to: "b", claims: { scope: scopeOf(projectId), client: "203.0.113.9" } });
+    expect((await seen(proof("ghost", victim.id))).status).toBe(401);
+    // b reads the table at each renewal (a fifth of the lease): from then on, c is no node.
+    await expect.poll(async () => (await seen(proof("c", victim.id))).status, { timeout: 10_000, interval: 100 }).toBe(401);
+    // The same proof from a live node is one (what holds the secret is a node): so it is the table that refused them.
+    const fromA = await seen(proof("a", victim.id));
+    expect(fromA.status).toBe(200);
+    expect(await ids(fromA)).toContain(target.id);
+    // A node's scope is checked: its project must exist and be active.
+    const archived = await a.projects.create({ name: `archived-${Date.now()}` });
+    await a.projects.update(archived.id, { status: "archived" });
+    for (const projectId of [archived.id, "proj_aaaaaaaaaaaaaaaaaaaaaaaa"]) {
+      const answer = await seen(proof("a", projectId));
+      expect([answer.status, ((await answer.json()) as { code: string }).code]).toEqual([404, "project_not_found"]);
+    }
+    await a.browsers.delete(target.id, { projectId: victim.id });
+  });
+
+  it("lets the secret be rotated: nodes that accept each other's secret work together while one signs with the new one", async () => {
+    const rotating = await freshDatabase();
+    const OLD = SECRET;
+    const NEW = "the-new-secret-of-every-node-0123456789ab";
+    const r1 = await startNode("rot1", ["--node-secret", OLD, "--node-secret-accept", NEW], rotating);
+    await startNode("rot2", ["--node-secret", NEW, "--node-secret-accept", OLD], rotating);
+    const via = (id: string) =>
+      createClient({ baseUrl: nodes.get(id)?.server.url ?? "", apiKey: r1.server.printedKey as string, projectId: null, maxRetries: 0 });
+    const owner = async (browserId: string) =>
+      (await storedRows<{ node_id: string }>({ dataDir: "", database: rotating }, "SELECT node_id FROM browsers WHERE id = ?", [browserId]))[0]?.node_id;
+    // rot1 runs one browser, rot2 none: rot1 places the next on rot2, and each reaches the other's browser.
+    const first = await via("rot1").browsers.create();
+    const second = await via("rot1").browsers.create();
+    expect([await owner(first.id), await owner(second.id)]).toEqual(["rot1", "rot2"]);
+    expect((await via("rot1").webmcp.listTools(second.id)).tools).toEqual([]);
+    expect((await via("rot2").webmcp.listTools(first.id)).tools).toEqual([]);
+    await via("rot2").browsers.delete(first.id);
+    await via("rot1").browsers.delete(second.id);
+    for (const id of ["rot1", "rot2"]) {
+      rmSync(nodes.get(id)?.dataDir as string, { recursive: true, force: true });
+      nodes.delete(id);
+    }
+  });
+
+  it("answers a live view without its token alike, whether the browser runs on another node or does not exist", async () => {
+    await running("a", "b");
+    const browser = await browserOnB();
+    const shown = await clientOf("a").browsers.get(browser.id);
+    const closeOf = (path: string) =>
+      new Promise<string>((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${nodes.get("a")?.port}${path}`, ["browser-service.live-view"]);
+        ws.on("close", (code, reason) => resolve(`${code} ${reason.toString()}`));
+        ws.on("error", reject);
+      });
+    const onB = await closeOf(new URL(shown.live_view_url).pathname);
+    expect(onB).toMatch(/^4401 /);
+    expect(await closeOf("/browsers/brw_aaaaaaaaaaaaaaaaaaaaaaaa/live")).toBe(onB);
+    await clientOf("a").browsers.delete(browser.id);
   });
 });

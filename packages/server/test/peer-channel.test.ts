@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConflictError } from "../src/http/api-errors.js";
-import { PEER_HEADER, PeerAuth } from "../src/nodes/peer-auth.js";
+import { PEER_PROOF_HEADER, PeerAuth } from "../src/nodes/peer-auth.js";
 import { MAX_CALLS_PER_CHANNEL, PEER_CHANNEL_PATH, PEER_CHANNEL_PROTOCOL, type PeerCall, PeerCalls } from "../src/nodes/peer-calls.js";
 import { CallRefusedError, ChannelClosedError, PeerChannel } from "../src/nodes/peer-channel.js";
 import { PeerForwarder } from "../src/nodes/peer-forwarder.js";
@@ -14,7 +14,12 @@ import { encodeFrame, FrameError, FrameKind, FrameReader } from "../src/nodes/pe
 // the owner runs, what a caller's leaving does, and what a broken peer gets.
 
 const SECRET = "c".repeat(32);
-const peer = new PeerAuth(SECRET);
+// The forwarding node ("sender") and the owner ("owner"), each with the nodes' secret.
+const sender = new PeerAuth({ secret: SECRET, nodeId: "sender" });
+const ownerAuth = new PeerAuth({ secret: SECRET, nodeId: "owner" });
+const isPeer = (request: IncomingMessage) => ownerAuth.verify(request) !== undefined;
+/** The proof that opens a channel to the owner. */
+const opening = () => sender.sign({ method: "GET", path: PEER_CHANNEL_PATH, to: "owner" });
 const logged: { level: string; object: object; message: string }[] = [];
 const log = {
   info: (object: object, message: string) => logged.push({ level: "info", object, message }),
@@ -58,7 +63,7 @@ async function owner(calls: PeerCalls): Promise<{ url: string; sockets: Set<Dupl
 }
 
 async function open(url: string, options: { maxAnswerBytes?: number } = {}): Promise<PeerChannel> {
-  const channel = await PeerChannel.open(url, peer.channelHeaders(), { timeoutMs: 5_000, maxAnswerBytes: options.maxAnswerBytes ?? 1024 * 1024 });
+  const channel = await PeerChannel.open(url, opening(), { timeoutMs: 5_000, maxAnswerBytes: options.maxAnswerBytes ?? 1024 * 1024 });
   channels.push(channel);
   return channel;
 }
@@ -104,7 +109,7 @@ describe("frames", () => {
 
 describe("a peer channel", () => {
   it("carries many calls at once, each answered with its own status, headers and body", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024 * 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024 * 1024, log });
     const seen: PeerCall[] = [];
     calls.handle("echo", async (call) => {
       seen.push(call);
@@ -133,8 +138,8 @@ describe("a peer channel", () => {
     expect(channel.open).toBe(0);
   });
 
-  it("is opened only with the nodes' secret: without it the path is left to the server, as any unknown path", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+  it("is opened only with a proof made for the owner, once: without one the path is left to the server, as any unknown path", async () => {
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     const { url, sockets } = await owner(calls);
     const attempt = (headers: Record<string, string>) =>
       new Promise<number | "upgraded">((resolve, reject) => {
@@ -148,15 +153,23 @@ describe("a peer channel", () => {
         request.end();
       });
     expect(await attempt({})).toBe(404);
-    expect(await attempt({ [PEER_HEADER]: `${"c".repeat(31)}d` })).toBe(404);
-    expect(await attempt({ [PEER_HEADER]: SECRET, upgrade: "websocket" })).toBe(404);
+    // The secret itself, as the nodes once sent it, opens nothing; nor does a proof made with another secret, for another node, or sent twice.
+    expect(await attempt({ "x-browser-service-peer": SECRET })).toBe(404);
+    expect(await attempt(new PeerAuth({ secret: `${"c".repeat(31)}d`, nodeId: "sender" }).sign({ method: "GET", path: PEER_CHANNEL_PATH, to: "owner" }))).toBe(
+      404,
+    );
+    expect(await attempt(sender.sign({ method: "GET", path: PEER_CHANNEL_PATH, to: "elsewhere" }))).toBe(404);
+    expect(await attempt(sender.sign({ method: "GET", path: "/browsers", to: "owner" }))).toBe(404);
+    expect(await attempt({ ...opening(), upgrade: "websocket" })).toBe(404);
+    const once = opening();
     expect(sockets.size).toBe(0);
-    expect(await attempt({ [PEER_HEADER]: SECRET })).toBe("upgraded");
-    await expect(PeerChannel.open(url, { [PEER_HEADER]: "wrong" }, { timeoutMs: 5_000, maxAnswerBytes: 1024 })).rejects.toThrow(/answered 404/);
+    expect(await attempt(once)).toBe("upgraded");
+    expect(await attempt(once)).toBe(404);
+    await expect(PeerChannel.open(url, { [PEER_PROOF_HEADER]: "wrong" }, { timeoutMs: 5_000, maxAnswerBytes: 1024 })).rejects.toThrow(/answered 404/);
   });
 
   it("answers an operation's error with the Error body: an ApiError as it is, anything else a 500 that reveals nothing", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     calls.handle("conflict", async () => {
       throw new ConflictError("Browser b1 is not running.");
     });
@@ -182,7 +195,7 @@ describe("a peer channel", () => {
   });
 
   it("aborts a call's signal when its caller leaves, and still brings its answer back", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     calls.handle("wait", (call) => new Promise((resolve) => call.signal.addEventListener("abort", () => resolve({ status: 504, headers: {}, body: "left" }))));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -201,7 +214,7 @@ describe("a peer channel", () => {
   });
 
   it("aborts every call of a forwarding node whose channel closes, as its callers are gone", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     const aborted: string[] = [];
     calls.handle("wait", (call) => new Promise((_resolve, reject) => call.signal.addEventListener("abort", () => reject(aborted.push(call.requestId)))));
     const { url } = await owner(calls);
@@ -214,7 +227,7 @@ describe("a peer channel", () => {
   });
 
   it("rejects the open calls when the owner goes away, and no call can be sent on it after", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url, sockets } = await owner(calls);
     const channel = await open(url);
@@ -227,7 +240,7 @@ describe("a peer channel", () => {
   });
 
   it("closes a channel whose owner leaves a call unanswered past its time", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -236,7 +249,7 @@ describe("a peer channel", () => {
   });
 
   it("is closed by the owner when a peer sends a frame over the body bound, a duplicate call or an answer", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     for (const frames of [
@@ -253,7 +266,7 @@ describe("a peer channel", () => {
   });
 
   it("refuses a call past the most a channel holds, on both ends", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -268,7 +281,7 @@ describe("a peer channel", () => {
   });
 
   it("at close refuses new calls, lets open ones answer, then closes its channels", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     let finish: (() => void) | undefined;
     calls.handle("slow", () => new Promise((resolve) => (finish = () => resolve({ status: 200, headers: {}, body: "done" }))));
     calls.handle("fast", async () => ({ status: 200, headers: {}, body: "fast" }));
@@ -286,7 +299,7 @@ describe("a peer channel", () => {
 
   it("refuses calls unrun while its node does not hold its lease, and serves again once it does", async () => {
     let leased = false;
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log, serving: () => leased });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log, serving: () => leased });
     const ran: string[] = [];
     calls.handle("run", async (call) => {
       ran.push(call.requestId);
@@ -301,7 +314,7 @@ describe("a peer channel", () => {
   });
 
   it("at close waits no longer than its grace for a call that does not end", async () => {
-    const calls = new PeerCalls({ peer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -316,8 +329,8 @@ describe("a peer channel", () => {
     const frozen = createServer();
     const accepted = new Promise<Socket>((resolve) => frozen.once("connection", resolve));
     const url = await listen(frozen);
-    const forwarder = new PeerForwarder(peer);
-    const asked = forwarder.ask(url, "req-1", "browserToken", { id: "b1" }).catch((error: unknown) => error);
+    const forwarder = new PeerForwarder(sender);
+    const asked = forwarder.ask({ url, nodeId: "owner" }, "req-1", "browserToken", { id: "b1" }).catch((error: unknown) => error);
     const socket = await accepted;
     const closed = once(socket, "close");
     // The next renewal finds the node no longer live.
@@ -344,7 +357,7 @@ const closed = (socket: Socket) => new Promise((resolve) => socket.once("close",
 /** A channel opened by hand, to send what a well-behaved node would not. */
 function rawChannel(url: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(new URL(PEER_CHANNEL_PATH, url), { headers: { connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL, [PEER_HEADER]: SECRET } });
+    const request = httpRequest(new URL(PEER_CHANNEL_PATH, url), { headers: { connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL, ...opening() } });
     request.on("upgrade", (_response, socket) => {
       socket.on("error", () => undefined);
       resolve(socket);

@@ -7,7 +7,7 @@
 (() => {
   const PROTOCOL = "browser-service.live-view";
   const CLOSE_TEXT = {
-    4401: "This live view link is not valid: its token is wrong. Use the browser's live_view_url.",
+    4401: "This browser is gone (deleted or crashed), or this link's token is wrong. Use the browser's live_view_url.",
     4404: "This browser is gone: it was deleted or it crashed.",
     1009: "The last message was too large for the service; reload to reconnect.",
   };

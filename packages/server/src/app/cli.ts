@@ -42,6 +42,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
             leaseTtlMs: config.nodeLeaseSec * 1000,
             ...(config.advertiseUrl === undefined ? {} : { advertiseUrl: config.advertiseUrl }),
             ...(config.nodeSecret === undefined ? {} : { secret: config.nodeSecret }),
+            ...(config.nodeSecretAccept === undefined ? {} : { acceptedSecrets: [config.nodeSecretAccept] }),
           },
         }),
     host: config.host,

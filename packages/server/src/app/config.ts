@@ -21,6 +21,8 @@ export interface ServerConfig {
   advertiseUrl: string | undefined;
   /** The secret every node sharing the database holds, at least 32 characters. */
   nodeSecret: string | undefined;
+  /** Another secret whose proofs this node accepts, never makes: the old or the new one while the secret is rotated. */
+  nodeSecretAccept: string | undefined;
   /** Seconds a node's lease lasts unless renewed. */
   nodeLeaseSec: number;
   /** The organization's concurrency limit, as its plan would set it. */
@@ -99,6 +101,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   nodeId: hostname(),
   advertiseUrl: undefined,
   nodeSecret: undefined,
+  nodeSecretAccept: undefined,
   nodeLeaseSec: 10,
   planLimit: 10,
   fixtures: undefined,
@@ -162,7 +165,10 @@ Options (a flag beats its environment variable):
                                                            then takes creates placed on it and forwards what belongs to
                                                            another node's browser (needs --database and --node-secret)
   --node-secret <s>     BROWSER_SERVICE_NODE_SECRET        the secret every node shares, at least 32 characters (the
-                                                           environment keeps it out of the process list)
+                                                           environment keeps it out of the process list); it never
+                                                           leaves the node: each request to another carries a proof
+  --node-secret-accept <s>  BROWSER_SERVICE_NODE_SECRET_ACCEPT  another secret whose proofs this node accepts but
+                                                           never makes, while the secret is rotated (README)
   --node-lease-sec <n>  BROWSER_SERVICE_NODE_LEASE_SEC     a node's lease (default 10, 2 to 300): a node gone for longer has
                                                            its browsers marked crashed by the others
   --plan-limit <n>      BROWSER_SERVICE_PLAN_LIMIT         organization concurrency limit (default 10)
@@ -323,13 +329,16 @@ function advertiseUrlSetting(flagValue: string | undefined, env: NodeJS.ProcessE
   return raw;
 }
 
-function nodeSecretSetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  const raw = flagValue ?? (env.BROWSER_SERVICE_NODE_SECRET || undefined);
+function nodeSecretSetting(
+  flagValue: string | undefined,
+  env: NodeJS.ProcessEnv,
+  flagName = "--node-secret",
+  envName = "BROWSER_SERVICE_NODE_SECRET",
+): string | undefined {
+  const raw = flagValue ?? (env[envName] || undefined);
   if (raw === undefined) return undefined;
   if (raw.length < MIN_NODE_SECRET_LENGTH) {
-    throw new ConfigError(
-      `${flagValue === undefined ? "BROWSER_SERVICE_NODE_SECRET" : "--node-secret"} must be at least ${MIN_NODE_SECRET_LENGTH} characters.`,
-    );
+    throw new ConfigError(`${flagValue === undefined ? envName : flagName} must be at least ${MIN_NODE_SECRET_LENGTH} characters.`);
   }
   return raw;
 }
@@ -356,6 +365,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "node-id": { type: "string" },
         "advertise-url": { type: "string" },
         "node-secret": { type: "string" },
+        "node-secret-accept": { type: "string" },
         "node-lease-sec": { type: "string" },
         "plan-limit": { type: "string" },
         fixtures: { type: "string" },
@@ -407,6 +417,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     nodeId: nodeIdSetting(values["node-id"], env),
     advertiseUrl: advertiseUrlSetting(values["advertise-url"], env),
     nodeSecret: nodeSecretSetting(values["node-secret"], env),
+    nodeSecretAccept: nodeSecretSetting(values["node-secret-accept"], env, "--node-secret-accept", "BROWSER_SERVICE_NODE_SECRET_ACCEPT"),
     nodeLeaseSec: numberSetting(values["node-lease-sec"], "--node-lease-sec", env, "BROWSER_SERVICE_NODE_LEASE_SEC", 2, 300, 1) ?? DEFAULT_CONFIG.nodeLeaseSec,
     planLimit:
       planLimit === undefined
@@ -479,6 +490,9 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
 
   if (config.advertiseUrl !== undefined && config.nodeSecret === undefined) {
     throw new ConfigError("--advertise-url needs --node-secret (BROWSER_SERVICE_NODE_SECRET), the secret every node shares.");
+  }
+  if (config.nodeSecretAccept !== undefined && config.nodeSecret === undefined) {
+    throw new ConfigError("--node-secret-accept needs --node-secret (BROWSER_SERVICE_NODE_SECRET): it is accepted beside the secret, during a rotation.");
   }
   if ((config.advertiseUrl !== undefined || config.nodeSecret !== undefined) && config.database === undefined) {
     throw new ConfigError("--advertise-url and --node-secret need --database: nodes share one PostgreSQL database.");

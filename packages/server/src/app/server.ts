@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { limits } from "@browser-service/types";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { IssuedKey } from "../auth/api-key-store.js";
@@ -14,7 +14,9 @@ import { installConnectionLimits } from "../http/connection-limits.js";
 import { installDurableResponses } from "../http/durable-responses.js";
 import { answerClientError, answerConnect, answerFrameworkError, installErrorHandling, MAX_HEADER_BYTES } from "../http/error-handler.js";
 import { type RateLimitSettings, RateLimits } from "../http/rate-limiter.js";
+import { answerRawError } from "../http/raw-error-response.js";
 import { installRequestIdHeader, newRequestId } from "../http/request-id.js";
+import { requestTargetError } from "../http/request-target.js";
 import { installBodyReading } from "../http/request-validation.js";
 import { installResponseCheck, type ResponseCheckOptions } from "../http/response-check.js";
 import { Cluster, DEFAULT_LEASE_TTL_MS } from "../nodes/cluster.js";
@@ -137,8 +139,13 @@ export interface CreateServerOptions {
   cluster?: {
     /** The http(s) URL other nodes reach this one at (its origin; no path). */
     advertiseUrl?: string;
-    /** The secret every node shares, at least 32 characters; required with `advertiseUrl`. */
+    /**
+     * The secret every node shares, at least 32 characters; required with `advertiseUrl`.
+     * It never leaves the node: each request to another node carries a proof made with it.
+     */
     secret?: string;
+    /** Other secrets whose proofs this node accepts, never makes: the old or new secret while it is rotated (README). */
+    acceptedSecrets?: readonly string[];
     /** How long a lease lasts unless renewed: 2,000 to 300,000 ms. Default 10,000. */
     leaseTtlMs?: number;
   };
@@ -221,6 +228,11 @@ function checkedClusterOptions(options: CreateServerOptions): NonNullable<Create
   if (cluster.secret !== undefined && cluster.secret.length < MIN_NODE_SECRET_LENGTH) {
     throw new RangeError(`cluster.secret must be at least ${MIN_NODE_SECRET_LENGTH} characters.`);
   }
+  if (cluster.acceptedSecrets !== undefined) {
+    if (cluster.secret === undefined) throw new RangeError("cluster.acceptedSecrets needs cluster.secret.");
+    if (cluster.acceptedSecrets.some((secret) => secret.length < MIN_NODE_SECRET_LENGTH))
+      throw new RangeError(`Each of cluster.acceptedSecrets must be at least ${MIN_NODE_SECRET_LENGTH} characters.`);
+  }
   const ttl = cluster.leaseTtlMs;
   if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 2_000 || ttl > 300_000))
     throw new RangeError(`cluster.leaseTtlMs must be an integer from 2000 to 300000; received ${ttl}.`);
@@ -248,14 +260,21 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   // A page's requests to this server come through its browser's egress proxy; they count as that browser's, not as 127.0.0.1's.
   const browserOfConnection = options.rateLimits?.browserOfConnection ?? launcher.browserOfConnection?.bind(launcher);
   const clusterOptions = checkedClusterOptions(options);
-  const peer = clusterOptions.secret === undefined ? undefined : new PeerAuth(clusterOptions.secret);
+  const nodeId = options.nodeId ?? DEFAULT_CONFIG.nodeId;
+  if (!NODE_ID_PATTERN.test(nodeId)) throw new RangeError(`nodeId must be 1 to 64 letters, digits, ".", "_" or "-"; received "${nodeId}".`);
+  const peer =
+    clusterOptions.secret === undefined
+      ? undefined
+      : new PeerAuth({ secret: clusterOptions.secret, acceptedSecrets: clusterOptions.acceptedSecrets ?? [], nodeId });
+  // Set once the cluster exists; a request before that has no peer to be.
+  let cluster: Cluster | undefined;
   const rateLimits = new RateLimits({
     perKey: options.rateLimits?.perKey ?? { rate: DEFAULT_CONFIG.rateLimit, burst: DEFAULT_CONFIG.rateLimitBurst },
     authFailuresPerAddress: options.rateLimits?.authFailuresPerAddress ?? { rate: DEFAULT_CONFIG.authFailureLimit, burst: DEFAULT_CONFIG.authFailureBurst },
     ...(options.rateLimits?.clock === undefined ? {} : { clock: options.rateLimits.clock }),
     ...(browserOfConnection === undefined ? {} : { browserOfConnection }),
     ...(trustedProxy === undefined ? {} : { trustedProxy }),
-    ...(peer === undefined ? {} : { declaredClient: (request: IncomingMessage) => peer.declaredClient(request.headers) }),
+    ...(peer === undefined ? {} : { declaredClient: (request: IncomingMessage) => cluster?.verifiedPeer(request)?.client }),
   });
   const warmBrowsers = options.warmBrowsers ?? 0;
   if (!Number.isSafeInteger(warmBrowsers) || warmBrowsers < 0) throw new RangeError(`warmBrowsers must be a non-negative integer; received ${warmBrowsers}.`);
@@ -264,8 +283,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     throw new RangeError(`webmcpTitleMaxAgeMs must be an integer from 0 to ${TITLE_MAX_AGE_MS}; received ${titleMaxAgeMs}.`);
   }
   if (options.database !== undefined && !isPostgresUrl(options.database)) throw new RangeError("database must be a postgres:// or postgresql:// URL.");
-  const nodeId = options.nodeId ?? DEFAULT_CONFIG.nodeId;
-  if (!NODE_ID_PATTERN.test(nodeId)) throw new RangeError(`nodeId must be 1 to 64 letters, digits, ".", "_" or "-"; received "${nodeId}".`);
   const releaseDataDir = claimDataDir(layout);
   let stores;
   // Set once the log exists; an idle connection's error before that has no request to fail.
@@ -302,6 +319,20 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     // What Node and the router refuse before a request exists also gets the Error body.
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
+    // Fastify's own server, but for a request target that is not a path: refused before
+    // routing (the router would serve `POST http://elsewhere/browsers` as `POST /browsers`).
+    serverFactory: (handler, settings) => {
+      const server = createHttpServer(settings.http ?? {}, (request, response) => {
+        const targetError = requestTargetError(request);
+        if (targetError) answerRawError(response, targetError);
+        else handler(request, response);
+      });
+      // What Fastify sets on the server it builds itself.
+      server.keepAliveTimeout = settings.keepAliveTimeout as number;
+      server.requestTimeout = settings.requestTimeout as number;
+      server.setTimeout(settings.connectionTimeout as number);
+      return server;
+    },
   });
   logIdleError = (error) => app.log.warn({ err: error }, "a PostgreSQL connection failed while idle; the next query opens another");
   app.server.on("connect", answerConnect);
@@ -323,7 +354,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       : undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.durable() });
   let firstStart: FirstStart | undefined;
-  let cluster: Cluster | undefined;
   let liveView: LiveViewEndpoint | undefined;
   let peerCalls: PeerCalls | undefined;
   try {
@@ -377,7 +407,14 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     // Other nodes' calls to this node's browsers, on one channel per node (nodes/peer-calls.ts).
     const leased = cluster;
     const calls =
-      peer === undefined ? undefined : new PeerCalls({ peer, maxBodyBytes: JSON_BODY_LIMIT, log: app.log, serving: () => leased?.holdsLease() ?? true });
+      peer === undefined
+        ? undefined
+        : new PeerCalls({
+            isPeer: (request) => leased?.verifiedPeer(request) !== undefined,
+            maxBodyBytes: JSON_BODY_LIMIT,
+            log: app.log,
+            serving: () => leased?.holdsLease() ?? true,
+          });
     peerCalls = calls;
     // Before the upgraded sockets hold the server open: open calls get the grace in-flight requests get.
     if (calls !== undefined) app.addHook("preClose", async () => await calls.close(SHUTDOWN_GRACE_MS));

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from "node:http";
+import { type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { ApiError } from "./api-errors.js";
 import { newRequestId } from "./request-id.js";
@@ -22,4 +22,22 @@ export function writeRawError(socket: Duplex, error: ApiError): void {
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join("");
   socket.write(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ""}\r\n${head}\r\n${body}`);
+}
+
+/**
+ * Answers a request Fastify never sees (its target refused before routing) with the
+ * error, its Error body and `X-Request-Id`, and closes the connection after it: what the
+ * client sent past its head is not read.
+ */
+export function answerRawError(response: ServerResponse, error: ApiError): void {
+  const body = JSON.stringify(error.toBody());
+  response.shouldKeepAlive = false;
+  response.writeHead(error.status, {
+    ...error.headers,
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(body)),
+    "x-request-id": newRequestId(),
+    connection: "close",
+  });
+  response.end(body);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { LiveNode, NodeStore } from "./node-store.js";
-import type { PeerAuth } from "./peer-auth.js";
+import type { PeerAuth, VerifiedPeer } from "./peer-auth.js";
 import { PeerForwarder } from "./peer-forwarder.js";
 
 /** How long a node's lease lasts unless renewed, by default: 10 s. */
@@ -25,7 +25,7 @@ export interface ClusterOptions {
   nodeId: string;
   /** Where other nodes reach this one; `undefined`: it serves its own browsers only, and forwards nothing. */
   advertiseUrl: string | undefined;
-  /** The nodes' shared secret; needed with `advertiseUrl`. */
+  /** How this node proves its requests to the others and checks theirs (the nodes' shared secret); needed with `advertiseUrl`. */
   peer: PeerAuth | undefined;
   store: NodeStore;
   /** Warm browsers ready on this node now. */
@@ -61,6 +61,8 @@ export class Cluster {
   readonly #peer: PeerAuth | undefined;
   readonly #forwarder: PeerForwarder | undefined;
   #live = new Map<string, LiveNode>();
+  // Each request's proof, checked once (a proof is accepted only once): its sender, or null.
+  readonly #peers = new WeakMap<IncomingMessage, VerifiedPeer | null>();
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
   #renewedAt = 0;
@@ -171,19 +173,28 @@ export class Cluster {
     return !this.#fenced && Date.now() - this.#renewedAt < this.#ttlMs;
   }
 
-  /** Whether `headers` come from another node (they carry the nodes' secret). */
-  isPeer(headers: IncomingHttpHeaders): boolean {
-    return this.#peer?.verify(headers) === true;
+  /**
+   * The node that sent `request` and what it says of it, when the request carries a valid
+   * proof (see {@link PeerAuth.verify}) from a node whose lease is current: one removed
+   * from the nodes' table is no node. Checked once per request; later calls (and
+   * {@link verifiedPeer}) give the same answer. `undefined`: a plain client's request.
+   */
+  async peerOf(request: IncomingMessage): Promise<VerifiedPeer | undefined> {
+    const known = this.#peers.get(request);
+    if (known !== undefined) return known ?? undefined;
+    const proved = this.#peer?.verify(request);
+    // A node that joined since this one's last renewal is read from the table; one that left is no longer in it.
+    const peer =
+      proved !== undefined && proved.from !== this.nodeId && (this.#live.has(proved.from) || (await this.#options.store.isLive(proved.from)))
+        ? proved
+        : undefined;
+    this.#peers.set(request, peer ?? null);
+    return peer;
   }
 
-  /** The client a verified peer forwarded the request for; `undefined` for anyone else's request. */
-  declaredClient(headers: IncomingHttpHeaders): string | undefined {
-    return this.#peer?.declaredClient(headers);
-  }
-
-  /** The scope a verified peer resolved for its forwarded request; `undefined` for anyone else's. */
-  declaredScope<T>(headers: IncomingHttpHeaders): T | undefined {
-    return this.#peer?.declaredScope<T>(headers);
+  /** What {@link peerOf} found for `request`, once it was asked; `undefined` before, or for a plain client's. */
+  verifiedPeer(request: IncomingMessage): VerifiedPeer | undefined {
+    return this.#peers.get(request) ?? undefined;
   }
 
   /** The forwarder, when this node takes part in forwarding (it has an advertise URL and the secret). */

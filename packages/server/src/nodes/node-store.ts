@@ -59,6 +59,8 @@ export interface NodeStore {
    * node; nodes another caller is reaping at the moment are skipped.
    */
   reapLapsed(): Promise<ReapedNode[]>;
+  /** Whether `nodeId` holds a current lease (database clock). */
+  isLive(nodeId: string): Promise<boolean>;
   /** How long another process's current lease on `nodeId` runs yet, in ms (database clock); `undefined` when none holds it. */
   heldElsewhere(nodeId: string, instance: string): Promise<number | undefined>;
   /** Ends this process's lease at once (a clean shutdown, whose browsers are already gone); another process's lease on the node id stays. */

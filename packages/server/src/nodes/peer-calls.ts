@@ -3,7 +3,6 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { NotFoundError } from "../http/api-errors.js";
 import { type ErrorLog, logApiError, serviceError } from "../http/error-handler.js";
-import type { PeerAuth } from "./peer-auth.js";
 import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, isStringRecord } from "./peer-frames.js";
 
 /** The path a node opens its peer channel on, with `Upgrade: browser-service-peer/1`. */
@@ -51,7 +50,8 @@ interface Channel {
 
 /** Settings of {@link PeerCalls}. */
 export interface PeerCallsOptions {
-  peer: PeerAuth;
+  /** Whether `request` comes from another node: its proof (made for this very request) checked already. */
+  isPeer: (request: IncomingMessage) => boolean;
   /** The largest body of a call: the server's own body limit. */
   maxBodyBytes: number;
   /**
@@ -72,8 +72,8 @@ function isCallHead(head: unknown): head is { op: string; request_id: string; br
 /**
  * The owner's end of the peer channels: serves the calls other nodes forward to this
  * node's browsers (WebMCP list and invoke, delete, a token read), many at once over one connection per
- * node, without an HTTP request each. Only a node presenting the nodes' secret opens one;
- * to anyone else the path is unknown. The operations are the routes' own, so a forwarded
+ * node, without an HTTP request each. Only a node with a proof made for this opening
+ * opens one; to anyone else the path is unknown. The operations are the routes' own, so a forwarded
  * call gets the answer, errors and limits a direct request gets; a caller who leaves
  * aborts its call's signal, as a direct caller's leaving does.
  */
@@ -94,12 +94,12 @@ export class PeerCalls {
   }
 
   /**
-   * Takes an upgrade that opens a peer channel from a node with the secret, and returns
-   * `true`; anything else (another path, no secret) is left untouched, `false`.
+   * Takes an upgrade that opens a peer channel from another node, and returns `true`;
+   * anything else (another path, no valid proof) is left untouched, `false`.
    */
   accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     if (request.method !== "GET" || request.url !== PEER_CHANNEL_PATH) return false;
-    if (request.headers.upgrade !== PEER_CHANNEL_PROTOCOL || !this.#options.peer.verify(request.headers)) return false;
+    if (request.headers.upgrade !== PEER_CHANNEL_PROTOCOL || !this.#options.isPeer(request)) return false;
     if (this.#closing) {
       socket.destroy();
       return true;

@@ -61,7 +61,7 @@ function isAnswerHead(head: unknown): head is { status: number; headers: Record<
 /**
  * One connection from this node to another carrying every call forwarded there, many at
  * once (frames: peer-frames.ts), so that a forwarded call costs a frame each way instead
- * of an HTTP request and response. Opened with the nodes' secret; see {@link PeerCalls}
+ * of an HTTP request and response. Opened with a proof made for the node (peer-auth.ts); see {@link PeerCalls}
  * for the owner's end.
  */
 export class PeerChannel {
@@ -88,7 +88,7 @@ export class PeerChannel {
   }
 
   /**
-   * Opens a channel to the node at `base` (`headers`: the nodes' secret). Rejects when the
+   * Opens a channel to the node at `base` (`headers`: the proof of this opening, made for that node). Rejects when the
    * node does not accept it within `timeoutMs`, or when `signal` aborts first (with its reason).
    */
   static open(

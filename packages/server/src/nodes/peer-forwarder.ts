@@ -4,8 +4,8 @@ import type { Duplex } from "node:stream";
 import { limits } from "@browser-service/types";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { RateLimitedError } from "../http/api-errors.js";
-import type { PeerAuth } from "./peer-auth.js";
-import type { PeerAnswer } from "./peer-calls.js";
+import type { PeerAuth, PeerClaims } from "./peer-auth.js";
+import { PEER_CHANNEL_PATH, type PeerAnswer } from "./peer-calls.js";
 import { CallRefusedError, PeerChannel, type SentCall } from "./peer-channel.js";
 
 /** The node a request was forwarded to did not answer (refused, reset, timed out) before its response began. */
@@ -35,7 +35,7 @@ export class PeerLostError extends Error {
 
 // Hop-by-hop (RFC 9110 7.6.1) or recomputed: never passed on. The peer headers are the
 // forwarding node's own to set; a client's are dropped.
-const NOT_FORWARDED = new Set([
+const NOT_FORWARDED_UPGRADE = new Set([
   "connection",
   "keep-alive",
   "proxy-connection",
@@ -47,6 +47,8 @@ const NOT_FORWARDED = new Set([
   "content-length",
   "expect",
 ]);
+// A forwarded request carries the scope resolved here: the client's credential stays on this node.
+const NOT_FORWARDED = new Set([...NOT_FORWARDED_UPGRADE, "authorization"]);
 const isPeerHeader = (name: string) => name.startsWith("x-browser-service-");
 const NOT_RETURNED = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "x-request-id", "date"]);
 
@@ -65,6 +67,18 @@ const CLOSE_GRACE_MS = 5_000;
 export const MAX_FORWARDED_PER_CLIENT = 32;
 // A refused handshake's Error body is small; a peer sending more is cut off.
 const MAX_REFUSAL_BYTES = 64 * 1024;
+
+/**
+ * Where a request to `target` goes: its advertised origin and `path`, a path this node
+ * built (it starts with one `/`, so no part of it can name another host).
+ */
+export function peerUrl(target: PeerTarget, path: string): URL {
+  if (!path.startsWith("/") || path.startsWith("//"))
+    throw new RangeError(`A path sent to another node starts with one "/"; received ${JSON.stringify(path.slice(0, 100))}.`);
+  const url = new URL(`${new URL(target.url).origin}${path}`);
+  if (url.origin !== new URL(target.url).origin) throw new RangeError(`The path ${JSON.stringify(path.slice(0, 100))} leaves the node's origin.`);
+  return url;
+}
 
 /** The module that speaks `target`'s protocol. */
 function clientFor(target: URL): typeof http | typeof https {
@@ -86,21 +100,28 @@ function bounded(response: IncomingMessage, max: number): Promise<Buffer> {
   });
 }
 
-function forwardedHeaders(headers: IncomingHttpHeaders, extra: Record<string, string>): Record<string, string | string[]> {
+function forwardedHeaders(headers: IncomingHttpHeaders, dropped: ReadonlySet<string>, extra: Record<string, string>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || NOT_FORWARDED.has(name) || isPeerHeader(name)) continue;
+    if (value === undefined || dropped.has(name) || isPeerHeader(name)) continue;
     out[name] = value;
   }
   return Object.assign(out, extra);
 }
 
+/** A node to send to, as the nodes' table has it: never anything a client wrote. */
+export interface PeerTarget {
+  /** Its advertised URL; only its origin is used. */
+  url: string;
+  nodeId: string;
+}
+
 /** How {@link PeerForwarder.forward} sends a request on. */
 export interface ForwardOptions {
-  /** Headers added to the client's (the nodes' own, such as the resolved scope). */
-  headers?: Record<string, string>;
-  /** The path and query to send; default the request's own. */
-  path?: string;
+  /** The path (and query) to send, as this node's route chose it: the client's request target is never used. */
+  path: string;
+  /** What this node says of the request, beside its client (the resolved scope, the placement), signed with it. */
+  claims?: Omit<PeerClaims, "client">;
 }
 
 /** What {@link PeerForwarder.call} sends: the operation, and the browser's row as this node read it. */
@@ -121,9 +142,11 @@ export interface ForwardedCall {
  * Passes requests bound to a browser of another node to that node. A browser's operations
  * (WebMCP list and invoke, delete) go as calls on one channel per node ({@link call}),
  * which the owner serves with the routes' own code, as do reads of its browsers' tokens
- * ({@link ask}); a create placed there goes as an HTTP request, as it came (method, path,
- * credential, `Host`, project header), with the nodes' secret and the client counted here
- * ({@link forward}). Either
+ * ({@link ask}); a create placed there goes as an HTTP request with its body as it came,
+ * the scope resolved here instead of the client's credential, and the client counted here
+ * ({@link forward}). Every request carries a proof made for its node ({@link PeerAuth}),
+ * never the secret, and goes to the origin the nodes' table gives for the node, with a
+ * path this node built: nothing a client wrote chooses where it goes. Either
  * way the owner applies its own checks and limits, so a client gets the same answer as
  * from the owner itself, and answers come back whole (they are bounded by the spec's
  * caps); WebSocket upgrades are relayed byte for byte once the owner accepts them.
@@ -145,19 +168,20 @@ export class PeerForwarder {
     this.#peer = peer;
   }
 
-  /** The channel to the node at `origin`: the open one, or a new one when there is none or it closed. */
-  #channel(origin: string): Promise<PeerChannel> {
+  /** The channel to `target`: the open one, or a new one when there is none or it closed. */
+  #channel(target: PeerTarget): Promise<PeerChannel> {
+    const origin = new URL(target.url).origin;
     const current = this.#channels.get(origin);
-    if (current === undefined) return this.#open(origin, undefined);
-    return current.then((channel) => (channel.closed ? this.#open(origin, current) : channel));
+    if (current === undefined) return this.#open(origin, target.nodeId, undefined);
+    return current.then((channel) => (channel.closed ? this.#open(origin, target.nodeId, current) : channel));
   }
 
-  #open(origin: string, stale: Promise<PeerChannel> | undefined): Promise<PeerChannel> {
+  #open(origin: string, nodeId: string, stale: Promise<PeerChannel> | undefined): Promise<PeerChannel> {
     // Two callers that found the same closed channel open one new one.
     const now = this.#channels.get(origin);
     if (now !== undefined && now !== stale) return now;
     const handshake = new AbortController();
-    const opening = PeerChannel.open(origin, this.#peer.channelHeaders(), {
+    const opening = PeerChannel.open(origin, this.#peer.sign({ method: "GET", path: PEER_CHANNEL_PATH, to: nodeId }), {
       timeoutMs: HANDSHAKE_TIMEOUT_MS,
       maxAnswerBytes: MAX_RESPONSE_BYTES,
       signal: handshake.signal,
@@ -188,7 +212,7 @@ export class PeerForwarder {
   }
 
   /**
-   * Sends `request`'s operation to the node at `base` over that node's peer channel, and
+   * Sends `request`'s operation to `target` over that node's peer channel, and
    * answers `reply` with the owner's answer; resolves once it is sent. The owner serves it
    * with the route's own code, for the browser row read here. Rejects with
    * {@link PeerUnreachableError} when the node cannot be reached or refuses the call
@@ -196,14 +220,15 @@ export class PeerForwarder {
    * have run); a caller who leaves (see {@link ForwardedCall.leaveOnHalfClose}) aborts the
    * call on the owner, as it would there.
    */
-  call(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, call: ForwardedCall): Promise<void> {
-    return this.#counted(clientKey, () => this.#call(request, reply, new URL(base).origin, call));
+  call(request: FastifyRequest, reply: FastifyReply, target: PeerTarget, clientKey: string, call: ForwardedCall): Promise<void> {
+    return this.#counted(clientKey, () => this.#call(request, reply, target, call));
   }
 
-  async #call(request: FastifyRequest, reply: FastifyReply, origin: string, call: ForwardedCall): Promise<void> {
+  async #call(request: FastifyRequest, reply: FastifyReply, target: PeerTarget, call: ForwardedCall): Promise<void> {
+    const origin = new URL(target.url).origin;
     let sent: SentCall;
     try {
-      const channel = await this.#channel(origin);
+      const channel = await this.#channel(target);
       sent = channel.send({ op: call.op, request_id: String(request.id), browser: call.browser, headers: call.headers }, request.jsonText, IDLE_TIMEOUT_MS);
     } catch (error) {
       if (error instanceof RangeError) throw new RateLimitedError("This node has as many requests waiting on that node as it may", 1);
@@ -234,13 +259,13 @@ export class PeerForwarder {
   }
 
   /**
-   * Asks the node at `base` for `op` on `browser`, for a request of this node that waits on
+   * Asks `target` for `op` on `browser`, for a request of this node that waits on
    * the answer as one part of its own (such as a token read): the owner's answer, or a
    * rejection when the node does not answer within 10 s (the call is then given up here;
    * the channel stays open for the others' calls).
    */
-  async ask(base: string, requestId: string, op: string, browser: unknown): Promise<PeerAnswer> {
-    const channel = await this.#channel(new URL(base).origin);
+  async ask(target: PeerTarget, requestId: string, op: string, browser: unknown): Promise<PeerAnswer> {
+    const channel = await this.#channel(target);
     const { answer } = channel.send({ op, request_id: requestId, browser, headers: {} }, undefined, IDLE_TIMEOUT_MS);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_resolve, reject) => {
@@ -264,22 +289,21 @@ export class PeerForwarder {
   }
 
   /**
-   * Sends `request` (its JSON body as it arrived) to the node at `base` and answers `reply`
-   * with that node's response; resolves once it is sent. Rejects with {@link PeerUnreachableError}
+   * Sends `request` (its JSON body as it arrived) to `target` at `options.path` and answers
+   * `reply` with that node's response; resolves once it is sent. Rejects with {@link PeerUnreachableError}
    * when the node does not answer; a caller who leaves ends the forwarded request too
-   * (so that an invocation is cancelled on the owner, as it would be directly).
+   * (so that the owner sees its connection close, as it would directly).
    */
-  forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions = {}): Promise<void> {
-    return this.#counted(clientKey, () => this.#forward(request, reply, base, clientKey, options));
+  forward(request: FastifyRequest, reply: FastifyReply, target: PeerTarget, clientKey: string, options: ForwardOptions): Promise<void> {
+    return this.#counted(clientKey, () => this.#forward(request, reply, peerUrl(target, options.path), target.nodeId, clientKey, options));
   }
 
-  #forward(request: FastifyRequest, reply: FastifyReply, base: string, clientKey: string, options: ForwardOptions): Promise<void> {
-    const extra = options.headers ?? {};
-    const target = new URL(options.path ?? request.raw.url ?? "/", base);
+  #forward(request: FastifyRequest, reply: FastifyReply, target: URL, nodeId: string, clientKey: string, options: ForwardOptions): Promise<void> {
     // The body as it arrived; one parsed from something else (none here) is serialized.
     const text = request.jsonText ?? (request.body === undefined || request.body === null ? undefined : JSON.stringify(request.body));
     const body = text === undefined || text === "" ? undefined : Buffer.from(text);
-    const headers = forwardedHeaders(request.headers, { ...this.#peer.headers(clientKey), ...extra });
+    const proof = this.#peer.sign({ method: request.method, path: options.path, to: nodeId, body, claims: { ...options.claims, client: clientKey } });
+    const headers = forwardedHeaders(request.headers, NOT_FORWARDED, proof);
     if (body !== undefined) {
       headers["content-type"] = "application/json";
       headers["content-length"] = String(body.length);
@@ -325,14 +349,23 @@ export class PeerForwarder {
   }
 
   /**
-   * Relays a WebSocket upgrade (`request`, its `socket` and `head`) to the node at `base`:
-   * the owner's own answer (its 101, or its refusal with the Error body) reaches the client,
-   * then bytes flow both ways until either side closes. `unreachable` is called, with the
-   * socket untouched, when the node does not answer the handshake.
+   * Relays a WebSocket upgrade (`request`, its `socket` and `head`) to `target` at `path`
+   * (built by this node's endpoint): the owner's own answer (its 101, or its refusal with
+   * the Error body) reaches the client, then bytes flow both ways until either side
+   * closes. The client's credential goes along, for the owner checks it again.
+   * `unreachable` is called, with the socket untouched, when the node does not answer the handshake.
    */
-  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, base: string, clientKey: string, unreachable: (error: PeerUnreachableError) => void): void {
-    const target = new URL(request.url ?? "/", base);
-    const headers = forwardedHeaders(request.headers, this.#peer.headers(clientKey));
+  upgrade(
+    request: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    to: { target: PeerTarget; path: string },
+    clientKey: string,
+    unreachable: (error: PeerUnreachableError) => void,
+  ): void {
+    const target = peerUrl(to.target, to.path);
+    const proof = this.#peer.sign({ method: "GET", path: to.path, to: to.target.nodeId, claims: { client: clientKey } });
+    const headers = forwardedHeaders(request.headers, NOT_FORWARDED_UPGRADE, proof);
     headers.connection = "Upgrade";
     headers.upgrade = request.headers.upgrade ?? "websocket";
     const upstream = clientFor(target).request(target, { method: "GET", headers, agent: false, timeout: HANDSHAKE_TIMEOUT_MS });

@@ -45,6 +45,10 @@ export class PgNodeStore implements NodeStore {
     return { taken: true, rejoined: taken.rejoined, live };
   }
 
+  async isLive(nodeId: string): Promise<boolean> {
+    return (await this.#db.get<{ live: boolean }>("SELECT true AS live FROM nodes WHERE node_id = $1 AND lease_expires_at > now()", [nodeId])) !== undefined;
+  }
+
   async heldElsewhere(nodeId: string, instance: string): Promise<number | undefined> {
     const held = await this.#db.get<{ held_for_ms: number }>(
       "SELECT (extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS held_for_ms FROM nodes WHERE node_id = $1 AND instance <> $2 AND lease_expires_at > now()",

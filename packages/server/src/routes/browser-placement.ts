@@ -1,19 +1,29 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Credential } from "../auth/api-key-store.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { type ApiError, ConflictError, InternalError, OutcomeUnknownError } from "../http/api-errors.js";
-import { PEER_SCOPE_HEADER } from "../nodes/peer-auth.js";
 import type { PeerCall } from "../nodes/peer-calls.js";
 import { PeerLostError, PeerUnreachableError } from "../nodes/peer-forwarder.js";
+import type { Organization } from "../organization/organization-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
+/** What a node resolved for a request it forwards: the key, its organization, and the project acted on. */
+export interface ResolvedScope {
+  credential: Credential;
+  org: Organization;
+  project: ProjectRow;
+}
+
 /**
- * The header carrying what this node resolved for `request` (its credential, organization
- * and `project`), so that the node it forwards to reads none of it again.
+ * What this node resolved for `request` (its credential, organization and `project`), as
+ * the scope claim of a forwarded request (base64url JSON), so that the node it forwards
+ * to authenticates nothing again; the proof of the request covers it.
  */
-export function resolvedScopeHeader(request: FastifyRequest, project: ProjectRow): Record<string, string> {
+export function resolvedScopeClaim(request: FastifyRequest, project: ProjectRow): string {
   const { credential, org } = request.scope;
-  return { [PEER_SCOPE_HEADER]: Buffer.from(JSON.stringify({ credential, org, project })).toString("base64url") };
+  const scope: ResolvedScope = { credential, org, project };
+  return Buffer.from(JSON.stringify(scope)).toString("base64url");
 }
 
 /** The browser a request names in its path, in the request's project: a 404 `not_found` when there is none. */
@@ -52,7 +62,7 @@ export async function forwardToOwner(
   if (where === "unreachable" || forwarder === undefined) throw unreachable(`its node (${row.node_id}) cannot be reached from this one`);
   const ifNoneMatch = request.headers["if-none-match"];
   try {
-    await forwarder.call(request, reply, where.url, deps.rateLimits.clientKey(request.raw), {
+    await forwarder.call(request, reply, where, deps.rateLimits.clientKey(request.raw), {
       op: operationOf(request),
       browser: row,
       headers: ifNoneMatch === undefined ? {} : { "if-none-match": ifNoneMatch },

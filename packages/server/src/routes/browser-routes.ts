@@ -5,10 +5,9 @@ import { type BrowserExtension, type BrowserRow, toBrowser } from "../browsers/b
 import { resolveExtensionRefs } from "../extensions/extension-refs.js";
 import { NotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
-import { PLACED_HEADER, PLACED_LEASE_HEADER } from "../nodes/peer-auth.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ApiDeps } from "./api-deps.js";
-import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeHeader } from "./browser-placement.js";
+import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeClaim } from "./browser-placement.js";
 
 // The peer call that reads a browser's DevTools token from its node (tokens live only in their node's memory).
 const BROWSER_TOKEN_OP = "browserToken";
@@ -37,7 +36,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
         const where = row.status === "running" ? cluster.locate(row.node_id) : "self";
         if (typeof where !== "object") return row;
         try {
-          const answer = await forwarder.ask(where.url, String(request.id), BROWSER_TOKEN_OP, row);
+          const answer = await forwarder.ask(where, String(request.id), BROWSER_TOKEN_OP, row);
           const token = answer.status === 200 ? (JSON.parse(String(answer.body)) as { token?: unknown }).token : undefined;
           if (typeof token === "string") {
             tokens.set(row.id, token);
@@ -57,13 +56,15 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     const body = (request.body ?? {}) as CreateBrowserRequest;
     const project = await request.scope.project();
     // A create is started where there is room (see Cluster.place), unless another node
-    // already chose this one for it.
-    const placedHere = cluster?.isPeer(request.headers) === true && request.headers[PLACED_HEADER] === cluster.nodeId;
+    // already chose this one for it (its proof says so).
+    const sender = cluster?.verifiedPeer(request.raw);
+    const placedHere = sender?.placed !== undefined && sender.placed === cluster?.nodeId;
     const target = cluster === undefined || placedHere ? "self" : cluster.place();
     if (target !== "self" && cluster?.forwarder !== undefined) {
       try {
-        await cluster.forwarder.forward(request, reply, target.url, deps.rateLimits.clientKey(request.raw), {
-          headers: { [PLACED_HEADER]: target.nodeId, [PLACED_LEASE_HEADER]: target.leaseId, ...resolvedScopeHeader(request, project) },
+        await cluster.forwarder.forward(request, reply, target, deps.rateLimits.clientKey(request.raw), {
+          path: "/browsers",
+          claims: { placed: target.nodeId, placedLease: target.leaseId, scope: resolvedScopeClaim(request, project) },
         });
         return reply;
       } catch (error) {
@@ -76,8 +77,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     if (placedHere) {
       // Its sender starts the browser elsewhere once this node's lease lapses (it froze, say):
       // the reservation checks that the lease it was sent under still holds, or none is kept here.
-      const lease = request.headers[PLACED_LEASE_HEADER];
-      input.placedUnder = typeof lease === "string" ? lease : "";
+      input.placedUnder = sender?.placedLease ?? "";
     }
     if (body.name !== undefined) input.name = body.name;
     if (body.start_url !== undefined) input.start_url = body.start_url;

@@ -16,6 +16,7 @@ import { ApiError, CdpClientLimitError, ConflictError, ForbiddenError, NotFoundE
 import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
+import { requestTargetError } from "../http/request-target.js";
 import type { Cluster } from "../nodes/cluster.js";
 
 /** What the endpoint needs from the rest of the server. */
@@ -68,8 +69,16 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   });
 
   async function accept(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    if (deps.otherUpgrade?.(request, socket, head)) return;
     socket.on("error", () => socket.destroy());
+    // As on every route: only a path, never a URL naming a host, is a request target here.
+    const targetError = requestTargetError(request);
+    if (targetError) {
+      refuse(socket, targetError);
+      return;
+    }
+    // Another node's proof is checked once, before any endpoint asks who sent the upgrade.
+    await deps.cluster?.peerOf(request);
+    if (deps.otherUpgrade?.(request, socket, head)) return;
     const path = CDP_PATH.exec((request.url ?? "").split("?")[0] ?? "");
     // Node hands this listener every request that asks to upgrade. Only a WebSocket one to
     // the DevTools endpoint (or the live view, above) is this endpoint's; any other is the API's, which ignores
@@ -85,7 +94,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       return;
     }
     // Another node forwarded it, having checked its Origin and counted it against its key.
-    const fromPeer = deps.cluster?.isPeer(request.headers) === true;
+    const fromPeer = deps.cluster?.verifiedPeer(request) !== undefined;
     const origin = fromPeer ? undefined : foreignOrigin(request, deps.ownOrigins());
     if (origin !== undefined) {
       refuse(
@@ -137,7 +146,8 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       return;
     }
     if (typeof where === "object") {
-      deps.cluster?.forwarder?.upgrade(request, socket, head, where.url, client ?? deps.rateLimits.clientKey(request), () =>
+      const to = { target: where, path: cdpPath(row.id, new URL(request.url ?? "/", "http://endpoint").searchParams) };
+      deps.cluster?.forwarder?.upgrade(request, socket, head, to, client ?? deps.rateLimits.clientKey(request), () =>
         refuse(socket, new ConflictError(`Browser ${row.id} cannot be reached: its node (${row.node_id}) does not answer.`)),
       );
       return;
@@ -211,6 +221,12 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       ? credential
       : "refused";
   }
+}
+
+/** The DevTools endpoint's path of `browserId`, with the `token` of `query` when it has one: what another node is sent, built here. */
+function cdpPath(browserId: string, query: URLSearchParams): string {
+  const token = query.get("token");
+  return `/browsers/${encodeURIComponent(browserId)}/cdp${token === null ? "" : `?token=${encodeURIComponent(token)}`}`;
 }
 
 /** Whether an upgrade carries a credential: a `?token=` (even empty) or an `Authorization` header. */

@@ -44,7 +44,12 @@ export interface LiveViewEndpoint {
 /** The protocol a live view page asks for; the token travels beside it as `token.<token>`. */
 export const LIVE_VIEW_PROTOCOL = "browser-service.live-view";
 
-/** Close codes a live view page explains to its viewer (4000-4999: the application's own, RFC 6455 7.4.2). */
+/**
+ * Close codes a live view page explains to its viewer (4000-4999: the application's own,
+ * RFC 6455 7.4.2): `unauthorized` for every viewer not let in (no running browser opens
+ * with what it sent), `gone` for a browser that ends, or cannot be reached, once its
+ * viewer's token was taken, `tooMany` for a full browser or a blocked address.
+ */
 export const LIVE_VIEW_CLOSE = { unauthorized: 4401, gone: 4404, tooMany: 4429 } as const;
 
 const LIVE_PATH = /^\/browsers\/([^/]+)\/live$/;
@@ -53,6 +58,8 @@ const OPEN_TIMEOUT_MS = 10_000;
 // The largest frame a watch-only viewer may send: its messages are at most 1,024 characters.
 const WATCH_MAX_MESSAGE_BYTES = 4096;
 const TOKEN_PROTOCOL = /^token\.([A-Za-z0-9_-]{1,128})$/;
+// The one reason given to a viewer not let in (see `notOpened`); a close reason is at most 123 bytes.
+const NOT_OPENED = "No running browser opens with this token: the browser is gone, or the token is wrong.";
 
 /**
  * `GET /browsers/{id}/live`: the live view page (the same document for every browser, no
@@ -137,16 +144,23 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
         ws.close(code, reason);
       });
     // As on the API: the failed-authentication limit of the client, before any lookup.
-    const client = token === undefined ? undefined : deps.rateLimits.clientKey(request);
-    if (client !== undefined && deps.rateLimits.checkClient(client)) {
+    const client = deps.rateLimits.clientKey(request);
+    if (deps.rateLimits.checkClient(client)) {
       closeWith(LIVE_VIEW_CLOSE.tooMany, "Too many failed attempts from this address; wait and reload.");
       return;
     }
+    // One answer for every viewer not let in, token or none, whatever the browser: so that
+    // nobody learns from it which ids are browsers running now. Each counts as a failed
+    // attempt of its address, so ids cannot be probed for free either.
+    const notOpened = (counted: boolean) => {
+      if (counted) deps.rateLimits.recordFailedAuth(client);
+      closeWith(LIVE_VIEW_CLOSE.unauthorized, NOT_OPENED);
+    };
     let browserId: string;
     try {
       browserId = decodeURIComponent(idInPath);
     } catch {
-      closeWith(LIVE_VIEW_CLOSE.gone, "No browser has this id.");
+      notOpened(true);
       return;
     }
     const row = await deps.browserStore.findLaunched(browserId);
@@ -154,24 +168,17 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     const where = row?.status === "running" ? deps.cluster?.locate(row.node_id) : undefined;
     const forwarder = deps.cluster?.forwarder;
     if (typeof where === "object" && forwarder !== undefined) {
-      forwarder.upgrade(request, socket, head, where.url, client ?? deps.rateLimits.clientKey(request), () =>
-        closeWith(LIVE_VIEW_CLOSE.gone, "This browser's node does not answer; if it is gone, the browser is marked crashed within seconds."),
-      );
+      const to = { target: where, path: `/browsers/${encodeURIComponent(browserId)}/live` };
+      // Its node counts the attempt; one that does not answer leaves the token unchecked, so the attempt is not counted.
+      forwarder.upgrade(request, socket, head, to, client, () => notOpened(false));
       return;
     }
     const cdpToken = row ? deps.browsers.token(row.id) : undefined;
     const router = row ? deps.browsers.cdp(row.id) : undefined;
-    if (!row || cdpToken === undefined || router === undefined || row.status !== "running") {
-      // Its tokens died with it: whatever was sent, the browser is gone. A token sent counts
-      // as a failed attempt, so that ids cannot be probed for free either.
-      if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
-      closeWith(LIVE_VIEW_CLOSE.gone, "This browser is gone: it was deleted or it crashed.");
-      return;
-    }
-    const access = token === undefined ? undefined : liveViewAccess(token, cdpToken);
-    if (access === undefined) {
-      if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
-      closeWith(LIVE_VIEW_CLOSE.unauthorized, "The live view token is wrong; use the live_view_url of the browser.");
+    // A browser that ended took its tokens with it: whatever was sent, it opens nothing.
+    const access = token === undefined || cdpToken === undefined ? undefined : liveViewAccess(token, cdpToken);
+    if (!row || router === undefined || row.status !== "running" || access === undefined) {
+      notOpened(true);
       return;
     }
     // A viewer that left during the lookup (its close is past, so no listener below would

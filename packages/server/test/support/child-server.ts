@@ -4,7 +4,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import { testDatabaseFor } from "./postgres.js";
 
-const BIN = fileURLToPath(new URL("../../bin/browser-service-server.mjs", import.meta.url));
+/** The server's command line, built. */
+export const SERVER_BIN = fileURLToPath(new URL("../../bin/browser-service-server.mjs", import.meta.url));
 
 // Servers started by the current test and still running. A test that fails between its
 // start and its stop (a wait that never ends, an assertion) must not leave the server, or
@@ -48,7 +49,7 @@ export async function spawnServer(dataDir: string, args: string[] = []): Promise
   const child = spawn(
     process.execPath,
     [
-      BIN,
+      SERVER_BIN,
       "--data-dir",
       dataDir,
       ...(database === undefined ? [] : ["--database", database]),
