@@ -1,6 +1,15 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { bodyDigest, PEER_PROOF_HEADER, PEER_SCOPE_HEADER, PeerAuth, PLACED_HEADER, PROOF_WINDOW_MS } from "../src/nodes/peer-auth.js";
+import {
+  bodyDigest,
+  logProofRefusals,
+  PEER_PROOF_HEADER,
+  PEER_SCOPE_HEADER,
+  PeerAuth,
+  PLACED_HEADER,
+  PROOF_WINDOW_MS,
+  type ProofRefusal,
+} from "../src/nodes/peer-auth.js";
 
 // How a node proves the requests it sends, from the side of whoever captured one: what a
 // proof lets through, and everything it must not.
@@ -133,5 +142,44 @@ describe("a node's proof", () => {
     const verified = b.verify(arriving("GET", "/x", headers));
     expect(verified).toMatchObject({ from: "a" });
     expect(verified?.client).toBeUndefined();
+  });
+
+  it("says why a proof made with the secret was refused, so that a node with a wrong clock or id shows in the log; an outsider's says nothing", () => {
+    let now = 1_800_000_000_000;
+    const refusals: ProofRefusal[] = [];
+    const a = new PeerAuth({ secret: SECRET, nodeId: "a", clock: () => now });
+    const b = new PeerAuth({ secret: SECRET, nodeId: "b", clock: () => now, onRefused: (refusal) => refusals.push(refusal) });
+    const headers = a.sign({ method: "GET", path: "/x", to: "b" });
+    expect(b.verify(arriving("GET", "/x", headers))).toBeDefined();
+    expect(b.verify(arriving("GET", "/x", headers))).toBeUndefined();
+    expect(b.verify(arriving("GET", "/x", a.sign({ method: "GET", path: "/x", to: "c" })))).toBeUndefined();
+    const stale = a.sign({ method: "GET", path: "/x", to: "b" });
+    now += PROOF_WINDOW_MS + 5_000;
+    expect(b.verify(arriving("GET", "/x", stale))).toBeUndefined();
+    expect(refusals).toEqual([
+      { reason: "seen_already", from: "a", skewMs: 0 },
+      { reason: "other_node", from: "a", skewMs: 0 },
+      { reason: "outside_window", from: "a", skewMs: -(PROOF_WINDOW_MS + 5_000) },
+    ]);
+    // Made with another secret: nothing to say about it.
+    const outsider = new PeerAuth({ secret: OTHER_SECRET, nodeId: "a", clock: () => now });
+    expect(b.verify(arriving("GET", "/x", outsider.sign({ method: "GET", path: "/x", to: "b" })))).toBeUndefined();
+    expect(refusals).toHaveLength(3);
+  });
+
+  it("logs each kind of refusal at most once a minute, however often it comes", () => {
+    let now = 0;
+    const warned: string[] = [];
+    const log = logProofRefusals({ warn: (_object, message) => warned.push(message) }, () => now);
+    for (let i = 0; i < 100; i++) log({ reason: "seen_already", from: "a", skewMs: 0 });
+    log({ reason: "outside_window", from: "a", skewMs: 40_000 });
+    expect(warned).toHaveLength(2);
+    expect(warned[1]).toContain("clocks");
+    now += 59_999;
+    log({ reason: "seen_already", from: "a", skewMs: 0 });
+    expect(warned).toHaveLength(2);
+    now += 1;
+    log({ reason: "seen_already", from: "a", skewMs: 0 });
+    expect(warned).toHaveLength(3);
   });
 });

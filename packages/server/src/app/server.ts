@@ -20,7 +20,7 @@ import { requestTargetError } from "../http/request-target.js";
 import { installBodyReading } from "../http/request-validation.js";
 import { installResponseCheck, type ResponseCheckOptions } from "../http/response-check.js";
 import { Cluster, DEFAULT_LEASE_TTL_MS } from "../nodes/cluster.js";
-import { MIN_NODE_SECRET_LENGTH, PeerAuth } from "../nodes/peer-auth.js";
+import { logProofRefusals, MIN_NODE_SECRET_LENGTH, PeerAuth, type ProofRefusal } from "../nodes/peer-auth.js";
 import { PeerCalls } from "../nodes/peer-calls.js";
 import { DEFAULT_CONFIG, isAdvertiseUrl, isPostgresUrl, NODE_ID_PATTERN } from "./config.js";
 import { issueApiKey } from "./issue-key.js";
@@ -265,7 +265,14 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   const peer =
     clusterOptions.secret === undefined
       ? undefined
-      : new PeerAuth({ secret: clusterOptions.secret, acceptedSecrets: clusterOptions.acceptedSecrets ?? [], nodeId });
+      : new PeerAuth({
+          secret: clusterOptions.secret,
+          acceptedSecrets: clusterOptions.acceptedSecrets ?? [],
+          nodeId,
+          onRefused: (refusal) => logRefusal(refusal),
+        });
+  // Set once the log exists: a node's proof refused though made with the secret says why there.
+  let logRefusal: (refusal: ProofRefusal) => void = () => undefined;
   // Set once the cluster exists; a request before that has no peer to be.
   let cluster: Cluster | undefined;
   const rateLimits = new RateLimits({
@@ -335,6 +342,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     },
   });
   logIdleError = (error) => app.log.warn({ err: error }, "a PostgreSQL connection failed while idle; the next query opens another");
+  logRefusal = logProofRefusals(app.log);
   app.server.on("connect", answerConnect);
   installConnectionLimits(app.server, { perClient: options.maxClientConnections ?? DEFAULT_CONFIG.maxClientConnections, trustedProxy, browserOfConnection });
   // A client that half-closes after its request (FIN once the bytes are sent) still gets

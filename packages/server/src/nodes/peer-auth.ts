@@ -79,6 +79,21 @@ export interface PeerAuthOptions {
   nodeId: string;
   /** Milliseconds since the epoch; default `Date.now`. */
   clock?: () => number;
+  /**
+   * Told why a proof made with an accepted secret (so by a node, or replayed from one)
+   * was refused all the same: a node whose clock is off, or one configured for another
+   * node id, shows here and nowhere else.
+   */
+  onRefused?: (refusal: ProofRefusal) => void;
+}
+
+/** Why a proof made with an accepted secret was refused. */
+export interface ProofRefusal {
+  reason: "other_node" | "outside_window" | "seen_already";
+  /** The node the proof names as its sender. */
+  from: string;
+  /** How far the proof's time is from this node's clock, in ms (positive: ahead). */
+  skewMs: number;
 }
 
 const keyOf = (secret: string): Buffer => Buffer.from(hkdfSync("sha256", secret, "", "browser-service node proof v1", 32));
@@ -106,6 +121,7 @@ export class PeerAuth {
   readonly #accepted: Buffer[];
   readonly #nodeId: string;
   readonly #clock: () => number;
+  readonly #onRefused: ((refusal: ProofRefusal) => void) | undefined;
   // Nonces of the proofs accepted, with when each may be forgotten, in order of arrival.
   readonly #seen = new Map<string, number>();
 
@@ -114,6 +130,7 @@ export class PeerAuth {
     this.#accepted = [this.#signing, ...(options.acceptedSecrets ?? []).map((secret) => keyOf(checkedSecret(secret)))];
     this.#nodeId = options.nodeId;
     this.#clock = options.clock ?? Date.now;
+    this.#onRefused = options.onRefused;
   }
 
   /** The headers that carry `request`'s claims and the proof of them, to be sent with it. */
@@ -144,9 +161,6 @@ export class PeerAuth {
     const match = proof === undefined ? null : PROOF.exec(proof);
     if (match === null) return undefined;
     const [, from, to, time, nonce, body, mac] = match as unknown as [string, string, string, string, string, string, string];
-    if (to !== this.#nodeId) return undefined;
-    const now = this.#clock();
-    if (Math.abs(now - Number(time)) > PROOF_WINDOW_MS) return undefined;
     const claims: PeerClaims = {};
     const client = single(request.headers[PEER_CLIENT_HEADER]);
     const scope = single(request.headers[PEER_SCOPE_HEADER]);
@@ -164,7 +178,16 @@ export class PeerAuth {
     for (const key of this.#accepted) {
       if (timingSafeEqual(given, Buffer.from(this.#mac(key, method, path, from, to, time, nonce, body, claims), "base64url"))) valid = true;
     }
-    if (!valid || !this.#remember(nonce, Number(time) + PROOF_WINDOW_MS, now)) return undefined;
+    if (!valid) return undefined;
+    const now = this.#clock();
+    const skewMs = Number(time) - now;
+    const refused = (reason: ProofRefusal["reason"]) => {
+      this.#onRefused?.({ reason, from, skewMs });
+      return undefined;
+    };
+    if (to !== this.#nodeId) return refused("other_node");
+    if (Math.abs(skewMs) > PROOF_WINDOW_MS) return refused("outside_window");
+    if (!this.#remember(nonce, Number(time) + PROOF_WINDOW_MS, now)) return refused("seen_already");
     if (claims.client !== undefined && !CLIENT_KEY.test(claims.client)) delete claims.client;
     return { from, bodySha256: body, ...claims };
   }
@@ -199,4 +222,26 @@ export class PeerAuth {
     this.#seen.set(nonce, Math.max(expires, now + 1));
     return true;
   }
+}
+
+const REFUSAL_MESSAGES: Record<ProofRefusal["reason"], string> = {
+  other_node: "a request carried a node's proof made for another node id: check that each node's --advertise-url names that node",
+  outside_window: `a request carried a node's proof more than ${PROOF_WINDOW_MS / 1000} s from this node's clock: keep the nodes' clocks synchronised`,
+  seen_already: "a node's proof arrived a second time: a request captured between the nodes may be being replayed",
+};
+
+/**
+ * A {@link PeerAuthOptions.onRefused} that warns in `log`, at most once a minute for each
+ * reason: anyone who captured the nodes' traffic can send its proofs again, and must not
+ * fill the log with them.
+ */
+export function logProofRefusals(log: { warn(object: object, message: string): void }, clock: () => number = Date.now): (refusal: ProofRefusal) => void {
+  const lastLogged = new Map<ProofRefusal["reason"], number>();
+  return (refusal) => {
+    const now = clock();
+    const last = lastLogged.get(refusal.reason);
+    if (last !== undefined && now - last < 60_000) return;
+    lastLogged.set(refusal.reason, now);
+    log.warn({ node: refusal.from, reason: refusal.reason, skewMs: refusal.skewMs }, REFUSAL_MESSAGES[refusal.reason]);
+  };
 }
