@@ -318,6 +318,16 @@ describe("a client's command, as the router checks it", () => {
     expect(parseClientCommand(message)).toStrictEqual({ ok: false, problem, id });
   });
 
+  it.each<[string, unknown, string | undefined]>([
+    ["a session id", { id: 1, method: "Page.enable", params: [], sessionId: "0A1B2C" }, "0A1B2C"],
+    ["a session id with characters no session id has", { id: 1, method: "Page.enable", params: [], sessionId: 'S"},{"x' }, undefined],
+    ["a session id past 128 characters", { id: 1, method: "Page.enable", params: [], sessionId: "S".repeat(129) }, undefined],
+  ])("keeps %s of a refused command, so that the answer goes back in its session", (_, message, sessionId) => {
+    const parsed = parseClientCommand(message);
+    expect(parsed).toMatchObject({ ok: false, problem: badParams, id: 1 });
+    expect((parsed as { sessionId?: string }).sessionId).toBe(sessionId);
+  });
+
   it("answers a client's text under its own id only when that is a non-negative integer, else under 0", async () => {
     const { pipe, connect } = setUp();
     const a = await connect("S-A");
@@ -375,6 +385,41 @@ describe("commands the router answers itself", () => {
       { id: 1, error: { code: -32000, message: expect.stringMatching(/^Browser\.crash is refused on this service/) } },
       { id: 2, error: { code: -32000, message: expect.stringMatching(/^Target\.setAutoAttach needs flatten: true/) } },
       { id: 3, error: { code: -32000, message: expect.stringMatching(/^Page\.navigate refuses "file:\/\/\/etc\/passwd"/) } },
+    ]);
+    expect(pipe.take()).toEqual([]);
+  });
+
+  it("answers each refusal in the session it was sent on when that session is the client's, and in its browser session otherwise", async () => {
+    const { pipe, connect } = setUp();
+    const a = await connect("S-A");
+    const b = await connect("S-B");
+    a.channel.send({ id: 1, method: "Target.setAutoAttach", params: { autoAttach: true, waitForDebuggerOnStart: false, flatten: true } });
+    pipe.takeOne();
+    pipe.emit(
+      '{"method":"Target.attachedToTarget","params":{"sessionId":"CHILD","targetInfo":{"targetId":"T1","type":"page"},"waitingForDebugger":false},"sessionId":"S-A"}',
+    );
+    const seen = a.received().length;
+    // A client routes an answer by its session: one in another session has no caller there.
+    a.channel.send({ id: 2, method: "Page.navigate", params: { url: "file:///etc/passwd" }, sessionId: "CHILD" });
+    a.channel.send({ id: 3, method: "Page.enable", params: null, sessionId: "CHILD" });
+    a.channel.sendText(`{"id":4,"method":"Runtime.evaluate","params":${"[".repeat(250)}${"]".repeat(250)},"sessionId":"CHILD"}`);
+    a.channel.sendText('{"id":5,"method":"Page.enable","params":{,"sessionId":"CHILD"}');
+    a.channel.send({ id: 6, method: "Target.detachFromTarget", params: { sessionId: "S-B" }, sessionId: "CHILD" });
+    a.channel.send({ id: 7, method: "Browser.close", sessionId: "CHILD" });
+    expect(a.received().slice(seen)).toEqual([
+      { id: 2, error: { code: -32000, message: expect.stringMatching(/^Page\.navigate refuses/) }, sessionId: "CHILD" },
+      { id: 3, error: { code: -32600, message: "params must be an object." }, sessionId: "CHILD" },
+      { id: 4, error: { code: -32600, message: expect.stringContaining("nests deeper than") }, sessionId: "CHILD" },
+      { id: 5, error: { code: -32700, message: "Message is not valid JSON." }, sessionId: "CHILD" },
+      { id: 6, error: { code: -32001, message: "No session with given id found." }, sessionId: "CHILD" },
+      { id: 7, result: {}, sessionId: "CHILD" },
+    ]);
+    // Another client naming that session learns nothing of it: answered as Chromium answers an unknown session.
+    b.channel.send({ id: 1, method: "Page.enable", params: null, sessionId: "CHILD" });
+    b.channel.send({ id: 2, method: "Page.navigate", params: { url: "file:///etc/passwd" }, sessionId: "CHILD" });
+    expect(b.received()).toEqual([
+      { id: 1, error: { code: -32600, message: "params must be an object." } },
+      { id: 2, error: { code: -32001, message: "Session with given id not found." } },
     ]);
     expect(pipe.take()).toEqual([]);
   });

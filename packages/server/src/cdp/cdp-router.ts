@@ -220,40 +220,34 @@ export class CdpRouter {
    */
   forward(channel: CdpChannel, command: ClientCommand, paramsText?: string): void {
     const { id: clientId, method } = command;
+    // Answered in the session it was sent on, as Chromium answers: a client routes an
+    // answer by its session, and one arriving in another session has no caller there.
+    const refuse = (error: NonNullable<ProtocolMessage["error"]>) => channel.refuse(clientId, command.sessionId, error);
     const refused = this.#sessionRefusal(channel, command);
     if (refused !== undefined) {
-      channel.deliver({ id: clientId, error: refused });
+      refuse(refused);
       return;
     }
     const verdict = judgeCommand(method, command.params, { downloadPath: this.#downloadPath, filesRoot: this.#filesRoot });
     if (verdict.kind === "refuse") {
-      channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: verdict.message } });
+      refuse({ code: SERVER_ERROR, message: verdict.message });
       return;
     }
     if (this.#pipe.backlogBytes > MAX_BACKLOG_BYTES) {
       // Clients send as fast as their sockets allow; the browser reads one command at a time.
-      channel.deliver({
-        id: clientId,
-        error: {
-          code: SERVER_ERROR,
-          message: BACKLOG_REFUSAL,
-        },
-      });
+      refuse({ code: SERVER_ERROR, message: BACKLOG_REFUSAL });
       return;
     }
     if (method === "Browser.close") {
-      channel.deliver({ id: clientId, result: {} });
+      channel.deliver(command.sessionId === undefined ? { id: clientId, result: {} } : { id: clientId, result: {}, sessionId: command.sessionId });
       for (const listener of this.#closeRequestedListeners) listener();
       return;
     }
     if (channel.maxPending !== undefined && channel.pendingCommands >= channel.maxPending) {
       // Each command awaiting an answer holds memory here until the browser answers, which may be never.
-      channel.deliver({
-        id: clientId,
-        error: {
-          code: SERVER_ERROR,
-          message: `This client already has ${channel.maxPending} commands awaiting the browser's answer, the most this service allows; this one was not sent. Wait for answers before sending more.`,
-        },
+      refuse({
+        code: SERVER_ERROR,
+        message: `This client already has ${channel.maxPending} commands awaiting the browser's answer, the most this service allows; this one was not sent. Wait for answers before sending more.`,
       });
       return;
     }
@@ -269,7 +263,7 @@ export class CdpRouter {
     const out = `{"id":${id},"method":${JSON.stringify(method)},"sessionId":${JSON.stringify(sessionId)}${params === undefined ? "" : `,"params":${params}`}}`;
     if (!this.#pipe.send(out)) {
       this.#settled(id);
-      channel.deliver({ id: clientId, error: { code: SERVER_ERROR, message: "The browser has closed." } });
+      refuse({ code: SERVER_ERROR, message: "The browser has closed." });
     }
   }
 
@@ -299,6 +293,11 @@ export class CdpRouter {
     this.#pending.delete(id);
     if (pending.kind === "channel") pending.channel.pendingCommands--;
     return pending;
+  }
+
+  /** @internal Whether `sessionId` is one of `channel`'s sessions. */
+  owns(channel: CdpChannel, sessionId: string): boolean {
+    return this.#owners.get(sessionId) === channel;
   }
 
   #sessionRefusal(channel: CdpChannel, command: ClientCommand): ProtocolMessage["error"] | undefined {
@@ -533,7 +532,7 @@ export class CdpChannel {
     if (this.#closed !== undefined) return;
     const parsed = parseClientCommand(message);
     if (!parsed.ok) {
-      this.deliver({ id: parsed.id ?? 0, error: { code: INVALID_REQUEST, message: parsed.problem } });
+      this.refuse(parsed.id !== undefined && parsed.id >= 0 ? parsed.id : 0, parsed.sessionId, { code: INVALID_REQUEST, message: parsed.problem });
       return;
     }
     this.#router.forward(this, parsed.command);
@@ -564,19 +563,21 @@ export class CdpChannel {
                 message: `The command holds more than ${MAX_COMMAND_STRUCTURE} characters of JSON structure (outside strings), which this service refuses before parsing it; send large data as strings.`,
               }
             : { code: PARSE_ERROR, message: "Message is not valid JSON." };
-      this.deliver({ id: plainId(text, scan.members.get("id")), error });
+      const { id, sessionId } = refusedMessageIds(text, scan.members);
+      this.refuse(id, sessionId, error);
       return scan.structure;
     }
     let message: unknown;
     try {
       message = JSON.parse(text);
     } catch {
-      this.deliver({ id: plainId(text, scan.members.get("id")), error: { code: PARSE_ERROR, message: "Message is not valid JSON." } });
+      const { id, sessionId } = refusedMessageIds(text, scan.members);
+      this.refuse(id, sessionId, { code: PARSE_ERROR, message: "Message is not valid JSON." });
       return scan.structure;
     }
     const parsed = parseClientCommand(message);
     if (!parsed.ok) {
-      this.deliver({ id: parsed.id !== undefined && parsed.id >= 0 ? parsed.id : 0, error: { code: INVALID_REQUEST, message: parsed.problem } });
+      this.refuse(parsed.id !== undefined && parsed.id >= 0 ? parsed.id : 0, parsed.sessionId, { code: INVALID_REQUEST, message: parsed.problem });
       return scan.structure;
     }
     const params = scan.members.get("params");
@@ -616,6 +617,16 @@ export class CdpChannel {
     for (const listener of this.#messageListeners) listener(message);
   }
 
+  /**
+   * @internal Answers the client's command `id` with `error`, in the session the command
+   * named (`undefined`: its browser session, the one without an id), as Chromium answers.
+   */
+  refuse(id: number, sessionId: string | undefined, error: NonNullable<ProtocolMessage["error"]>): void {
+    // A session the channel does not own is answered in its browser session, as Chromium
+    // answers a command for a session it does not know: its id is nobody's to echo.
+    this.deliver(sessionId === undefined || !this.#router.owns(this, sessionId) ? { id, error } : { id, error, sessionId });
+  }
+
   /** @internal */
   dropped(message: DroppedEvent): void {
     if (this.#closed !== undefined) return;
@@ -631,8 +642,28 @@ export class CdpChannel {
 }
 
 /** The id of a command that could not be parsed, when it is a plain integer; else 0, as Chromium answers what it cannot read. */
-function plainId(text: string, span: TextSpan | undefined): number {
-  if (span === undefined || span.end - span.start > 16) return 0;
-  const raw = text.slice(span.start, span.end);
-  return /^(0|[1-9][0-9]*)$/.test(raw) && Number.isSafeInteger(Number(raw)) ? Number(raw) : 0;
+// The members a client library writes last, after `params`: Puppeteer writes `id` and
+// then `sessionId`, Playwright `sessionId` alone (its `id` comes first).
+const TRAILING_MEMBERS = /(?:,"id":(0|[1-9][0-9]{0,15}))?(?:,"sessionId":"([A-Za-z0-9._:-]{1,128})")?\}$/;
+
+/**
+ * The id and session of a message refused before it was parsed, so that the refusal goes
+ * back to its caller in its session: the top-level members the scan read, else (a scan
+ * stopped inside `params`, too deep or too large) the plain `id` and `sessionId` the
+ * text ends with. An id that is not a plain integer is 0; a session that is not a plain
+ * string is none.
+ */
+function refusedMessageIds(text: string, members: ReadonlyMap<string, TextSpan>): { id: number; sessionId: string | undefined } {
+  const tail = TRAILING_MEMBERS.exec(text.slice(-200));
+  const idSpan = members.get("id");
+  const sessionSpan = members.get("sessionId");
+  const idText = idSpan === undefined ? tail?.[1] : idSpan.end - idSpan.start > 16 ? undefined : text.slice(idSpan.start, idSpan.end);
+  const sessionText =
+    sessionSpan === undefined
+      ? tail?.[2] === undefined
+        ? undefined
+        : `"${tail[2]}"`
+      : text.slice(sessionSpan.start, Math.min(sessionSpan.end, sessionSpan.start + 131));
+  const id = idText !== undefined && /^(0|[1-9][0-9]*)$/.test(idText) && Number.isSafeInteger(Number(idText)) ? Number(idText) : 0;
+  return { id, sessionId: sessionText === undefined ? undefined : /^"([A-Za-z0-9._:-]{1,128})"$/.exec(sessionText)?.[1] };
 }

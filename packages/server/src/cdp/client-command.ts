@@ -24,10 +24,15 @@ export interface CommandProblem {
    * answer can name the message it refuses; `undefined` when it has no such id.
    */
   id: number | undefined;
+  /** The message's `sessionId` when it is a plain string, so that the answer goes back in that session. */
+  sessionId?: string;
 }
 
 /** What {@link parseClientCommand} made of a message: a command, or why it is none. */
 export type ParsedCommand = { ok: true; command: ClientCommand } | CommandProblem;
+
+// What a session id the router echoes back may be: Chromium's are 32 hexadecimal digits.
+const PLAIN_SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Whether `value` is a JSON object (neither null nor an array), whose members are yet to be checked. */
 function isJsonObject(value: unknown): value is Record<string, unknown> {
@@ -44,7 +49,8 @@ export function parseClientCommand(message: unknown): ParsedCommand {
   if (!isJsonObject(message)) return { ok: false, problem: "A command must be a JSON object.", id: undefined };
   const { id, method, params, sessionId } = message;
   const safeId = typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
-  const refuse = (problem: string): CommandProblem => ({ ok: false, problem, id: safeId });
+  const plainSession = typeof sessionId === "string" && PLAIN_SESSION_ID.test(sessionId) ? sessionId : undefined;
+  const refuse = (problem: string): CommandProblem => ({ ok: false, problem, id: safeId, ...(plainSession === undefined ? {} : { sessionId: plainSession }) });
   if (safeId === undefined || safeId < 0) return refuse("A command needs a non-negative integer id.");
   if (typeof method !== "string" || method.length === 0) return refuse("A command needs a method name.");
   if (params !== undefined && !isJsonObject(params)) return refuse("params must be an object.");
