@@ -340,8 +340,18 @@ describe("credentials, checked before the upgrade", () => {
     const scoped = await RawClient.open(bare, { authorization: `Bearer ${(await t.server.issueApiKey("Default")).secret}` });
     expect((await scoped.send("Browser.getVersion")).result).toBeDefined();
     await scoped.close();
-    expect((await refusal(bare, { authorization: `Bearer ${(await t.server.issueApiKey(other.id)).secret}` })).status).toBe(401);
     expect((await refusal(bare, { authorization: "Bearer bsk_notakey" })).status).toBe(401);
+    // Another project's key learns nothing of the browser: it gets what a browser that does not exist gets.
+    const otherKey = { authorization: `Bearer ${(await t.server.issueApiKey(other.id)).secret}` };
+    const missing = bare.replace(browser.id, "brw_doesnotexist0000000000000");
+    const [ofAnother, ofNone] = [await refusal(bare, otherKey), await refusal(missing, otherKey)];
+    expect([ofAnother.status, ofAnother.body.code]).toEqual([404, "not_found"]);
+    expect([ofNone.status, ofNone.body.code]).toEqual([404, "not_found"]);
+    expect(String(ofAnother.body.message).replace(browser.id, "ID")).toBe(String(ofNone.body.message).replace("brw_doesnotexist0000000000000", "ID"));
+    // Without a credential, or with a token, existing or not is one answer too.
+    for (const url of [bare, missing, withToken(bare, "A".repeat(43)), withToken(missing, "A".repeat(43))]) {
+      expect((await refusal(url)).body, url).toMatchObject({ code: "unauthorized" });
+    }
     await client.projects.delete(other.id);
   });
 
@@ -371,12 +381,15 @@ describe("credentials, checked before the upgrade", () => {
     }
   });
 
-  it("a deleted browser's URL is 404; the token dies with the browser", async () => {
+  it("a deleted browser's token opens nothing (401); its project's key is told it is gone (404)", async () => {
     const client = t.client();
     const browser = await client.browsers.create();
     await client.browsers.delete(browser.id);
-    const refused = await refusal(browser.cdp_ws_url);
-    expect(refused).toMatchObject({ status: 404, body: { code: "not_found" } });
+    expect(await refusal(browser.cdp_ws_url)).toMatchObject({ status: 401, body: { code: "unauthorized" } });
+    expect(await refusal(withToken(browser.cdp_ws_url, null), { authorization: `Bearer ${t.orgKey}` })).toMatchObject({
+      status: 404,
+      body: { code: "not_found" },
+    });
     expect((await refusal(browser.cdp_ws_url.replace(browser.id, "brw_%ZZ"))).status).toBe(404);
   });
 

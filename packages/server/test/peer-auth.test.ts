@@ -32,7 +32,7 @@ const body = '{"name":"from-a"}';
 
 /** `proof` with the first character of its field `field` changed. */
 const alter = (proof: string, field: string) => proof.replace(new RegExp(`;${field}=(.)`), (_m, c: string) => `;${field}=${c === "A" ? "B" : "A"}`);
-const claims = { client: "203.0.113.9", scope: "eyJwcm9qZWN0Ijp7fX0", placed: "b", placedLease: "lease-1" };
+const claims = { client: "203.0.113.9", scope: "eyJwcm9qZWN0Ijp7fX0", placed: "b", placedLease: "lease-1", opens: "b1" };
 
 describe("a node's proof", () => {
   it("names its sender and carries what it says, once, to the node it was made for", () => {
@@ -41,7 +41,7 @@ describe("a node's proof", () => {
     expect(Object.keys(headers).every((name) => name.startsWith("x-browser-service-"))).toBe(true);
     // The secret never travels, in any form a receiver could use again.
     expect(JSON.stringify(headers)).not.toContain(SECRET);
-    expect(b.verify(arriving("POST", "/browsers", headers))).toEqual({ from: "a", bodySha256: bodyDigest(body), ...claims });
+    expect(b.verify(arriving("POST", "/browsers", headers))).toEqual({ from: "a", bodySha256: bodyDigest(body), channelKey: expect.any(Buffer), ...claims });
     // Captured and sent again, as it is: refused.
     expect(b.verify(arriving("POST", "/browsers", headers))).toBeUndefined();
   });
@@ -57,6 +57,7 @@ describe("a node's proof", () => {
       [PEER_SCOPE_HEADER, "e30"],
       [PLACED_HEADER, "c"],
       ["x-browser-service-placed-lease", "lease-2"],
+      ["x-browser-service-opens", "b2"],
     ] as const) {
       expect(b.verify(arriving("POST", "/browsers", { ...sign(), [name]: value }))).toBeUndefined();
       const dropped = sign();
@@ -120,6 +121,20 @@ describe("a node's proof", () => {
     expect(onlyNew.verify(arriving("GET", "/x", a.sign({ method: "GET", path: "/x", to: "b" })))).toBeUndefined();
     expect(() => new PeerAuth({ secret: "short", nodeId: "a" })).toThrow(RangeError);
     expect(() => new PeerAuth({ secret: SECRET, acceptedSecrets: ["short"], nodeId: "a" })).toThrow(RangeError);
+  });
+
+  it("gives the node that opens a channel and the node that accepts it one key, which no other opening shares and no header carries", () => {
+    const { a, b } = nodes();
+    const opening = a.opening("b", "/_peer/channel");
+    const accepted = b.verify(arriving("GET", "/_peer/channel", opening.headers));
+    expect(accepted?.channelKey.equals(opening.key)).toBe(true);
+    expect(JSON.stringify(opening.headers)).not.toContain(opening.key.toString("base64url"));
+    expect(JSON.stringify(opening.headers)).not.toContain(opening.key.toString("hex"));
+    expect(a.opening("b", "/_peer/channel").key.equals(opening.key)).toBe(false);
+    // Mid-rotation, the key is the one of the secret the proof was made with.
+    const rotating = new PeerAuth({ secret: OTHER_SECRET, acceptedSecrets: [SECRET], nodeId: "b" });
+    const old = a.opening("b", "/_peer/channel");
+    expect(rotating.verify(arriving("GET", "/_peer/channel", old.headers))?.channelKey.equals(old.key)).toBe(true);
   });
 
   it("is the only thing that makes a request a node's: the old header with the secret itself proves nothing", () => {

@@ -1,6 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConflictError } from "../src/http/api-errors.js";
@@ -8,7 +9,7 @@ import { PEER_PROOF_HEADER, PeerAuth } from "../src/nodes/peer-auth.js";
 import { MAX_CALLS_PER_CHANNEL, PEER_CHANNEL_PATH, PEER_CHANNEL_PROTOCOL, type PeerCall, PeerCalls } from "../src/nodes/peer-calls.js";
 import { CallRefusedError, ChannelClosedError, PeerChannel } from "../src/nodes/peer-channel.js";
 import { PeerForwarder } from "../src/nodes/peer-forwarder.js";
-import { encodeFrame, FrameError, FrameKind, FrameReader } from "../src/nodes/peer-frames.js";
+import { encodeFrame, FrameError, FrameKind, FrameReader, FrameSeal } from "../src/nodes/peer-frames.js";
 
 // The channel between two nodes, both ends real, over a real HTTP server's upgrade: what
 // the owner runs, what a caller's leaving does, and what a broken peer gets.
@@ -17,9 +18,17 @@ const SECRET = "c".repeat(32);
 // The forwarding node ("sender") and the owner ("owner"), each with the nodes' secret.
 const sender = new PeerAuth({ secret: SECRET, nodeId: "sender" });
 const ownerAuth = new PeerAuth({ secret: SECRET, nodeId: "owner" });
-const isPeer = (request: IncomingMessage) => ownerAuth.verify(request) !== undefined;
-/** The proof that opens a channel to the owner. */
-const opening = () => sender.sign({ method: "GET", path: PEER_CHANNEL_PATH, to: "owner" });
+const peerOf = (request: IncomingMessage) => ownerAuth.verify(request);
+/** The proof that opens a channel to the owner, and the channel's key. */
+const opening = () => sender.opening("owner", PEER_CHANNEL_PATH);
+// A channel key for frames read and written here, without a channel.
+const KEY = randomBytes(32);
+/** `frame`'s bytes changed by `change` after it was encoded, sealed again as the first frame. */
+const changed = (frame: Buffer, change: (bytes: Buffer) => void) => {
+  change(frame);
+  new FrameSeal(KEY, "opener").sign(frame);
+  return frame;
+};
 const logged: { level: string; object: object; message: string }[] = [];
 const log = {
   info: (object: object, message: string) => logged.push({ level: "info", object, message }),
@@ -72,13 +81,14 @@ const head = (op: string, browser: object = { id: "b1" }) => ({ op, request_id: 
 
 describe("frames", () => {
   it("come back whole however the bytes are cut", () => {
+    const seal = new FrameSeal(KEY, "opener");
     const frames = Buffer.concat([
-      encodeFrame(FrameKind.call, 7, { op: "x", n: "é" }, Buffer.from('{"a":1}')),
-      encodeFrame(FrameKind.leave, 7, null),
-      encodeFrame(FrameKind.answer, 0xffff_ffff, { status: 200 }, "ü".repeat(1000)),
+      encodeFrame(FrameKind.call, 7, { op: "x", n: "é" }, Buffer.from('{"a":1}'), seal),
+      encodeFrame(FrameKind.leave, 7, null, undefined, seal),
+      encodeFrame(FrameKind.answer, 0xffff_ffff, { status: 200 }, "ü".repeat(1000), seal),
     ]);
     for (const cut of [1, 3, 4, 13, 64, frames.length]) {
-      const reader = new FrameReader(64 * 1024);
+      const reader = new FrameReader(64 * 1024, new FrameSeal(KEY, "owner"));
       const read = [];
       for (let at = 0; at < frames.length; at += cut) read.push(...reader.push(frames.subarray(at, at + cut)));
       expect(read.map((frame) => [frame.kind, frame.id, frame.head, frame.body.toString()])).toEqual([
@@ -90,26 +100,44 @@ describe("frames", () => {
   });
 
   it("over the reader's bound, of an unknown kind, or with a head that is not JSON are refused", () => {
-    expect(() => new FrameReader(100).push(encodeFrame(FrameKind.answer, 1, null, Buffer.alloc(100)))).toThrow(FrameError);
+    const reader = (max: number) => new FrameReader(max, new FrameSeal(KEY, "owner"));
+    const frame = (kind: FrameKind, head: unknown, body?: Buffer) => encodeFrame(kind, 1, head, body, new FrameSeal(KEY, "opener"));
+    expect(() => reader(100).push(frame(FrameKind.answer, null, Buffer.alloc(100)))).toThrow(FrameError);
     // The bound holds on the length alone, before the bytes arrive: a peer cannot make the reader buffer them.
     const huge = Buffer.alloc(4);
     huge.writeUInt32BE(0xffff_fff0, 0);
-    expect(() => new FrameReader(1024).push(huge)).toThrow(/over the bound/);
-    const unknownKind = encodeFrame(FrameKind.call, 1, null);
-    unknownKind.writeUInt8(9, 4);
-    expect(() => new FrameReader(1024).push(unknownKind)).toThrow(/Unknown frame kind 9/);
-    const badHead = encodeFrame(FrameKind.call, 1, "xx");
-    badHead.write("{", 13);
-    expect(() => new FrameReader(1024).push(badHead)).toThrow(/not JSON/);
-    const longHead = encodeFrame(FrameKind.call, 1, null);
-    longHead.writeUInt32BE(1000, 9);
-    expect(() => new FrameReader(1024).push(longHead)).toThrow(/longer than the frame/);
+    expect(() => reader(1024).push(huge)).toThrow(/over the bound/);
+    expect(() => reader(1024).push(changed(frame(FrameKind.call, null), (bytes) => bytes.writeUInt8(9, 4)))).toThrow(/Unknown frame kind 9/);
+    expect(() => reader(1024).push(changed(frame(FrameKind.call, "xx"), (bytes) => bytes.write("{", 13)))).toThrow(/not JSON/);
+    expect(() => reader(1024).push(changed(frame(FrameKind.call, null), (bytes) => bytes.writeUInt32BE(1000, 9)))).toThrow(/longer than the frame/);
+  });
+
+  it("whose seal does not check are refused: changed, made with another key, from the other side, replayed, or out of order", () => {
+    const reader = () => new FrameReader(1024, new FrameSeal(KEY, "owner"));
+    const first = () => encodeFrame(FrameKind.call, 1, { op: "deleteBrowser" }, undefined, new FrameSeal(KEY, "opener"));
+    // Untouched, it is read.
+    expect(reader().push(first())).toHaveLength(1);
+    const flipped = first();
+    flipped.writeUInt32BE(2, 5);
+    expect(() => reader().push(flipped)).toThrow(/seal does not check/);
+    expect(() => reader().push(encodeFrame(FrameKind.call, 1, { op: "deleteBrowser" }, undefined, new FrameSeal(randomBytes(32), "opener")))).toThrow(
+      /seal does not check/,
+    );
+    // The owner's own frame sent back to it: sealed for the other direction.
+    expect(() => reader().push(encodeFrame(FrameKind.call, 1, { op: "deleteBrowser" }, undefined, new FrameSeal(KEY, "owner")))).toThrow(/seal does not check/);
+    const once = reader();
+    const frame = first();
+    expect(once.push(frame)).toHaveLength(1);
+    expect(() => once.push(frame)).toThrow(/seal does not check/);
+    const seal = new FrameSeal(KEY, "opener");
+    const [one, two] = [encodeFrame(FrameKind.call, 1, null, undefined, seal), encodeFrame(FrameKind.call, 2, null, undefined, seal)];
+    expect(() => reader().push(Buffer.concat([two as Buffer, one as Buffer]))).toThrow(/seal does not check/);
   });
 });
 
 describe("a peer channel", () => {
   it("carries many calls at once, each answered with its own status, headers and body", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024 * 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024 * 1024, log });
     const seen: PeerCall[] = [];
     calls.handle("echo", async (call) => {
       seen.push(call);
@@ -139,7 +167,7 @@ describe("a peer channel", () => {
   });
 
   it("is opened only with a proof made for the owner, once: without one the path is left to the server, as any unknown path", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     const { url, sockets } = await owner(calls);
     const attempt = (headers: Record<string, string>) =>
       new Promise<number | "upgraded">((resolve, reject) => {
@@ -160,16 +188,18 @@ describe("a peer channel", () => {
     );
     expect(await attempt(sender.sign({ method: "GET", path: PEER_CHANNEL_PATH, to: "elsewhere" }))).toBe(404);
     expect(await attempt(sender.sign({ method: "GET", path: "/browsers", to: "owner" }))).toBe(404);
-    expect(await attempt({ ...opening(), upgrade: "websocket" })).toBe(404);
-    const once = opening();
+    expect(await attempt({ ...opening().headers, upgrade: "websocket" })).toBe(404);
+    const once = opening().headers;
     expect(sockets.size).toBe(0);
     expect(await attempt(once)).toBe("upgraded");
     expect(await attempt(once)).toBe(404);
-    await expect(PeerChannel.open(url, { [PEER_PROOF_HEADER]: "wrong" }, { timeoutMs: 5_000, maxAnswerBytes: 1024 })).rejects.toThrow(/answered 404/);
+    await expect(PeerChannel.open(url, { headers: { [PEER_PROOF_HEADER]: "wrong" }, key: KEY }, { timeoutMs: 5_000, maxAnswerBytes: 1024 })).rejects.toThrow(
+      /answered 404/,
+    );
   });
 
   it("answers an operation's error with the Error body: an ApiError as it is, anything else a 500 that reveals nothing", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("conflict", async () => {
       throw new ConflictError("Browser b1 is not running.");
     });
@@ -195,7 +225,7 @@ describe("a peer channel", () => {
   });
 
   it("aborts a call's signal when its caller leaves, and still brings its answer back", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("wait", (call) => new Promise((resolve) => call.signal.addEventListener("abort", () => resolve({ status: 504, headers: {}, body: "left" }))));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -214,7 +244,7 @@ describe("a peer channel", () => {
   });
 
   it("aborts every call of a forwarding node whose channel closes, as its callers are gone", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     const aborted: string[] = [];
     calls.handle("wait", (call) => new Promise((_resolve, reject) => call.signal.addEventListener("abort", () => reject(aborted.push(call.requestId)))));
     const { url } = await owner(calls);
@@ -227,7 +257,7 @@ describe("a peer channel", () => {
   });
 
   it("rejects the open calls when the owner goes away, and no call can be sent on it after", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url, sockets } = await owner(calls);
     const channel = await open(url);
@@ -240,7 +270,7 @@ describe("a peer channel", () => {
   });
 
   it("closes a channel whose owner leaves a call unanswered past its time", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -249,39 +279,41 @@ describe("a peer channel", () => {
   });
 
   it("is closed by the owner when a peer sends a frame over the body bound, a duplicate call or an answer", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     for (const frames of [
-      [encodeFrame(FrameKind.call, 1, head("never"), Buffer.alloc(64 * 1024 + 2048))],
-      [encodeFrame(FrameKind.call, 1, head("never")), encodeFrame(FrameKind.call, 1, head("never"))],
-      [encodeFrame(FrameKind.answer, 1, { status: 200, headers: {} })],
-      [encodeFrame(FrameKind.call, 1, { op: "never" })],
+      (seal: FrameSeal) => [encodeFrame(FrameKind.call, 1, head("never"), Buffer.alloc(64 * 1024 + 2048), seal)],
+      (seal: FrameSeal) => [encodeFrame(FrameKind.call, 1, head("never"), undefined, seal), encodeFrame(FrameKind.call, 1, head("never"), undefined, seal)],
+      (seal: FrameSeal) => [encodeFrame(FrameKind.answer, 1, { status: 200, headers: {} }, undefined, seal)],
+      (seal: FrameSeal) => [encodeFrame(FrameKind.call, 1, { op: "never" }, undefined, seal)],
     ]) {
-      const socket = await rawChannel(url);
-      for (const frame of frames) socket.write(frame);
+      const { socket, seal } = await rawChannel(url);
+      for (const frame of frames(seal)) socket.write(frame);
       await closed(socket);
     }
     expect(logged.filter((entry) => entry.message.includes("not the protocol"))).toHaveLength(4);
   });
 
   it("refuses a call past the most a channel holds, on both ends", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
     const sent = Array.from({ length: MAX_CALLS_PER_CHANNEL }, () => channel.send(head("never"), undefined, 60_000));
     expect(() => channel.send(head("never"), undefined, 60_000)).toThrow(RangeError);
     // An owner counts too: a peer that sends one more is not speaking the protocol.
-    const socket = await rawChannel(url);
-    socket.write(Buffer.concat(Array.from({ length: MAX_CALLS_PER_CHANNEL + 1 }, (_, i) => encodeFrame(FrameKind.call, i + 1, head("never")))));
+    const { socket, seal } = await rawChannel(url);
+    socket.write(
+      Buffer.concat(Array.from({ length: MAX_CALLS_PER_CHANNEL + 1 }, (_, i) => encodeFrame(FrameKind.call, i + 1, head("never"), undefined, seal))),
+    );
     await closed(socket);
     channel.close();
     await Promise.allSettled(sent.map((call) => call.answer));
   });
 
   it("at close refuses new calls, lets open ones answer, then closes its channels", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     let finish: (() => void) | undefined;
     calls.handle("slow", () => new Promise((resolve) => (finish = () => resolve({ status: 200, headers: {}, body: "done" }))));
     calls.handle("fast", async () => ({ status: 200, headers: {}, body: "fast" }));
@@ -299,7 +331,7 @@ describe("a peer channel", () => {
 
   it("refuses calls unrun while its node does not hold its lease, and serves again once it does", async () => {
     let leased = false;
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log, serving: () => leased });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log, serving: () => leased });
     const ran: string[] = [];
     calls.handle("run", async (call) => {
       ran.push(call.requestId);
@@ -314,7 +346,7 @@ describe("a peer channel", () => {
   });
 
   it("at close waits no longer than its grace for a call that does not end", async () => {
-    const calls = new PeerCalls({ isPeer, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -340,11 +372,50 @@ describe("a peer channel", () => {
     forwarder.close();
   });
 
+  it("runs no call written into it by someone on the path between the nodes, nor one replayed, and closes", async () => {
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const ran: string[] = [];
+    calls.handle("deleteBrowser", async (call) => {
+      ran.push(call.requestId);
+      return { status: 204, headers: {} };
+    });
+    const { url } = await owner(calls);
+    const call = { op: "deleteBrowser", browser: { id: "b1", project_id: "someone-else" }, headers: {} };
+    for (const attack of ["injected", "replayed"] as const) {
+      const path = await onPath(url);
+      const channel = await open(path.url);
+      expect((await channel.send({ ...call, request_id: "first" }, undefined, 5_000).answer).status).toBe(204);
+      // What an attacker on the path can write: frames of their own (they hold no key), or the node's own bytes again.
+      path.inject(
+        attack === "injected"
+          ? encodeFrame(FrameKind.call, 77, { ...call, request_id: attack }, undefined, new FrameSeal(randomBytes(32), "opener"))
+          : path.sentAfterUpgrade(),
+      );
+      await expect.poll(() => channel.closed).toBe(true);
+      expect(ran).toEqual(["first"]);
+      ran.length = 0;
+    }
+    expect(logged.filter((entry) => entry.message.includes("not the protocol"))).toHaveLength(2);
+  });
+
+  it("takes no answer written into it by someone on the path: the call fails, it is not answered for", async () => {
+    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    calls.handle("never", () => new Promise(() => undefined));
+    const { url } = await owner(calls);
+    const path = await onPath(url);
+    const channel = await open(path.url);
+    const sent = channel.send(head("never"), undefined, 60_000);
+    await expect.poll(() => path.sentAfterUpgrade().length).toBeGreaterThan(0);
+    path.answer(encodeFrame(FrameKind.answer, 1, { status: 200, headers: {} }, '{"forged":true}', new FrameSeal(randomBytes(32), "owner")));
+    await expect(sent.answer).rejects.toBeInstanceOf(ChannelClosedError);
+  });
+
   it("is refused by a forwarding node when the owner answers a call it never sent", async () => {
     const server = createServer();
-    server.on("upgrade", (_request, socket: Socket) => {
+    server.on("upgrade", (request: IncomingMessage, socket: Socket) => {
+      const key = ownerAuth.verify(request)?.channelKey ?? KEY;
       socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${PEER_CHANNEL_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
-      socket.write(encodeFrame(FrameKind.answer, 42, { status: 200, headers: {} }));
+      socket.write(encodeFrame(FrameKind.answer, 42, { status: 200, headers: {} }, undefined, new FrameSeal(key, "owner")));
     });
     const channel = await open(await listen(server));
     await expect.poll(() => channel.closed).toBe(true);
@@ -354,13 +425,53 @@ describe("a peer channel", () => {
 /** Once `socket` closes, reset or not (`once` would reject on the reset's error). */
 const closed = (socket: Socket) => new Promise((resolve) => socket.once("close", resolve));
 
-/** A channel opened by hand, to send what a well-behaved node would not. */
-function rawChannel(url: string): Promise<Socket> {
+/**
+ * A TCP relay to `url`, standing where an attacker on the network between two nodes
+ * stands: it passes every byte, and writes bytes of its own either way.
+ */
+async function onPath(url: string): Promise<{
+  url: string;
+  inject(bytes: Buffer): void;
+  answer(bytes: Buffer): void;
+  sentAfterUpgrade(): Buffer;
+}> {
+  const target = new URL(url);
+  let toOwner: Socket | undefined;
+  let toNode: Socket | undefined;
+  const sent: Buffer[] = [];
+  const relay = createTcpServer((from) => {
+    toNode = from;
+    const upstream = connect(Number(target.port), target.hostname);
+    toOwner = upstream;
+    from.on("data", (chunk: Buffer) => sent.push(chunk));
+    from.pipe(upstream).pipe(from);
+    from.on("error", () => upstream.destroy());
+    upstream.on("error", () => from.destroy());
+    connections.add(from);
+    connections.add(upstream);
+  });
+  relay.listen(0, "127.0.0.1");
+  await once(relay, "listening");
+  servers.push(relay as unknown as Server);
+  return {
+    url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+    inject: (bytes) => toOwner?.write(bytes),
+    answer: (bytes) => toNode?.write(bytes),
+    sentAfterUpgrade: () => {
+      const all = Buffer.concat(sent);
+      return all.subarray(all.indexOf("\r\n\r\n") + 4);
+    },
+  };
+}
+
+/** A channel opened by hand, to send what a well-behaved node would not (sealed with `seal`, in order). */
+function rawChannel(url: string): Promise<{ socket: Socket; seal: FrameSeal }> {
+  const { headers, key } = opening();
   return new Promise((resolve, reject) => {
-    const request = httpRequest(new URL(PEER_CHANNEL_PATH, url), { headers: { connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL, ...opening() } });
+    const request = httpRequest(new URL(PEER_CHANNEL_PATH, url), { headers: { connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL, ...headers } });
     request.on("upgrade", (_response, socket) => {
       socket.on("error", () => undefined);
-      resolve(socket);
+      resolve({ socket, seal: new FrameSeal(key, "opener") });
     });
     request.on("response", (response) => reject(new Error(`answered ${response.statusCode}`)));
     request.on("error", reject);

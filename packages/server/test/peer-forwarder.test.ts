@@ -117,6 +117,7 @@ describe("a forwarded request", () => {
       expect(ownerAuth.verify(asArriving(each))).toEqual({
         from: "sender",
         bodySha256: bodyDigest(body),
+        channelKey: expect.any(Buffer),
         client: "203.0.113.9",
         placed: "owner",
         scope: "e30",
@@ -124,14 +125,14 @@ describe("a forwarded request", () => {
     }
   });
 
-  it("relays an upgrade to the node's origin at the path the endpoint built, never the client's target", async () => {
+  it("relays an upgrade to the node's origin at the path the endpoint built, never the client's target, and never the client's key", async () => {
     const node = await owner();
     const elsewhere = await trap();
     const forwarder = new PeerForwarder(sender);
     closers.push(async () => forwarder.close());
     const server: Server = createServer();
     server.on("upgrade", (request: IncomingMessage, socket: Socket, head: Buffer) => {
-      forwarder.upgrade(request, socket, head, { target: { url: node.url, nodeId: "owner" }, path: "/browsers/brw_x/cdp?token=t" }, "203.0.113.9", () =>
+      forwarder.upgrade(request, socket, head, { target: { url: node.url, nodeId: "owner" }, path: "/browsers/brw_x/cdp", opens: "brw_x" }, "203.0.113.9", () =>
         socket.destroy(),
       );
     });
@@ -140,12 +141,14 @@ describe("a forwarded request", () => {
     closers.push(() => new Promise((resolve) => server.close(resolve)));
     const answer = await raw(
       (server.address() as AddressInfo).port,
-      `GET http://127.0.0.1:${elsewhere.port}/browsers/brw_x/cdp?token=t HTTP/1.1\r\nHost: 127.0.0.1:${elsewhere.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n`,
+      `GET http://127.0.0.1:${elsewhere.port}/browsers/brw_x/cdp?token=t HTTP/1.1\r\nHost: 127.0.0.1:${elsewhere.port}\r\nAuthorization: Bearer bsk_client_key\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n`,
     );
     expect(answer).toMatch(/^HTTP\/1\.1 409/);
     expect(elsewhere.connections()).toBe(0);
-    expect(node.received.map((each) => [each.method, each.url])).toEqual([["GET", "/browsers/brw_x/cdp?token=t"]]);
-    expect(ownerAuth.verify(asArriving(node.received[0] as Received))).toMatchObject({ from: "sender", client: "203.0.113.9" });
+    expect(node.received.map((each) => [each.method, each.url])).toEqual([["GET", "/browsers/brw_x/cdp"]]);
+    // The endpoint checked the credential: the owner gets its signed word for it, not the key.
+    expect(node.received[0]?.headers.authorization).toBeUndefined();
+    expect(ownerAuth.verify(asArriving(node.received[0] as Received))).toMatchObject({ from: "sender", client: "203.0.113.9", opens: "brw_x" });
   });
 
   it("is never sent to a path that could name another host", () => {

@@ -146,7 +146,7 @@ describe("behind a trusted proxy (--trust-proxy loopback: the test is the proxy)
   const t = useTestServer({ trustProxy: ["loopback"], rateLimits: { perKey: RATE_LIMIT_OFF, authFailuresPerAddress: TWO_FAILURES, clock } });
 
   const via = (client: string) => ({ "x-forwarded-for": client });
-  // No browser: a blocked client is refused before the browser is looked up, anyone else gets 404.
+  // No browser: a blocked client is refused before the browser is looked up, anyone else gets the wrong token's 401.
   const cdp = (url: string) => `${url.replace("http:", "ws:")}/browsers/brw_none/cdp?token=${WRONG_TOKEN}`;
 
   it("counts each client X-Forwarded-For names, over HTTP and for the DevTools upgrade; what a client writes itself is not believed", async () => {
@@ -159,7 +159,7 @@ describe("behind a trusted proxy (--trust-proxy loopback: the test is the proxy)
 
     // Other clients behind the same proxy, and the proxy itself, are not blocked.
     expect(await status(t.url, "/org/limits", { ...bearer(t.orgKey), ...via("198.51.100.7") })).toBe(200);
-    expect(await upgrade(cdp(t.url), via("198.51.100.7"))).toBe(404);
+    expect(await upgrade(cdp(t.url), via("198.51.100.7"))).toBe(401);
     expect(await status(t.url, "/org/limits", bearer(t.orgKey))).toBe(200);
     // IPv6 clients still count by their /64.
     expect(await status(t.url, "/org/limits", { ...WRONG_KEY, ...via("2001:db8:0:1::1") })).toBe(401);

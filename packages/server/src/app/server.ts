@@ -418,7 +418,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       peer === undefined
         ? undefined
         : new PeerCalls({
-            isPeer: (request) => leased?.verifiedPeer(request) !== undefined,
+            peerOf: (request) => leased?.verifiedPeer(request),
             maxBodyBytes: JSON_BODY_LIMIT,
             log: app.log,
             serving: () => leased?.holdsLease() ?? true,

@@ -14,6 +14,8 @@ export const PEER_SCOPE_HEADER = "x-browser-service-scope";
 export const PLACED_HEADER = "x-browser-service-placed";
 /** With {@link PLACED_HEADER}: the lease the node was chosen under; the create is refused once it is over. */
 export const PLACED_LEASE_HEADER = "x-browser-service-placed-lease";
+/** On a relayed DevTools upgrade: the browser the forwarding node checked the client's credential for. */
+export const OPENS_HEADER = "x-browser-service-opens";
 
 /** The shortest node secret accepted: 32 characters. */
 export const MIN_NODE_SECRET_LENGTH = 32;
@@ -48,6 +50,11 @@ export interface PeerClaims {
   placed?: string;
   /** The lease that node was chosen under ({@link PLACED_LEASE_HEADER}). */
   placedLease?: string;
+  /**
+   * The browser whose DevTools the forwarding node let the client open, having checked
+   * its credential ({@link OPENS_HEADER}): the credential itself stays on that node.
+   */
+  opens?: string;
 }
 
 /** A request whose proof checked: who sent it, and what it says, all of it signed. */
@@ -56,6 +63,18 @@ export interface VerifiedPeer extends PeerClaims {
   from: string;
   /** The SHA-256 (base64url) of the body it was sent with: a request whose body differs is not the one signed. */
   bodySha256: string;
+  /**
+   * The key of a peer channel this request opens (see {@link PeerAuth.opening}): derived
+   * from the secret the proof was made with and the proof's nonce, so only the node that
+   * made the proof holds it, and no two channels share one.
+   */
+  channelKey: Buffer;
+}
+
+/** What opens a peer channel: the headers of the upgrade, and the key its frames are sealed with. */
+export interface ChannelOpening {
+  headers: Record<string, string>;
+  key: Buffer;
 }
 
 /** What a proof is made over: the request as the forwarding node sends it. */
@@ -96,6 +115,9 @@ export interface ProofRefusal {
   skewMs: number;
 }
 
+const channelKeyOf = (key: Buffer, nonce: string, from: string, to: string): Buffer =>
+  Buffer.from(hkdfSync("sha256", key, nonce, `browser-service peer channel v1|${from}|${to}`, 32));
+
 const keyOf = (secret: string): Buffer => Buffer.from(hkdfSync("sha256", secret, "", "browser-service node proof v1", 32));
 
 function checkedSecret(secret: string): string {
@@ -135,9 +157,21 @@ export class PeerAuth {
 
   /** The headers that carry `request`'s claims and the proof of them, to be sent with it. */
   sign(request: SignedRequest): Record<string, string> {
+    return this.#signed(request, randomBytes(16).toString("base64url"));
+  }
+
+  /**
+   * The headers of an upgrade to `path` on node `to` that opens a peer channel, and the
+   * key that node derives from them when their proof checks ({@link VerifiedPeer.channelKey}).
+   */
+  opening(to: string, path: string): ChannelOpening {
+    const nonce = randomBytes(16).toString("base64url");
+    return { headers: this.#signed({ method: "GET", path, to }, nonce), key: channelKeyOf(this.#signing, nonce, this.#nodeId, to) };
+  }
+
+  #signed(request: SignedRequest, nonce: string): Record<string, string> {
     const claims = request.claims ?? {};
     const time = String(this.#clock());
-    const nonce = randomBytes(16).toString("base64url");
     const body = bodyDigest(request.body);
     const mac = this.#mac(this.#signing, request.method, request.path, this.#nodeId, request.to, time, nonce, body, claims);
     const headers: Record<string, string> = {
@@ -147,6 +181,7 @@ export class PeerAuth {
     if (claims.scope !== undefined) headers[PEER_SCOPE_HEADER] = claims.scope;
     if (claims.placed !== undefined) headers[PLACED_HEADER] = claims.placed;
     if (claims.placedLease !== undefined) headers[PLACED_LEASE_HEADER] = claims.placedLease;
+    if (claims.opens !== undefined) headers[OPENS_HEADER] = claims.opens;
     return headers;
   }
 
@@ -166,19 +201,21 @@ export class PeerAuth {
     const scope = single(request.headers[PEER_SCOPE_HEADER]);
     const placed = single(request.headers[PLACED_HEADER]);
     const placedLease = single(request.headers[PLACED_LEASE_HEADER]);
+    const opens = single(request.headers[OPENS_HEADER]);
     if (client !== undefined) claims.client = client;
     if (scope !== undefined) claims.scope = scope;
     if (placed !== undefined) claims.placed = placed;
     if (placedLease !== undefined) claims.placedLease = placedLease;
+    if (opens !== undefined) claims.opens = opens;
     const given = Buffer.from(mac, "base64url");
     const method = request.method ?? "";
     const path = request.url ?? "";
     // Every accepted key is tried, so the time taken does not tell which one matched.
-    let valid = false;
+    let matched: Buffer | undefined;
     for (const key of this.#accepted) {
-      if (timingSafeEqual(given, Buffer.from(this.#mac(key, method, path, from, to, time, nonce, body, claims), "base64url"))) valid = true;
+      if (timingSafeEqual(given, Buffer.from(this.#mac(key, method, path, from, to, time, nonce, body, claims), "base64url"))) matched = key;
     }
-    if (!valid) return undefined;
+    if (matched === undefined) return undefined;
     const now = this.#clock();
     const skewMs = Number(time) - now;
     const refused = (reason: ProofRefusal["reason"]) => {
@@ -189,7 +226,7 @@ export class PeerAuth {
     if (Math.abs(skewMs) > PROOF_WINDOW_MS) return refused("outside_window");
     if (!this.#remember(nonce, Number(time) + PROOF_WINDOW_MS, now)) return refused("seen_already");
     if (claims.client !== undefined && !CLIENT_KEY.test(claims.client)) delete claims.client;
-    return { from, bodySha256: body, ...claims };
+    return { from, bodySha256: body, channelKey: channelKeyOf(matched, nonce, from, to), ...claims };
   }
 
   // Each field is one JSON string of the array, so no two requests sign the same text.
@@ -207,6 +244,7 @@ export class PeerAuth {
       claims.scope ?? null,
       claims.placed ?? null,
       claims.placedLease ?? null,
+      claims.opens ?? null,
     ]);
     return createHmac("sha256", key).update(text).digest("base64url");
   }

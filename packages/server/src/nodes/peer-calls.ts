@@ -3,7 +3,8 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { NotFoundError } from "../http/api-errors.js";
 import { type ErrorLog, logApiError, serviceError } from "../http/error-handler.js";
-import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, isStringRecord } from "./peer-frames.js";
+import type { VerifiedPeer } from "./peer-auth.js";
+import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, FrameSeal, isStringRecord } from "./peer-frames.js";
 
 /** The path a node opens its peer channel on, with `Upgrade: browser-service-peer/1`. */
 export const PEER_CHANNEL_PATH = "/_peer/channel";
@@ -45,13 +46,14 @@ export type PeerOperation = (call: PeerCall) => Promise<PeerAnswer>;
 
 interface Channel {
   socket: Duplex;
+  seal: FrameSeal;
   calls: Map<number, AbortController>;
 }
 
 /** Settings of {@link PeerCalls}. */
 export interface PeerCallsOptions {
-  /** Whether `request` comes from another node: its proof (made for this very request) checked already. */
-  isPeer: (request: IncomingMessage) => boolean;
+  /** The node `request` comes from, its proof (made for this very request) checked already; `undefined`: a plain client's. */
+  peerOf: (request: IncomingMessage) => VerifiedPeer | undefined;
   /** The largest body of a call: the server's own body limit. */
   maxBodyBytes: number;
   /**
@@ -99,18 +101,20 @@ export class PeerCalls {
    */
   accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     if (request.method !== "GET" || request.url !== PEER_CHANNEL_PATH) return false;
-    if (request.headers.upgrade !== PEER_CHANNEL_PROTOCOL || !this.#options.isPeer(request)) return false;
+    if (request.headers.upgrade !== PEER_CHANNEL_PROTOCOL) return false;
+    const peer = this.#options.peerOf(request);
+    if (peer === undefined) return false;
     if (this.#closing) {
       socket.destroy();
       return true;
     }
-    const channel: Channel = { socket, calls: new Map() };
+    const channel: Channel = { socket, seal: new FrameSeal(peer.channelKey, "owner"), calls: new Map() };
     this.#channels.add(channel);
     const net = socket as Partial<Socket>;
     net.setNoDelay?.(true);
     net.setKeepAlive?.(true, 10_000);
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${PEER_CHANNEL_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`);
-    const reader = new FrameReader(this.#options.maxBodyBytes + MAX_HEAD_BYTES);
+    const reader = new FrameReader(this.#options.maxBodyBytes + MAX_HEAD_BYTES, channel.seal);
     const read = (chunk: Buffer) => {
       try {
         for (const frame of reader.push(chunk)) this.#receive(channel, frame);
@@ -144,7 +148,7 @@ export class PeerCalls {
     if (channel.calls.size >= MAX_CALLS_PER_CHANNEL) throw new FrameError(`A channel opened more than ${MAX_CALLS_PER_CHANNEL} calls at once.`);
     if (!isCallHead(frame.head)) throw new FrameError("A call's head is not { op, request_id, browser, headers }.");
     if (this.#closing || this.#options.serving?.() === false) {
-      channel.socket.write(encodeFrame(FrameKind.refused, frame.id, null));
+      channel.socket.write(encodeFrame(FrameKind.refused, frame.id, null, undefined, channel.seal));
       return;
     }
     const controller = new AbortController();
@@ -171,7 +175,7 @@ export class PeerCalls {
       .then((answer) => {
         if (!channel.calls.delete(frame.id)) return;
         if (!channel.socket.destroyed)
-          channel.socket.write(encodeFrame(FrameKind.answer, frame.id, { status: answer.status, headers: answer.headers }, answer.body));
+          channel.socket.write(encodeFrame(FrameKind.answer, frame.id, { status: answer.status, headers: answer.headers }, answer.body, channel.seal));
         this.#checkDrained();
       })
       .catch((error: unknown) => this.#options.log.error({ err: error }, "could not answer a node's forwarded call"));

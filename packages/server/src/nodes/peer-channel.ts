@@ -2,8 +2,9 @@ import http from "node:http";
 import https from "node:https";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { ChannelOpening } from "./peer-auth.js";
 import { MAX_CALLS_PER_CHANNEL, PEER_CHANNEL_PATH, PEER_CHANNEL_PROTOCOL, type PeerAnswer } from "./peer-calls.js";
-import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, isStringRecord } from "./peer-frames.js";
+import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, FrameSeal, isStringRecord } from "./peer-frames.js";
 
 /** What a forwarding node sends with a call (see {@link PeerCall}, the owner's side of it). */
 export interface PeerCallHead {
@@ -66,13 +67,15 @@ function isAnswerHead(head: unknown): head is { status: number; headers: Record<
  */
 export class PeerChannel {
   readonly #socket: Duplex;
+  readonly #seal: FrameSeal;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed: Error | undefined;
 
-  private constructor(socket: Duplex, head: Buffer, maxAnswerBytes: number) {
+  private constructor(socket: Duplex, head: Buffer, maxAnswerBytes: number, key: Buffer) {
     this.#socket = socket;
-    const reader = new FrameReader(maxAnswerBytes);
+    this.#seal = new FrameSeal(key, "opener");
+    const reader = new FrameReader(maxAnswerBytes, this.#seal);
     const read = (chunk: Buffer) => {
       try {
         for (const frame of reader.push(chunk)) this.#receive(frame);
@@ -88,22 +91,19 @@ export class PeerChannel {
   }
 
   /**
-   * Opens a channel to the node at `base` (`headers`: the proof of this opening, made for that node). Rejects when the
-   * node does not accept it within `timeoutMs`, or when `signal` aborts first (with its reason).
+   * Opens a channel to the node at `base` (`opening`: the proof of this opening, made for
+   * that node, and the key of the channel's seals). Rejects when the node does not accept
+   * it within `timeoutMs`, or when `signal` aborts first (with its reason).
    */
-  static open(
-    base: string,
-    headers: Record<string, string>,
-    options: { timeoutMs: number; maxAnswerBytes: number; signal?: AbortSignal },
-  ): Promise<PeerChannel> {
+  static open(base: string, opening: ChannelOpening, options: { timeoutMs: number; maxAnswerBytes: number; signal?: AbortSignal }): Promise<PeerChannel> {
     const target = new URL(PEER_CHANNEL_PATH, base);
     const client = target.protocol === "https:" ? https : http;
     const { signal } = options;
     if (signal?.aborted === true) return Promise.reject(signal.reason);
-    const opening = new Promise<PeerChannel>((resolve, reject) => {
+    return new Promise<PeerChannel>((resolve, reject) => {
       const request = client.request(target, {
         method: "GET",
-        headers: { ...headers, connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL },
+        headers: { ...opening.headers, connection: "Upgrade", upgrade: PEER_CHANNEL_PROTOCOL },
         agent: false,
         timeout: options.timeoutMs,
       });
@@ -130,11 +130,10 @@ export class PeerChannel {
         net.setNoDelay(true);
         net.setKeepAlive(true, 10_000);
         signal?.removeEventListener("abort", abort);
-        resolve(new PeerChannel(socket, head, options.maxAnswerBytes));
+        resolve(new PeerChannel(socket, head, options.maxAnswerBytes, opening.key));
       });
       request.end();
     });
-    return opening;
   }
 
   /** Whether the channel closed (no call can be sent on it). */
@@ -163,14 +162,14 @@ export class PeerChannel {
       const timer = setTimeout(() => this.#end(new Error(`call ${id} had no answer within ${timeoutMs} ms`)), timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
     });
-    this.#socket.write(encodeFrame(FrameKind.call, id, head, body));
+    this.#socket.write(encodeFrame(FrameKind.call, id, head, body, this.#seal));
     let left = false;
     return {
       answer,
       leave: () => {
         if (left || !this.#pending.has(id) || this.#closed !== undefined) return;
         left = true;
-        this.#socket.write(encodeFrame(FrameKind.leave, id, null));
+        this.#socket.write(encodeFrame(FrameKind.leave, id, null, undefined, this.#seal));
       },
     };
   }

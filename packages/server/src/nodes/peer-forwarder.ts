@@ -47,7 +47,8 @@ const NOT_FORWARDED_UPGRADE = new Set([
   "content-length",
   "expect",
 ]);
-// A forwarded request carries the scope resolved here: the client's credential stays on this node.
+// A forwarded request carries the scope resolved here (an upgrade, the browser it opens):
+// the client's credential stays on this node.
 const NOT_FORWARDED = new Set([...NOT_FORWARDED_UPGRADE, "authorization"]);
 const isPeerHeader = (name: string) => name.startsWith("x-browser-service-");
 const NOT_RETURNED = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "x-request-id", "date"]);
@@ -181,7 +182,7 @@ export class PeerForwarder {
     const now = this.#channels.get(origin);
     if (now !== undefined && now !== stale) return now;
     const handshake = new AbortController();
-    const opening = PeerChannel.open(origin, this.#peer.sign({ method: "GET", path: PEER_CHANNEL_PATH, to: nodeId }), {
+    const opening = PeerChannel.open(origin, this.#peer.opening(nodeId, PEER_CHANNEL_PATH), {
       timeoutMs: HANDSHAKE_TIMEOUT_MS,
       maxAnswerBytes: MAX_RESPONSE_BYTES,
       signal: handshake.signal,
@@ -352,20 +353,23 @@ export class PeerForwarder {
    * Relays a WebSocket upgrade (`request`, its `socket` and `head`) to `target` at `path`
    * (built by this node's endpoint): the owner's own answer (its 101, or its refusal with
    * the Error body) reaches the client, then bytes flow both ways until either side
-   * closes. The client's credential goes along, for the owner checks it again.
-   * `unreachable` is called, with the socket untouched, when the node does not answer the handshake.
+   * closes. An `Authorization` header never goes along: a DevTools upgrade this node
+   * checked says so in its signed `opens` claim instead, and a live view's token (which
+   * only the owner can check) travels in its own header. `unreachable` is called, with
+   * the socket untouched, when the node does not answer the handshake.
    */
   upgrade(
     request: IncomingMessage,
     socket: Duplex,
     head: Buffer,
-    to: { target: PeerTarget; path: string },
+    to: { target: PeerTarget; path: string; opens?: string },
     clientKey: string,
     unreachable: (error: PeerUnreachableError) => void,
   ): void {
     const target = peerUrl(to.target, to.path);
-    const proof = this.#peer.sign({ method: "GET", path: to.path, to: to.target.nodeId, claims: { client: clientKey } });
-    const headers = forwardedHeaders(request.headers, NOT_FORWARDED_UPGRADE, proof);
+    const claims = to.opens === undefined ? { client: clientKey } : { client: clientKey, opens: to.opens };
+    const proof = this.#peer.sign({ method: "GET", path: to.path, to: to.target.nodeId, claims });
+    const headers = forwardedHeaders(request.headers, NOT_FORWARDED, proof);
     headers.connection = "Upgrade";
     headers.upgrade = request.headers.upgrade ?? "websocket";
     const upstream = clientFor(target).request(target, { method: "GET", headers, agent: false, timeout: HANDSHAKE_TIMEOUT_MS });

@@ -94,7 +94,8 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       return;
     }
     // Another node forwarded it, having checked its Origin and counted it against its key.
-    const fromPeer = deps.cluster?.verifiedPeer(request) !== undefined;
+    const peer = deps.cluster?.verifiedPeer(request);
+    const fromPeer = peer !== undefined;
     const origin = fromPeer ? undefined : foreignOrigin(request, deps.ownOrigins());
     if (origin !== undefined) {
       refuse(
@@ -120,21 +121,26 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuse(socket, new NotFoundError("The browser id in the path is not valid percent-encoding."));
       return;
     }
-    const row = await deps.browserStore.findLaunched(browserId);
-    if (!row) {
-      refuse(socket, new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`));
-      return;
-    }
-    const access = await authorized(request, row);
+    const found = await deps.browserStore.findLaunched(browserId);
+    // Another node checked the client's credential for this very browser, and signed that it did.
+    const access = found !== undefined && peer?.opens === found.id ? "peer" : await authorized(request, found);
+    // One answer whether the browser is missing or another project's: no credential tells them apart.
     if (access === "refused") {
       if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
       refuse(
         socket,
-        new UnauthorizedError('Send the browser\'s token (the ?token= of its cdp_ws_url) or an API key of its project as "Authorization: Bearer <key>".'),
+        new UnauthorizedError(
+          "Send the browser's token (the ?token= of its cdp_ws_url) or an API key of its project as \"Authorization: Bearer <key>\"; a browser's token dies with it.",
+        ),
       );
       return;
     }
-    const limited = access === "token" || fromPeer ? undefined : deps.rateLimits.takeKeyRequest(access.keyId);
+    if (access === "not_its_project" || found === undefined) {
+      refuse(socket, new NotFoundError(`No browser with the id "${browserId}" is in this key's projects; it may have been deleted.`));
+      return;
+    }
+    const row = found;
+    const limited = access === "token" || access === "peer" || fromPeer ? undefined : deps.rateLimits.takeKeyRequest(access.keyId);
     if (limited) {
       refuse(socket, limited);
       return;
@@ -146,7 +152,8 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       return;
     }
     if (typeof where === "object") {
-      const to = { target: where, path: cdpPath(row.id, new URL(request.url ?? "/", "http://endpoint").searchParams) };
+      // Checked here: the owner is told so, signed, and never sees the client's token or key.
+      const to = { target: where, path: `/browsers/${encodeURIComponent(row.id)}/cdp`, opens: row.id };
       deps.cluster?.forwarder?.upgrade(request, socket, head, to, client ?? deps.rateLimits.clientKey(request), () =>
         refuse(socket, new ConflictError(`Browser ${row.id} cannot be reached: its node (${row.node_id}) does not answer.`)),
       );
@@ -206,27 +213,27 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     if (!upgraded) channel.close();
   }
 
-  /** Which credential opens the browser: its token, an API key of its project, or none. */
+  /**
+   * Which credential opens the browser (`row`; `undefined`: none has that id): its token,
+   * an API key of its project, a key of none of its projects (`"not_its_project"`), or
+   * none (`"refused"`). A key is looked up whether or not the browser exists, so that the
+   * time taken does not tell either.
+   */
   async function authorized(
     request: IncomingMessage,
-    row: { project_id: string; org_id: string; cdp_token_sha256: string | null },
-  ): Promise<"token" | Credential | "refused"> {
+    row: { project_id: string; org_id: string; cdp_token_sha256: string | null } | undefined,
+  ): Promise<"token" | Credential | "not_its_project" | "refused"> {
     const token = new URL(request.url ?? "/", "http://endpoint").searchParams.get("token");
-    if (token !== null) return browserTokenMatches(token, row.cdp_token_sha256) ? "token" : "refused";
+    if (token !== null) return browserTokenMatches(token, row?.cdp_token_sha256 ?? null) ? "token" : "refused";
     const header = request.headers.authorization;
     const bearer = header === undefined ? undefined : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1];
     if (bearer === undefined) return "refused";
     const credential = await deps.apiKeys.authenticate(bearer);
-    return credential !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id)
+    if (credential === undefined) return "refused";
+    return row !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id)
       ? credential
-      : "refused";
+      : "not_its_project";
   }
-}
-
-/** The DevTools endpoint's path of `browserId`, with the `token` of `query` when it has one: what another node is sent, built here. */
-function cdpPath(browserId: string, query: URLSearchParams): string {
-  const token = query.get("token");
-  return `/browsers/${encodeURIComponent(browserId)}/cdp${token === null ? "" : `?token=${encodeURIComponent(token)}`}`;
 }
 
 /** Whether an upgrade carries a credential: a `?token=` (even empty) or an `Authorization` header. */
