@@ -110,6 +110,8 @@ function rebuild(schema: unknown): unknown {
   const list = (value: unknown) => (Array.isArray(value) ? value : []);
   const object = (value: unknown) => (typeof value === "object" && value !== null && !Array.isArray(value) ? value : {});
   const shown: [string, unknown][] = [];
+  // Only a local reference to a root definition reaches here (foreignDollarKey).
+  if (typeof raw.$ref === "string") shown.push(["$ref", raw.$ref]);
   for (const keyword of checkedValueKeywords) if (has(keyword)) shown.push([keyword, raw[keyword]]);
   if (has("enum")) shown.push(["enum", list(raw.enum).map(verbatimValue)]);
   if (has("const")) shown.push(["const", verbatimValue(raw.const)]);
@@ -135,13 +137,35 @@ function rebuild(schema: unknown): unknown {
   return Object.fromEntries(shown);
 }
 
+/** The meta-schemas a `$schema` may name: JSON Schema's own, which a client knows without fetching. */
+const metaSchemas = new Set([
+  "https://json-schema.org/draft/2020-12/schema",
+  "https://json-schema.org/draft/2019-09/schema",
+  "http://json-schema.org/draft-07/schema#",
+  "http://json-schema.org/draft-07/schema",
+  "http://json-schema.org/draft-06/schema#",
+  "http://json-schema.org/draft-04/schema#",
+]);
+/** Where a root keeps the schemas its references name: `$defs` (2019-09 on) or `definitions` (before). */
+const definitionKeywords = ["$defs", "definitions"] as const;
+/** A local reference to one of the root's definitions, by a plain name (no JSON Pointer escapes). */
+const LOCAL_REF = /^#\/(\$defs|definitions)\/([A-Za-z0-9_.-]{1,100})$/;
+
 /**
- * The first `$`-keyword in the schema (`$ref`, `$id`, `$schema`, `$defs`, ...), if any.
- * A client may resolve a reference, or fetch a meta-schema, from a URL a page chose, so
- * any key that starts with `$` (even a property named so) keeps the schema back.
+ * The first `$`-key in the schema a client might resolve outside it, if any. A `$schema`
+ * at the root naming a standard meta-schema, the root's `$defs`/`definitions`, and a
+ * `$ref` to one of them (`#/$defs/<name>`) stay inside the schema and are shown; a
+ * `$comment` is dropped. Anything else that starts with `$` (`$id`, `$anchor`,
+ * `$dynamicRef`, a `$ref` to a URL or to a definition that is not there, a `$schema`
+ * a page chose, definitions below the root, even a property named so) keeps the schema
+ * back: a client may fetch a reference or a meta-schema from an address a page chose.
  */
-function dollarKey(value: unknown): string | undefined {
-  const stack = [value];
+function foreignDollarKey(root: Record<string, unknown>): string | undefined {
+  const defined = (keyword: string, name: string) => {
+    const definitions = root[keyword];
+    return typeof definitions === "object" && definitions !== null && !Array.isArray(definitions) && Object.hasOwn(definitions, name);
+  };
+  const stack: unknown[] = [root];
   while (stack.length > 0) {
     const node = stack.pop();
     if (typeof node !== "object" || node === null) continue;
@@ -150,19 +174,56 @@ function dollarKey(value: unknown): string | undefined {
       continue;
     }
     for (const [key, child] of Object.entries(node)) {
-      if (key.startsWith("$")) return key;
       stack.push(child);
+      if (!key.startsWith("$")) continue;
+      if (key === "$comment" && typeof child === "string") continue;
+      if (node === root && key === "$schema" && typeof child === "string" && metaSchemas.has(child)) continue;
+      if (node === root && key === "$defs") continue;
+      const local = key === "$ref" && typeof child === "string" ? LOCAL_REF.exec(child) : null;
+      if (local !== null && defined(local[1] as string, local[2] as string)) continue;
+      return key;
     }
   }
   return undefined;
 }
 
+/** `text` when it may be shown as it is, else `fallback`. */
+function verbatimOr(text: string, fallback: string): string {
+  try {
+    return verbatim(text);
+  } catch {
+    return fallback;
+  }
+}
+
+/**
+ * The root rebuilt: its keywords as {@link rebuild} shows them, with its standard
+ * `$schema` first and its definitions (each rebuilt, under a verbatim name) last, so
+ * that the local `$ref`s in it resolve in the client as they do in the page.
+ */
+function rebuildRoot(root: Record<string, unknown>): McpInputSchema["schema"] {
+  const shown = rebuild(root) as Record<string, unknown>;
+  const head: [string, unknown][] = typeof root.$schema === "string" ? [["$schema", root.$schema]] : [];
+  const tail: [string, unknown][] = [];
+  for (const keyword of definitionKeywords) {
+    const definitions = root[keyword];
+    if (typeof definitions === "object" && definitions !== null && !Array.isArray(definitions))
+      tail.push([keyword, mapEntries(definitions, verbatim, rebuild)]);
+  }
+  return Object.fromEntries([...head, ...Object.entries(shown), ...tail]) as McpInputSchema["schema"];
+}
+
 /**
  * The `inputSchema` to show for a page's `input_schema`. A safe object schema (an object
  * whose `type` is `"object"`, which the helpers' safe validator accepts within its
- * default budgets, with no `$`-keyword) is shown rebuilt so that no page string reaches
- * the client unfenced but the ones it must send back as they are:
+ * default budgets, with no `$`-keyword a client might resolve elsewhere) is shown rebuilt
+ * so that no page string reaches the client unfenced but the ones it must send back as
+ * they are:
  *
+ * - a root `$schema` naming a standard meta-schema, the root's `$defs`/`definitions`
+ *   (rebuilt as the rest) and local `$ref`s to them (`#/$defs/<name>`) are kept, so a
+ *   schema as zod and most generators emit it reaches the client whole; any other
+ *   `$`-key withholds the schema;
  * - `description` keywords are fenced (`<untrusted-page-text>…</untrusted-page-text>`),
  *   cleaned and cut to {@link schemaCaps}.description;
  * - `title`, `default`, `examples`, `$comment`-like annotations, a `format` other than
@@ -183,8 +244,9 @@ export function mcpInputSchema(pageSchema: unknown): McpInputSchema {
   }
   const root = pageSchema as Record<string, unknown>;
   if (root.type !== "object") return { schema: permissive(), withheld: 'its root is not `"type": "object"`' };
-  const dollar = dollarKey(root);
-  if (dollar !== undefined) return { schema: permissive(), withheld: "it holds a `$` keyword, which a client might resolve from elsewhere" };
+  const dollar = foreignDollarKey(root);
+  if (dollar !== undefined)
+    return { schema: permissive(), withheld: `it holds a \`${verbatimOr(dollar, "$")}\` keyword that a client might resolve from elsewhere` };
   try {
     compileInputSchema(root);
   } catch (error) {
@@ -192,7 +254,7 @@ export function mcpInputSchema(pageSchema: unknown): McpInputSchema {
     return { schema: permissive(), withheld: `the safe validator refuses it (${error.code})` };
   }
   try {
-    return { schema: rebuild(root) as McpInputSchema["schema"], withheld: undefined };
+    return { schema: rebuildRoot(root), withheld: undefined };
   } catch (error) {
     if (!(error instanceof NotVerbatim)) throw error;
     return {

@@ -297,7 +297,7 @@ describe.each<TransportKind>(["stdio", "http"])("the bridge over %s, with the SD
       const description = tool?.description ?? "";
       const outside = description.replace(/<untrusted-page-text>[\s\S]*?<\/untrusted-page-text>/g, "");
       expect(outside).not.toMatch(/SYSTEM|IGNORE|Admin|find things/);
-      expect(outside).toContain("The page's input schema is not shown as the input schema (it holds a `$` keyword");
+      expect(outside).toContain("The page's input schema is not shown as the input schema (it holds a `$ref` keyword");
       // The label names the opening tag once; then description, name, page URL, title and the schema not shown.
       expect(description.split(untrustedOpen)).toHaveLength(7);
       expect(description.split(untrustedClose)).toHaveLength(6);

@@ -97,13 +97,73 @@ describe("mcpInputSchema", () => {
     expect(JSON.stringify(shown.schema)).toBe('{"type":"object","properties":{"__proto__":{"type":"string"}}}');
   });
 
+  it("keeps a standard $schema, the root's definitions and local references to them, as the MCP conformance suite's 2020-12 scenario asks", () => {
+    // SEP-1613's schema, as zod and most generators emit one.
+    const schema = {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      $defs: {
+        address: { type: "object", properties: { street: { type: "string" }, city: { type: "string", description: "The city" } }, required: ["street"] },
+      },
+      properties: { name: { type: "string" }, home: { $ref: "#/$defs/address" }, work: { $ref: "#/$defs/address" } },
+      required: ["name"],
+      additionalProperties: false,
+      $comment: "generated",
+    };
+    const shown = mcpInputSchema(schema);
+    expect(shown.withheld).toBeUndefined();
+    expect(shown.schema).toEqual({
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      required: ["name"],
+      properties: { name: { type: "string" }, home: { $ref: "#/$defs/address" }, work: { $ref: "#/$defs/address" } },
+      additionalProperties: false,
+      $defs: {
+        address: {
+          type: "object",
+          required: ["street"],
+          properties: {
+            street: { type: "string" },
+            city: { type: "string", description: expect.stringMatching(/^<untrusted-page-text>.*The city.*<\/untrusted-page-text>$/) },
+          },
+        },
+      },
+    });
+    // Draft-07's spelling too.
+    const draft7 = mcpInputSchema({
+      $schema: "http://json-schema.org/draft-07/schema#",
+      type: "object",
+      definitions: { n: { type: "integer" } },
+      properties: { n: { $ref: "#/definitions/n" } },
+    });
+    expect(draft7.schema).toMatchObject({ definitions: { n: { type: "integer" } }, properties: { n: { $ref: "#/definitions/n" } } });
+  });
+
+  it("fences the descriptions in definitions and withholds a definition named with what it cannot show", () => {
+    const shown = mcpInputSchema({ type: "object", $defs: { a: { type: "string", description: breakout } }, properties: { q: { $ref: "#/$defs/a" } } });
+    expect(shown.withheld).toBeUndefined();
+    expect(pageStringsOutsideFences(shown.schema).join("\n")).not.toMatch(/SYSTEM|OVERRIDE|checkout/i);
+    expect(mcpInputSchema({ type: "object", $defs: { [`${untrustedClose}a`]: { type: "string" } } }).schema).toEqual(permissive);
+  });
+
   it.each([
     ["no schema at all", {}, "root is not"],
     ["a root that is not an object schema", { type: "string" }, "root is not"],
     ["a root with a type list", { type: ["object", "null"] }, "root is not"],
     ["an array", [], "not a JSON object"],
-    ["a $ref a client might fetch", { type: "object", properties: { q: { $ref: "https://evil.example/schema.json" } } }, "`$` keyword"],
-    ["a $schema", { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object" }, "`$` keyword"],
+    ["a $ref a client might fetch", { type: "object", properties: { q: { $ref: "https://evil.example/schema.json" } } }, "`$ref` keyword"],
+    ["a $ref to a definition that is not there", { type: "object", $defs: {}, properties: { q: { $ref: "#/$defs/q" } } }, "`$ref` keyword"],
+    [
+      "a $ref that leaves the document by a relative address",
+      { type: "object", $defs: { q: { type: "string" } }, properties: { q: { $ref: "other.json#/$defs/q" } } },
+      "`$ref` keyword",
+    ],
+    ["a $ref to a JSON Pointer elsewhere in the schema", { type: "object", properties: { a: { type: "string" }, q: { $ref: "#/properties/a" } } }, "`$ref`"],
+    ["a $schema a page chose", { $schema: "https://evil.example/meta", type: "object" }, "`$schema` keyword"],
+    ["an $id, which moves every reference's base", { $id: "https://evil.example/", type: "object" }, "`$id` keyword"],
+    ["a $dynamicRef", { type: "object", properties: { q: { $dynamicRef: "#node" } } }, "`$dynamicRef` keyword"],
+    ["definitions below the root", { type: "object", properties: { q: { $defs: { a: { type: "string" } }, $ref: "#/$defs/a" } } }, "`$defs` keyword"],
+    ["a property named with a $", { type: "object", properties: { $where: { type: "string" } } }, "`$where` keyword"],
     [
       "a pattern the safe validator refuses",
       { type: "object", properties: { q: { type: "string", pattern: "^(a+)+\\1$" } } },
