@@ -389,6 +389,41 @@ describe("a node the others cannot reach", () => {
   });
 });
 
+describe("connections a node relays", () => {
+  it("count on the browser's node under the client that opened them, so that no client takes the forwarding node's connections from the others", async () => {
+    await running("a");
+    // b with a small cap of connections per client, so that a client can reach it.
+    await nodes.get("b")?.server.stop();
+    await startNode("b", ["--max-client-connections", "4"]);
+    try {
+      const browser = await browserOnB();
+      const onA = `ws://127.0.0.1:${nodes.get("a")?.port}/browsers/${browser.id}/cdp`;
+      const open = (from: string) =>
+        new Promise<{ ws: WebSocket } | { status: number }>((resolve, reject) => {
+          const ws = new WebSocket(onA, { headers: { authorization: `Bearer ${key}` }, localAddress: from, perMessageDeflate: false });
+          ws.once("open", () => resolve({ ws }));
+          ws.once("unexpected-response", (_request, response) => {
+            resolve({ status: response.statusCode ?? 0 });
+            ws.terminate();
+          });
+          ws.once("error", reject);
+        });
+      // One client, through a, holds all it may hold on b.
+      const held = await Promise.all([1, 2, 3, 4].map(() => open("127.0.0.2")));
+      expect(held.every((each) => "ws" in each)).toBe(true);
+      // Its next one is refused on b, under its own name; another client through the same node is not.
+      expect(await open("127.0.0.2")).toEqual({ status: 429 });
+      const other = await open("127.0.0.3");
+      expect("ws" in other).toBe(true);
+      for (const each of [...held, other]) if ("ws" in each) each.ws.close();
+      await clientOf("a").browsers.delete(browser.id);
+    } finally {
+      await nodes.get("b")?.server.stop();
+      await startNode("b");
+    }
+  });
+});
+
 describe("what another node may do, and a client may not", () => {
   it("shows another node's browser only to its project's keys, whatever a client says it is", async () => {
     await running("a", "b");

@@ -9,7 +9,7 @@ import { PEER_PROOF_HEADER, PeerAuth } from "../src/nodes/peer-auth.js";
 import { MAX_CALLS_PER_CHANNEL, PEER_CHANNEL_PATH, PEER_CHANNEL_PROTOCOL, type PeerCall, PeerCalls } from "../src/nodes/peer-calls.js";
 import { CallRefusedError, ChannelClosedError, PeerChannel } from "../src/nodes/peer-channel.js";
 import { PeerForwarder } from "../src/nodes/peer-forwarder.js";
-import { encodeFrame, FrameError, FrameKind, FrameReader, FrameSeal } from "../src/nodes/peer-frames.js";
+import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, FrameSeal } from "../src/nodes/peer-frames.js";
 
 // The channel between two nodes, both ends real, over a real HTTP server's upgrade: what
 // the owner runs, what a caller's leaving does, and what a broken peer gets.
@@ -77,6 +77,13 @@ async function open(url: string, options: { maxAnswerBytes?: number } = {}): Pro
   return channel;
 }
 
+/** The frames `reader` hands over for `chunk`. */
+const all = (reader: FrameReader, chunk: Buffer): Frame[] => {
+  const frames: Frame[] = [];
+  reader.push(chunk, (frame) => frames.push(frame));
+  return frames;
+};
+
 const head = (op: string, browser: object = { id: "b1" }) => ({ op, request_id: "req-1", browser, headers: {} });
 
 describe("frames", () => {
@@ -90,7 +97,7 @@ describe("frames", () => {
     for (const cut of [1, 3, 4, 13, 64, frames.length]) {
       const reader = new FrameReader(64 * 1024, new FrameSeal(KEY, "owner"));
       const read = [];
-      for (let at = 0; at < frames.length; at += cut) read.push(...reader.push(frames.subarray(at, at + cut)));
+      for (let at = 0; at < frames.length; at += cut) read.push(...all(reader, frames.subarray(at, at + cut)));
       expect(read.map((frame) => [frame.kind, frame.id, frame.head, frame.body.toString()])).toEqual([
         [FrameKind.call, 7, { op: "x", n: "é" }, '{"a":1}'],
         [FrameKind.leave, 7, null, ""],
@@ -102,36 +109,55 @@ describe("frames", () => {
   it("over the reader's bound, of an unknown kind, or with a head that is not JSON are refused", () => {
     const reader = (max: number) => new FrameReader(max, new FrameSeal(KEY, "owner"));
     const frame = (kind: FrameKind, head: unknown, body?: Buffer) => encodeFrame(kind, 1, head, body, new FrameSeal(KEY, "opener"));
-    expect(() => reader(100).push(frame(FrameKind.answer, null, Buffer.alloc(100)))).toThrow(FrameError);
+    expect(() => all(reader(100), frame(FrameKind.answer, null, Buffer.alloc(100)))).toThrow(FrameError);
     // The bound holds on the length alone, before the bytes arrive: a peer cannot make the reader buffer them.
     const huge = Buffer.alloc(4);
     huge.writeUInt32BE(0xffff_fff0, 0);
-    expect(() => reader(1024).push(huge)).toThrow(/over the bound/);
-    expect(() => reader(1024).push(changed(frame(FrameKind.call, null), (bytes) => bytes.writeUInt8(9, 4)))).toThrow(/Unknown frame kind 9/);
-    expect(() => reader(1024).push(changed(frame(FrameKind.call, "xx"), (bytes) => bytes.write("{", 13)))).toThrow(/not JSON/);
-    expect(() => reader(1024).push(changed(frame(FrameKind.call, null), (bytes) => bytes.writeUInt32BE(1000, 9)))).toThrow(/longer than the frame/);
+    expect(() => all(reader(1024), huge)).toThrow(/over the bound/);
+    expect(() =>
+      all(
+        reader(1024),
+        changed(frame(FrameKind.call, null), (bytes) => bytes.writeUInt8(9, 4)),
+      ),
+    ).toThrow(/Unknown frame kind 9/);
+    expect(() =>
+      all(
+        reader(1024),
+        changed(frame(FrameKind.call, "xx"), (bytes) => bytes.write("{", 13)),
+      ),
+    ).toThrow(/not JSON/);
+    expect(() =>
+      all(
+        reader(1024),
+        changed(frame(FrameKind.call, null), (bytes) => bytes.writeUInt32BE(1000, 9)),
+      ),
+    ).toThrow(/longer than the frame/);
   });
 
   it("whose seal does not check are refused: changed, made with another key, from the other side, replayed, or out of order", () => {
     const reader = () => new FrameReader(1024, new FrameSeal(KEY, "owner"));
     const first = () => encodeFrame(FrameKind.call, 1, { op: "deleteBrowser" }, undefined, new FrameSeal(KEY, "opener"));
     // Untouched, it is read.
-    expect(reader().push(first())).toHaveLength(1);
+    expect(all(reader(), first())).toHaveLength(1);
     const flipped = first();
     flipped.writeUInt32BE(2, 5);
-    expect(() => reader().push(flipped)).toThrow(/seal does not check/);
-    expect(() => reader().push(encodeFrame(FrameKind.call, 1, { op: "deleteBrowser" }, undefined, new FrameSeal(randomBytes(32), "opener")))).toThrow(
+    expect(() => all(reader(), flipped)).toThrow(/seal does not check/);
+    expect(() => all(reader(), encodeFrame(FrameKind.call, 1, { op: "deleteBrowser" }, undefined, new FrameSeal(randomBytes(32), "opener")))).toThrow(
       /seal does not check/,
     );
     // The owner's own frame sent back to it: sealed for the other direction.
-    expect(() => reader().push(encodeFrame(FrameKind.call, 1, { op: "deleteBrowser" }, undefined, new FrameSeal(KEY, "owner")))).toThrow(/seal does not check/);
+    expect(() => all(reader(), encodeFrame(FrameKind.call, 1, { op: "deleteBrowser" }, undefined, new FrameSeal(KEY, "owner")))).toThrow(/seal does not check/);
     const once = reader();
     const frame = first();
-    expect(once.push(frame)).toHaveLength(1);
-    expect(() => once.push(frame)).toThrow(/seal does not check/);
+    expect(all(once, frame)).toHaveLength(1);
+    expect(() => all(once, frame)).toThrow(/seal does not check/);
     const seal = new FrameSeal(KEY, "opener");
     const [one, two] = [encodeFrame(FrameKind.call, 1, null, undefined, seal), encodeFrame(FrameKind.call, 2, null, undefined, seal)];
-    expect(() => reader().push(Buffer.concat([two as Buffer, one as Buffer]))).toThrow(/seal does not check/);
+    expect(() => all(reader(), Buffer.concat([two as Buffer, one as Buffer]))).toThrow(/seal does not check/);
+    // A frame that checks is handed over even when a bad one follows it in the same chunk.
+    const handed: number[] = [];
+    expect(() => reader().push(Buffer.concat([one as Buffer, one as Buffer]), (frame) => handed.push(frame.id))).toThrow(/seal does not check/);
+    expect(handed).toEqual([1]);
   });
 });
 

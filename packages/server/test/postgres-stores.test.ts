@@ -65,7 +65,7 @@ describe("servers sharing one PostgreSQL database", () => {
     await a?.projects.setCap(first.project, 5);
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
-        (i % 2 === 0 ? a : b)?.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 100 }),
+        (i % 2 === 0 ? a : b)?.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 100, timeoutSeconds: 60 }),
       ),
     );
     expect(results.filter((result) => result.status === "fulfilled")).toHaveLength(5);
@@ -79,7 +79,7 @@ describe("servers sharing one PostgreSQL database", () => {
     const [a, b] = [await node(url, "a"), await node(url, "b")];
     const first = await initializeOrganization(a as Stores);
     if (first === undefined) throw new Error("no first start");
-    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 };
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 };
     const ofA = await a?.browsers.reserve(reservation);
     const ofB = await b?.browsers.reserve(reservation);
     expect((await a?.browsers.recoverAbandoned())?.map((row) => row.id)).toEqual([ofA?.id]);
@@ -94,7 +94,7 @@ describe("servers sharing one PostgreSQL database", () => {
     if (first === undefined || a?.nodes === undefined || b?.nodes === undefined) throw new Error("no first start");
     const lease = { nodeId: "a", instance: "a-1", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
     expect(await a.nodes.renew(lease)).toMatchObject({ taken: true, rejoined: true });
-    const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
+    const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 });
     await a.browsers.markRunning(reserved.id, { pid: 4_000_000, userDataDir: "/nonexistent/profile-a", sandboxed: false }, "0".repeat(64));
     // Renewed in time: the same lease, the browser untouched.
     expect(await a.nodes.renew(lease)).toMatchObject({ taken: true, rejoined: false });
@@ -122,7 +122,7 @@ describe("servers sharing one PostgreSQL database", () => {
       return renewal.live.find((each) => each.nodeId === "a")?.leaseId as string;
     };
     const placed = await leaseOf();
-    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 };
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 };
     await a.browsers.remove((await a.browsers.reserve({ ...reservation, placedUnder: placed })).id);
     // a froze past its lease: the node that placed the create starts the browser itself.
     await storedRows({ dataDir: "", database: url }, "UPDATE nodes SET lease_expires_at = now() - interval '1 second' WHERE node_id = 'a'");
@@ -199,7 +199,7 @@ describe("servers sharing one PostgreSQL database", () => {
     const first = await initializeOrganization(a as Stores);
     if (first === undefined || a?.nodes === undefined || b?.nodes === undefined) throw new Error("no first start");
     await a.nodes.renew({ nodeId: "a", instance: "a-1", advertiseUrl: null, warmReady: 0, ttlMs: 1 });
-    const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
+    const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 });
     await a.browsers.markRunning(reserved.id, { pid: 4_000_000, userDataDir: "/nonexistent/profile-a", sandboxed: false }, "0".repeat(64));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await b.nodes.reapLapsed()).toEqual([{ nodeId: "a", crashed: 1 }]);

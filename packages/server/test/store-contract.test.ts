@@ -109,7 +109,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     const { stores, first } = await started();
     const orgId = first.org.id;
     const projectId = first.project.id;
-    const reserve = (name?: string, planLimit = 10) => stores.browsers.reserve({ orgId, projectId, name, planLimit });
+    const reserve = (name?: string, planLimit = 10) => stores.browsers.reserve({ orgId, projectId, name, planLimit, timeoutSeconds: 60 });
     await stores.projects.setCap(first.project, 2);
     const one = await reserve("one");
     const two = await reserve(undefined);
@@ -129,7 +129,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     const other = await stores.projects.create(orgId, "racing");
     await stores.projects.setCap(other, 5);
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => stores.browsers.reserve({ orgId, projectId: other.id, name: `b${i}`, planLimit: 100 })),
+      Array.from({ length: 20 }, (_, i) => stores.browsers.reserve({ orgId, projectId: other.id, name: `b${i}`, planLimit: 100, timeoutSeconds: 60 })),
     );
     expect(results.filter((result) => result.status === "fulfilled")).toHaveLength(5);
     for (const result of results.filter((each) => each.status === "rejected")) {
@@ -140,7 +140,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     const spare = await stores.projects.create(orgId, "spare");
     const [archived, ...reserved] = await Promise.allSettled([
       stores.projects.update(orgId, spare, { status: "archived" }),
-      ...Array.from({ length: 5 }, () => stores.browsers.reserve({ orgId, projectId: spare.id, name: undefined, planLimit: 100 })),
+      ...Array.from({ length: 5 }, () => stores.browsers.reserve({ orgId, projectId: spare.id, name: undefined, planLimit: 100, timeoutSeconds: 60 })),
     ]);
     const running = reserved.filter((result) => result.status === "fulfilled").length;
     // Archived: no create got a slot before it, and none after (the project is no longer active).
@@ -178,7 +178,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
 
   it("keeps browser names unique in a project while they live", async () => {
     const { stores, first } = await started();
-    const reservation = { orgId: first.org.id, projectId: first.project.id, name: "agent", planLimit: 10 };
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: "agent", planLimit: 10, timeoutSeconds: 60 };
     const agent = await stores.browsers.reserve(reservation);
     await expect(stores.browsers.reserve(reservation)).rejects.toMatchObject({ code: "name_conflict" });
     await stores.browsers.remove(agent.id);
@@ -187,7 +187,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
 
   it("records a running browser with its token hash, finds it by id in any project, and lists it", async () => {
     const { stores, first } = await started();
-    const row = await stores.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 });
+    const row = await stores.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 });
     const running = await stores.browsers.markRunning(row.id, launched, "ab".repeat(32));
     expect(running?.status).toBe("running");
     expect(await stores.browsers.findLaunched(row.id)).toMatchObject({ id: row.id, org_id: first.org.id, cdp_token_sha256: "ab".repeat(32) });
@@ -198,7 +198,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
 
   it("records as running only a reservation still starting: one dropped or ended meanwhile stays as it is", async () => {
     const { stores, first } = await started();
-    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 };
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 };
     const dropped = await stores.browsers.reserve(reservation);
     await stores.browsers.remove(dropped.id);
     expect(await stores.browsers.markRunning(dropped.id, launched, "ab".repeat(32))).toBeUndefined();
@@ -212,7 +212,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
 
   it("marks what a killed server left starting or running as crashed, once", async () => {
     const { stores, first } = await started();
-    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10 };
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 };
     const starting = await stores.browsers.reserve(reservation);
     const running = await stores.browsers.reserve({ ...reservation, running: { launched, tokenSha256: "cd".repeat(32) } });
     const abandoned = await stores.browsers.recoverAbandoned();

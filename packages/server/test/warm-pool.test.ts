@@ -274,7 +274,7 @@ describe("the warm pool's end", () => {
     const count = () => (most = Math.max(most, launching + waiting.size));
     const pool = new WarmPool({
       size: POOL,
-      log: { warn: () => undefined, error: () => undefined },
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined },
       launcher: {
         async launch(options) {
           launching++;
@@ -364,7 +364,7 @@ describe("a warm browser's failures", () => {
       size: 1,
       launcher: new ChromiumLauncher({ allowPrivateNetwork: true }),
       prepare: () => Promise.reject(new Error("no DevTools for WebMCP")),
-      log: { warn: (_fields: unknown, message: string) => void warnings.push(message), error: () => undefined },
+      log: { info: () => undefined, warn: (_fields: unknown, message: string) => void warnings.push(message), error: () => undefined },
     });
     pool.start();
     try {

@@ -110,6 +110,11 @@ export interface CreateServerOptions {
    */
   rateLimits?: Partial<Omit<RateLimitSettings, "trustedProxy">>;
   /**
+   * The clock (milliseconds) and the sweep interval of the browsers' inactivity timeouts
+   * (`timeout_seconds`); default the process's monotonic clock, checked every second.
+   */
+  browserTimeouts?: { clock?: () => number; sweepMs?: number };
+  /**
    * The reverse proxies in front of the server, as `--trust-proxy` takes them: IP
    * addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`. A request from one
    * of them counts, for the failed-authentication limit (and `request.ip` in the log), as
@@ -344,7 +349,11 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   logIdleError = (error) => app.log.warn({ err: error }, "a PostgreSQL connection failed while idle; the next query opens another");
   logRefusal = logProofRefusals(app.log);
   app.server.on("connect", answerConnect);
-  installConnectionLimits(app.server, { perClient: options.maxClientConnections ?? DEFAULT_CONFIG.maxClientConnections, trustedProxy, browserOfConnection });
+  const connections = installConnectionLimits(app.server, {
+    perClient: options.maxClientConnections ?? DEFAULT_CONFIG.maxClientConnections,
+    trustedProxy,
+    browserOfConnection,
+  });
   // A client that half-closes after its request (FIN once the bytes are sent) still gets
   // its answer: Node's default drops a response that is not written yet when the FIN is
   // read, and responses can wait (for a sync of the database, a browser's launch). The
@@ -360,7 +369,11 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     warmBrowsers > 0
       ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log, prepare: (launched) => webmcp.prepare(launched) })
       : undefined;
-  const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, { pool: warmPool, committed: () => openedStores.durable() });
+  const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
+    pool: warmPool,
+    committed: () => openedStores.durable(),
+    ...(options.browserTimeouts === undefined ? {} : { idle: options.browserTimeouts }),
+  });
   let firstStart: FirstStart | undefined;
   let liveView: LiveViewEndpoint | undefined;
   let peerCalls: PeerCalls | undefined;
@@ -430,6 +443,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       otherUpgrade: (request, socket, head) => calls?.accept(request, socket, head) === true || liveViewEndpoint.accept(request, socket, head),
       browsers,
       cluster,
+      connections,
       rateLimits,
       ownOrigins: () => ownOrigins(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`, options.publicUrl),
       browserStore: stores.browsers,
@@ -455,6 +469,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       planLimit,
       projectsDisabled: options.projectsDisabled ?? DEFAULT_CONFIG.projectsDisabled,
       cluster,
+      connections,
       peerCalls,
     });
     await app.ready();

@@ -1,3 +1,4 @@
+import { limits } from "@browser-service/types";
 import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
 import { ApiError, BrowserUnavailableError, InternalError } from "../http/api-errors.js";
@@ -6,9 +7,13 @@ import type { BrowserEventLog } from "./browser-event-log.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 import { type ExtensionToLoad, loadExtensions } from "./extension-loading.js";
+import { IdleTimeouts, type IdleTimeoutsOptions } from "./idle-timeouts.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
 import { WarmBrowser } from "./warm-browser.js";
 import type { WarmPool } from "./warm-pool.js";
+
+/** The inactivity timeout of a create that gives none, in seconds: the spec's default. */
+export const DEFAULT_TIMEOUT_SECONDS = limits.schemas.CreateBrowserRequest.timeout_seconds.default;
 
 /** How often the reservations of browsers not kept are deleted again while the database refuses it. */
 export const FREE_RETRY_MS = 1_000;
@@ -28,6 +33,8 @@ export interface BrowserLifecycle {
 export interface CreateBrowserInput {
   name?: string;
   start_url?: string;
+  /** Seconds of inactivity after which the browser is ended; {@link DEFAULT_TIMEOUT_SECONDS} when omitted. */
+  timeoutSeconds?: number;
   /** The extensions to load before the browser is handed over, in order. */
   extensions?: readonly ExtensionToLoad[];
   /** Placed here by another node: the lease this node was chosen under (see {@link BrowserReservation.placedUnder}). */
@@ -59,6 +66,7 @@ export class BrowserService {
   #freeTimer: NodeJS.Timeout | undefined;
   // Creates under way: closeAll() waits for them, so none records or keeps a browser after it.
   readonly #creating = new Set<Promise<unknown>>();
+  readonly #idle: IdleTimeouts;
 
   /**
    * `pool`, when given, supplies browsers launched ahead of time; it is closed by
@@ -73,7 +81,12 @@ export class BrowserService {
     planLimit: number,
     log: BrowserEventLog,
     lifecycle: BrowserLifecycle,
-    options: { pool?: WarmPool | undefined; committed?: () => Promise<void> | undefined } = {},
+    options: {
+      pool?: WarmPool | undefined;
+      committed?: () => Promise<void> | undefined;
+      /** The clock and sweep of the inactivity timeouts (a test's fake clock). */
+      idle?: Omit<IdleTimeoutsOptions, "end">;
+    } = {},
   ) {
     this.#store = store;
     this.#launcher = launcher;
@@ -82,6 +95,14 @@ export class BrowserService {
     this.#lifecycle = lifecycle;
     this.#pool = options.pool;
     this.#committed = options.committed ?? (() => undefined);
+    this.#idle = new IdleTimeouts({
+      ...options.idle,
+      end: (id, idleMs) =>
+        this.#stop(id).then(
+          () => this.#log.info({ browser: id, idleMs: Math.round(idleMs) }, "browser ended after its timeout without activity"),
+          (error: unknown) => this.#log.error({ browser: id, err: error }, "could not end a browser past its timeout"),
+        ),
+    });
   }
 
   /** Marks what a previous, killed server left running as crashed and ends those processes. */
@@ -115,6 +136,7 @@ export class BrowserService {
       orgId: project.org_id,
       projectId: project.id,
       name: input.name,
+      timeoutSeconds: input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS,
       planLimit: this.#planLimit,
       extensions,
       ...(input.placedUnder === undefined ? {} : { placedUnder: input.placedUnder }),
@@ -169,7 +191,7 @@ export class BrowserService {
     }
     // Its session's record now names the process, for the clean-up after a kill.
     started.recorded?.();
-    this.#adopt(row.id, launched, token);
+    this.#adopt(running, launched, token);
     try {
       browser.handOver(input.start_url, this.#committed());
     } catch (error) {
@@ -307,16 +329,18 @@ export class BrowserService {
       }
       // Its session's record now names the process, for the clean-up after a kill.
       taken.recorded();
-      this.#adopt(row.id, warm.launched, token);
+      this.#adopt(row, warm.launched, token);
       return row;
     }
     return undefined;
   }
 
-  /** Makes a recorded, running browser the service's: its token, its end (deleted or crashed), its WebMCP. */
-  #adopt(id: string, launched: LaunchedBrowser, token: string): void {
+  /** Makes a recorded, running browser the service's: its token, its end (deleted, crashed or timed out), its WebMCP. */
+  #adopt(row: BrowserRow, launched: LaunchedBrowser, token: string): void {
+    const id = row.id;
     this.#running.set(id, launched);
     this.#tokens.set(id, token);
+    this.#idle.watch(id, row.timeout_seconds);
     launched.cdp.onCloseRequested(() => {
       // A client's `Browser.close` ends the browser as `DELETE /browsers/{id}` does.
       this.#stop(id).catch((error: unknown) => this.#log.error({ browser: id, err: error }, "could not delete a browser closed by a DevTools client"));
@@ -324,6 +348,7 @@ export class BrowserService {
     launched.onExit((exit) => {
       this.#running.delete(id);
       this.#tokens.delete(id);
+      this.#idle.forget(id);
       this.#lifecycle.ended(id);
       if (this.#stopping.has(id)) return;
       this.#store.markCrashed(id).then(
@@ -334,6 +359,19 @@ export class BrowserService {
       launched.close().catch((error: unknown) => this.#log.error({ browser: id, err: error }, "could not clean up after a crashed browser"));
     });
     this.#lifecycle.started(id, launched);
+  }
+
+  /** A request on a browser this node runs: its inactivity timeout starts again. */
+  touch(browserId: string): void {
+    this.#idle.touch(browserId);
+  }
+
+  /**
+   * A connection (a DevTools client, a live view viewer) or a long request (an invocation)
+   * on a browser this node runs: it stays active until the returned release is called.
+   */
+  hold(browserId: string): () => void {
+    return this.#idle.hold(browserId);
   }
 
   /** The DevTools access token of a running browser; `undefined` once it stopped or crashed. */
@@ -354,6 +392,7 @@ export class BrowserService {
   async #stop(id: string): Promise<void> {
     this.#stopping.add(id);
     this.#tokens.delete(id);
+    this.#idle.forget(id);
     try {
       await this.#running.get(id)?.close();
       await this.#store.remove(id);
@@ -377,6 +416,7 @@ export class BrowserService {
   /** Closes every browser (the warm ones too) and deletes their records; later launches are refused. */
   async closeAll(): Promise<void> {
     this.#shuttingDown = true;
+    this.#idle.close();
     // Each stops at its next step (a launch ends within its time limit): it closes its
     // browser and deletes its row while the database is still open.
     await Promise.allSettled([...this.#creating]);

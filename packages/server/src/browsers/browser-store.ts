@@ -15,6 +15,7 @@ export interface Browser {
   name: string | null;
   status: "running" | "crashed";
   created_at: string;
+  timeout_seconds: number;
   cdp_ws_url: string;
   live_view_url: string;
   live_view_read_only_url: string;
@@ -35,6 +36,8 @@ export interface BrowserRow {
   /** 1 when the browser runs (or ran) in its sandbox, else 0. */
   sandboxed: number;
   created_at: string;
+  /** Seconds of inactivity after which the service ends the browser. */
+  timeout_seconds: number;
   /** The node whose process runs it, where several servers share a database; absent: this server's. */
   node_id?: string;
 }
@@ -44,6 +47,8 @@ export interface BrowserReservation {
   orgId: string;
   projectId: string;
   name: string | undefined;
+  /** Seconds of inactivity after which the service ends the browser. */
+  timeoutSeconds: number;
   /** The organization limit from its plan. */
   planLimit: number;
   /**
@@ -79,6 +84,7 @@ export function reservedRow(request: BrowserReservation): BrowserRow {
     user_data_dir: running?.launched.userDataDir ?? null,
     sandboxed: running?.launched.sandboxed === true ? 1 : 0,
     created_at: new Date().toISOString(),
+    timeout_seconds: request.timeoutSeconds,
   };
 }
 
@@ -89,6 +95,7 @@ export function toBrowser(row: BrowserRow, urls: BrowserUrlSet, extensions: read
     name: row.name,
     status: row.status === "crashed" ? "crashed" : "running",
     created_at: row.created_at,
+    timeout_seconds: row.timeout_seconds,
     cdp_ws_url: urls.cdp_ws_url,
     live_view_url: urls.live_view_url,
     live_view_read_only_url: urls.live_view_read_only_url,

@@ -6,7 +6,7 @@ import { isPgUniqueViolation, type PgDatabase } from "../storage/pg-database.js"
 import type { LaunchedBrowser } from "./browser-launcher.js";
 import { type BrowserExtension, type BrowserReservation, type BrowserRow, type BrowserStore, reservedRow } from "./browser-store.js";
 
-const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at, node_id";
+const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at, node_id, timeout_seconds";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
 
@@ -60,8 +60,20 @@ export class PgBrowserStore implements BrowserStore {
       const row: BrowserRow = { ...reservedRow(request), node_id: this.#nodeId };
       try {
         await this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, node_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-          [row.id, row.project_id, row.name, row.status, row.cdp_token_sha256, row.pid, row.user_data_dir, row.sandboxed, this.#nodeId, row.created_at],
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, node_id, created_at, timeout_seconds) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+          [
+            row.id,
+            row.project_id,
+            row.name,
+            row.status,
+            row.cdp_token_sha256,
+            row.pid,
+            row.user_data_dir,
+            row.sandboxed,
+            this.#nodeId,
+            row.created_at,
+            row.timeout_seconds,
+          ],
         );
       } catch (error) {
         if (isPgUniqueViolation(error)) throw new NameConflictError(`A browser named "${request.name}" already exists in this project.`);

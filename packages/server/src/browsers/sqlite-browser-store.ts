@@ -6,7 +6,7 @@ import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 import { type BrowserExtension, type BrowserReservation, type BrowserRow, type BrowserStore, reservedRow } from "./browser-store.js";
 
-const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at";
+const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at, timeout_seconds";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
 
@@ -42,8 +42,8 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
       const row = reservedRow(request);
       try {
         this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          [row.id, row.project_id, row.name, row.status, row.cdp_token_sha256, row.pid, row.user_data_dir, row.sandboxed, row.created_at],
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at, timeout_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          [row.id, row.project_id, row.name, row.status, row.cdp_token_sha256, row.pid, row.user_data_dir, row.sandboxed, row.created_at, row.timeout_seconds],
         );
       } catch (error) {
         if (isUniqueViolation(error)) throw new NameConflictError(`A browser named "${request.name}" already exists in this project.`);

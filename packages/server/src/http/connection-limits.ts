@@ -28,6 +28,17 @@ interface Tracked {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** What {@link installConnectionLimits} gives back: a connection's count moved to the client it turned out to carry. */
+export interface ConnectionCounts {
+  /**
+   * Counts `socket` from now on under `client` (`""`: under none) instead of the address
+   * it came from: for a connection another node opened, which carries its clients'
+   * requests (its proof checked). Past the cap for `client`, the connection is answered
+   * `429 rate_limited` and closed, and `false` returned.
+   */
+  countAs(socket: Socket, client: string): boolean;
+}
+
 /**
  * Bounds the connections a client holds, so that no one client (or many connections that
  * never send a byte) can take the server's file descriptors from everyone else: past
@@ -36,7 +47,7 @@ interface Tracked {
  * turns out to be one of the server's browsers' (its first request tells) is moved to that
  * browser's count, so a page cannot spend its address's.
  */
-export function installConnectionLimits(server: Server, options: ConnectionLimitOptions): void {
+export function installConnectionLimits(server: Server, options: ConnectionLimitOptions): ConnectionCounts {
   const counts = new Map<string, number>();
   const tracked = new WeakMap<Socket, Tracked>();
   const timeoutMs = options.firstRequestTimeoutMs ?? FIRST_REQUEST_TIMEOUT_MS;
@@ -69,7 +80,9 @@ export function installConnectionLimits(server: Server, options: ConnectionLimit
     add(key, 1);
     const entry: Tracked = { key, timer };
     tracked.set(socket, entry);
-    socket.once("close", () => add(entry.key, -1));
+    socket.once("close", () => {
+      if (entry.key !== "") add(entry.key, -1);
+    });
   });
 
   const firstRequest = (request: IncomingMessage) => {
@@ -92,4 +105,24 @@ export function installConnectionLimits(server: Server, options: ConnectionLimit
   server.prependListener("upgrade", firstRequest);
   server.prependListener("connect", firstRequest);
   server.prependListener("checkExpectation", firstRequest);
+
+  return {
+    countAs(socket, client) {
+      const entry = tracked.get(socket);
+      if (entry === undefined || entry.key === client || options.perClient === 0) return true;
+      if (client !== "" && (counts.get(client) ?? 0) >= options.perClient) {
+        writeRawError(
+          socket,
+          new RateLimitedError(`This client already holds ${options.perClient} connections to the server, the most it allows; close some first`, 1),
+        );
+        socket.end();
+        socket.destroySoon();
+        return false;
+      }
+      if (entry.key !== "") add(entry.key, -1);
+      entry.key = client;
+      if (client !== "") add(client, 1);
+      return true;
+    },
+  };
 }

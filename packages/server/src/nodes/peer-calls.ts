@@ -117,7 +117,7 @@ export class PeerCalls {
     const reader = new FrameReader(this.#options.maxBodyBytes + MAX_HEAD_BYTES, channel.seal);
     const read = (chunk: Buffer) => {
       try {
-        for (const frame of reader.push(chunk)) this.#receive(channel, frame);
+        reader.push(chunk, (frame) => this.#receive(channel, frame));
       } catch (error) {
         this.#options.log.warn({ err: error }, "a node's peer channel sent what is not the protocol; it is closed");
         socket.destroy();

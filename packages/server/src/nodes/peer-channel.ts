@@ -78,7 +78,7 @@ export class PeerChannel {
     const reader = new FrameReader(maxAnswerBytes, this.#seal);
     const read = (chunk: Buffer) => {
       try {
-        for (const frame of reader.push(chunk)) this.#receive(frame);
+        reader.push(chunk, (frame) => this.#receive(frame));
       } catch (error) {
         socket.destroy(error as Error);
       }

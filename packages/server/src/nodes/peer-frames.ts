@@ -138,11 +138,10 @@ export class FrameReader {
     this.#seal = seal;
   }
 
-  /** The frames completed by `chunk`, in order. */
-  push(chunk: Buffer): Frame[] {
+  /** Hands `onFrame` each frame completed by `chunk`, in order (what `onFrame` throws stops the reading and is thrown). */
+  push(chunk: Buffer, onFrame: (frame: Frame) => void): void {
     this.#chunks.push(chunk);
     this.#buffered += chunk.length;
-    const frames: Frame[] = [];
     while (this.#buffered >= 4) {
       const first = this.#chunks[0] as Buffer;
       const length = (first.length >= 4 ? first : this.#take(4, false)).readUInt32BE(0);
@@ -152,9 +151,10 @@ export class FrameReader {
       const frame = this.#take(length + 4, true);
       if (!this.#seal.check(frame))
         throw new FrameError("A frame's seal does not check: it was not sent by the node that opened the channel, or not in this place.");
-      frames.push(decode(frame.subarray(0, frame.length - SEAL_BYTES)));
+      // Each frame is handled as soon as it checks: one that arrived whole is answered for
+      // even when a bad one follows it in the same chunk.
+      onFrame(decode(frame.subarray(0, frame.length - SEAL_BYTES)));
     }
-    return frames;
   }
 
   /** The first `bytes` buffered, removed when `consume`. */

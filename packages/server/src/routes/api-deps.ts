@@ -4,6 +4,7 @@ import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import type { BrowserUrls } from "../cdp/public-url.js";
 import type { ExtensionStore } from "../extensions/extension-store.js";
+import type { ConnectionCounts } from "../http/connection-limits.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import type { PoolReservationStore } from "../limits/pool-reservation-store.js";
 import type { UsageStore } from "../limits/usage-store.js";
@@ -68,6 +69,8 @@ export interface ApiDeps {
   projectsDisabled: boolean;
   /** This node among the servers sharing a PostgreSQL database; `undefined` on SQLite (one server). */
   cluster: Cluster | undefined;
+  /** The connections' counts per client: another node's connection is counted under none (it carries many clients). */
+  connections?: ConnectionCounts | undefined;
   /** The calls other nodes forward to this node's browsers (the routes serve their own operations); `undefined` without a node secret. */
   peerCalls?: PeerCalls | undefined;
 }

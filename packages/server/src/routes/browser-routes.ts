@@ -9,8 +9,10 @@ import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ApiDeps } from "./api-deps.js";
 import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeClaim } from "./browser-placement.js";
 
-// The peer call that reads a browser's DevTools token from its node (tokens live only in their node's memory).
+// The peer calls that read a browser's DevTools token from its node (tokens live only in
+// their node's memory): for a list, and for a read of that one browser, which is activity on it.
 const BROWSER_TOKEN_OP = "browserToken";
+const BROWSER_READ_OP = "browserRead";
 
 /** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
 export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -27,7 +29,11 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
    * it, is shown without its token (its API key still opens it), and as it is read again
    * then: its node may have been found dead while it was asked.
    */
-  const withTokens = async (request: FastifyRequest, rows: readonly BrowserRow[]): Promise<{ rows: BrowserRow[]; tokens: Map<string, string> }> => {
+  const withTokens = async (
+    request: FastifyRequest,
+    rows: readonly BrowserRow[],
+    op: typeof BROWSER_TOKEN_OP | typeof BROWSER_READ_OP = BROWSER_TOKEN_OP,
+  ): Promise<{ rows: BrowserRow[]; tokens: Map<string, string> }> => {
     const tokens = new Map<string, string>();
     const forwarder = cluster?.forwarder;
     if (cluster === undefined || forwarder === undefined) return { rows: [...rows], tokens };
@@ -36,7 +42,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
         const where = row.status === "running" ? cluster.locate(row.node_id) : "self";
         if (typeof where !== "object") return row;
         try {
-          const answer = await forwarder.ask(where, String(request.id), BROWSER_TOKEN_OP, row);
+          const answer = await forwarder.ask(where, String(request.id), op, row);
           const token = answer.status === 200 ? (JSON.parse(String(answer.body)) as { token?: unknown }).token : undefined;
           if (typeof token === "string") {
             tokens.set(row.id, token);
@@ -81,6 +87,7 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     }
     if (body.name !== undefined) input.name = body.name;
     if (body.start_url !== undefined) input.start_url = body.start_url;
+    if (body.timeout_seconds !== undefined) input.timeoutSeconds = body.timeout_seconds;
     if (body.extensions !== undefined) {
       const uses = await resolveExtensionRefs(stores.extensions, project.id, body.extensions);
       input.extensions = await Promise.all(uses.map(async (use) => ({ ...use, archivePath: await stores.extensions.archivePath(use.id) })));
@@ -98,7 +105,9 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name", { config: { operationId: "getBrowser" } }, async (request) => {
     const row = await stores.browsers.getByIdOrName((await request.scope.project()).id, request.params.id_or_name);
-    const current = await withTokens(request, [row]);
+    // A read of the browser is activity on it: here, or on its node when it asks for the token.
+    browsers.touch(row.id);
+    const current = await withTokens(request, [row], BROWSER_READ_OP);
     return show(request, current.rows[0] ?? row, await stores.browsers.extensionsOf([row.id]), current.tokens);
   });
 
@@ -113,10 +122,16 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
   // Other nodes' calls about this node's browsers: a token (only this node holds it), and the same stop as a delete.
   const nodeId = cluster?.nodeId;
   if (deps.peerCalls === undefined || nodeId === undefined) return;
-  deps.peerCalls.handle(BROWSER_TOKEN_OP, async (call) => {
-    const token = browsers.token(peerCallBrowser(call, nodeId).id);
+  const tokenOf = (id: string) => {
+    const token = browsers.token(id);
     if (token === undefined) throw new NotFoundError("This node runs no such browser now.");
     return { status: 200, headers: { "content-type": "application/json; charset=utf-8" }, body: JSON.stringify({ token }) };
+  };
+  deps.peerCalls.handle(BROWSER_TOKEN_OP, async (call) => tokenOf(peerCallBrowser(call, nodeId).id));
+  deps.peerCalls.handle(BROWSER_READ_OP, async (call) => {
+    const { id } = peerCallBrowser(call, nodeId);
+    browsers.touch(id);
+    return tokenOf(id);
   });
   deps.peerCalls.handle("deleteBrowser", async (call) => {
     // Read again, as a stop is rare and final: a row that is no more is 404, as for a direct delete.

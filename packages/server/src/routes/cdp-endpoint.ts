@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type WebSocket from "ws";
@@ -13,6 +14,7 @@ import { bridge } from "../cdp/client-bridge.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { MessageBudget, ProjectBudgets } from "../cdp/message-budget.js";
 import { ApiError, CdpClientLimitError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
+import type { ConnectionCounts } from "../http/connection-limits.js";
 import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
@@ -22,6 +24,8 @@ import type { Cluster } from "../nodes/cluster.js";
 /** What the endpoint needs from the rest of the server. */
 export interface CdpEndpointDeps {
   browsers: BrowserService;
+  /** The connections' counts per client: an upgrade another node relays counts under the client it declares, not that node. */
+  connections?: ConnectionCounts | undefined;
   browserStore: BrowserStore;
   apiKeys: ApiKeyStore;
   limits: CdpEndpointLimits;
@@ -77,7 +81,11 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       return;
     }
     // Another node's proof is checked once, before any endpoint asks who sent the upgrade.
-    await deps.cluster?.peerOf(request);
+    // Its connection carries one client's relayed upgrade (counted under that client, as if
+    // it had come here itself), or the nodes' channel (under none): never under the node's
+    // address, which every client relayed from it would otherwise share.
+    const sender = await deps.cluster?.peerOf(request);
+    if (sender !== undefined && deps.connections?.countAs(socket as Socket, sender.client ?? "") === false) return;
     if (deps.otherUpgrade?.(request, socket, head)) return;
     const path = CDP_PATH.exec((request.url ?? "").split("?")[0] ?? "");
     // Node hands this listener every request that asks to upgrade. Only a WebSocket one to
@@ -195,7 +203,10 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       connected.add(ws);
       clients.set(row.id, connected);
       const projectBudget = projectBudgets.acquire(row.project_id);
+      // A connected client keeps the browser active: its inactivity timeout starts when the last one leaves.
+      const released = deps.browsers.hold(row.id);
       ws.once("close", () => {
+        released();
         connected.delete(ws);
         if (connected.size === 0 && clients.get(row.id) === connected) clients.delete(row.id);
         projectBudgets.release(row.project_id);

@@ -240,6 +240,8 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     (access === "watch" ? watchWss : wss).handleUpgrade(request, socket, head, (ws) => {
       upgraded = true;
       sockets.set(ws, row.id);
+      // A viewer keeps the browser active: its inactivity timeout starts when the last one leaves.
+      const released = deps.browsers.hold(row.id);
       // A frame over the size cap, a broken frame: ws closes the connection (1009, 1002) and
       // reports it here; without a listener the report would end the whole server.
       ws.on("error", socketFailed);
@@ -257,6 +259,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
         }
       });
       ws.once("close", () => {
+        released();
         sockets.delete(ws);
         view.leave(viewer);
         leave();

@@ -111,6 +111,8 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
       // Forwarded by another node, which authenticated it, counted it and resolved its
       // project: settled once its body is read (preValidation), since the proof covers it.
       const sender = await deps.cluster?.peerOf(request.raw);
+      // A node's connection carries many clients' requests, each counted where it arrived.
+      if (sender !== undefined) deps.connections?.countAs(request.raw.socket, "");
       if (sender?.scope !== undefined) return;
       request.scope = await clientScope(deps, request);
     });

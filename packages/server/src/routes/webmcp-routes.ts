@@ -28,14 +28,23 @@ function checkInput(body: WebMcpInvokeRequest): void {
  * node is served there: the same operations below answer its node's peer calls.
  */
 export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const { webmcp } = deps;
+  const { webmcp, browsers } = deps;
 
-  const listTools = (row: BrowserRow, ifNoneMatch: string | undefined): Promise<ToolListBody | ToolListNotModified> => webmcp.of(row).listTools(ifNoneMatch);
+  // Each is activity on the browser (its inactivity timeout starts again); an invocation holds it active while it runs.
+  const listTools = (row: BrowserRow, ifNoneMatch: string | undefined): Promise<ToolListBody | ToolListNotModified> => {
+    browsers.touch(row.id);
+    return webmcp.of(row).listTools(ifNoneMatch);
+  };
 
-  const invoke = (row: BrowserRow, body: WebMcpInvokeRequest, callerGone: AbortSignal): Promise<WebMcpInvocationResult> => {
+  const invoke = async (row: BrowserRow, body: WebMcpInvokeRequest, callerGone: AbortSignal): Promise<WebMcpInvocationResult> => {
     const inputBytes = Buffer.byteLength(JSON.stringify(body.input));
     if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
-    return webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC, callerGone);
+    const release = browsers.hold(row.id);
+    try {
+      return await webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC, callerGone);
+    } finally {
+      release();
+    }
   };
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/webmcp/tools", { config: { operationId: "listWebMcpTools" } }, async (request, reply) => {

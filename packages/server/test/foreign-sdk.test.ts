@@ -1,0 +1,30 @@
+import Kernel from "@onkernel/sdk";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "./support/test-server.js";
+
+// The hosted service's own SDK, unchanged, against this server: where the API document is
+// silent, the server follows that SDK's shapes, so code written for it runs here too.
+
+describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
+  const t = useTestServer();
+
+  it("creates a browser with timeout_seconds, reads, lists and deletes it", async () => {
+    const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
+    const created = await kernel.browsers.create({ timeout_seconds: 120 });
+    expect(created.timeout_seconds).toBe(120);
+    const id = (created as unknown as { id: string }).id;
+    expect((await kernel.browsers.retrieve(id)).timeout_seconds).toBe(120);
+    const listed = (await kernel.browsers.list()).getPaginatedItems() as unknown as { id: string; timeout_seconds: number }[];
+    expect(listed.find((each) => each.id === id)?.timeout_seconds).toBe(120);
+    await kernel.browsers.deleteByID(id);
+    await expect(kernel.browsers.retrieve(id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("gets the rule named when its timeout_seconds is out of range", async () => {
+    const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
+    const refused = (await kernel.browsers.create({ timeout_seconds: 5 }).catch((error: unknown) => error)) as { status: number; error: unknown };
+    expect(refused.status).toBe(400);
+    expect(refused.error).toMatchObject({ code: "bad_request" });
+    expect(JSON.stringify(refused.error)).toContain("timeout_seconds");
+  });
+});
