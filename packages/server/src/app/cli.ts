@@ -66,6 +66,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     },
     launcher,
     warmBrowsers: config.warmBrowsers,
+    minFreeMemoryMib: config.minFreeMemoryMib,
     rateLimits: {
       perKey: { rate: config.rateLimit, burst: config.rateLimitBurst },
       authFailuresPerAddress: { rate: config.authFailureLimit, burst: config.authFailureBurst },

@@ -79,6 +79,8 @@ export interface ServerConfig {
   trustProxy: string[];
   /** Browsers kept launched and ready for `POST /browsers`; `0` turns the warm pool off. */
   warmBrowsers: number;
+  /** MiB of memory the host keeps available: below it, creates are `503 host_memory_low`; `0` turns the floor off. */
+  minFreeMemoryMib: number;
 }
 
 /** A flag or environment variable has a value the server cannot use. */
@@ -145,6 +147,9 @@ export const DEFAULT_CONFIG: ServerConfig = {
   // Two idle headless Chromiums take about 0.3 GB on a laptop and cover an agent that starts
   // a browser or two at a time; a larger burst falls back to cold launches.
   warmBrowsers: 2,
+  // A browser's first page takes 150-400 MB: below half a GiB available, the next create
+  // would leave the choice of what to kill to the kernel's OOM killer.
+  minFreeMemoryMib: 512,
 };
 
 /** What `--help` prints. */
@@ -216,6 +221,8 @@ Options (a flag beats its environment variable):
                                                            comma-separated (default none: the TCP peer is the client)
   --warm-browsers <n>   BROWSER_SERVICE_WARM_BROWSERS      browsers kept launched and ready for POST /browsers (default 2;
                                                            0 turns it off); they are not sessions and count against no limit
+  --min-free-memory-mib <n>  BROWSER_SERVICE_MIN_FREE_MEMORY_MIB  MiB of memory the host keeps available: below it
+                                                           POST /browsers is 503 host_memory_low (default 512; 0 turns it off)
   --project <id>        (keys create) scope the new key to this project; org-wide without it
   -h, --help                                               print this help
 
@@ -394,6 +401,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "max-client-connections": { type: "string" },
         "trust-proxy": { type: "string" },
         "warm-browsers": { type: "string" },
+        "min-free-memory-mib": { type: "string" },
         project: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -486,6 +494,9 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       DEFAULT_CONFIG.maxClientConnections,
     trustProxy: trustProxySetting(values["trust-proxy"], env),
     warmBrowsers: numberSetting(values["warm-browsers"], "--warm-browsers", env, "BROWSER_SERVICE_WARM_BROWSERS", 0, 64, 1) ?? DEFAULT_CONFIG.warmBrowsers,
+    minFreeMemoryMib:
+      numberSetting(values["min-free-memory-mib"], "--min-free-memory-mib", env, "BROWSER_SERVICE_MIN_FREE_MEMORY_MIB", 0, 1_048_576, 1) ??
+      DEFAULT_CONFIG.minFreeMemoryMib,
   };
 
   if (config.advertiseUrl !== undefined && config.nodeSecret === undefined) {

@@ -115,6 +115,14 @@ export interface CreateServerOptions {
    */
   browserTimeouts?: { clock?: () => number; sweepMs?: number };
   /**
+   * MiB of memory the host keeps available: below it `POST /browsers` answers `503
+   * host_memory_low` with `Retry-After` before anything starts. Default `0` (no floor) for
+   * an embedded server; the command line's default is {@link DEFAULT_CONFIG}`.minFreeMemoryMib`.
+   */
+  minFreeMemoryMib?: number;
+  /** Bytes of memory available now (a test's stand-in); default Linux's `MemAvailable`. */
+  availableMemory?: () => number;
+  /**
    * The reverse proxies in front of the server, as `--trust-proxy` takes them: IP
    * addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`. A request from one
    * of them counts, for the failed-authentication limit (and `request.ip` in the log), as
@@ -288,6 +296,9 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     ...(trustedProxy === undefined ? {} : { trustedProxy }),
     ...(peer === undefined ? {} : { declaredClient: (request: IncomingMessage) => cluster?.verifiedPeer(request)?.client }),
   });
+  const minFreeMemoryMib = options.minFreeMemoryMib ?? 0;
+  if (!Number.isSafeInteger(minFreeMemoryMib) || minFreeMemoryMib < 0)
+    throw new RangeError(`minFreeMemoryMib must be a non-negative integer; received ${minFreeMemoryMib}.`);
   const warmBrowsers = options.warmBrowsers ?? 0;
   if (!Number.isSafeInteger(warmBrowsers) || warmBrowsers < 0) throw new RangeError(`warmBrowsers must be a non-negative integer; received ${warmBrowsers}.`);
   const titleMaxAgeMs = options.webmcpTitleMaxAgeMs ?? TITLE_MAX_AGE_MS;
@@ -373,6 +384,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     pool: warmPool,
     committed: () => openedStores.durable(),
     ...(options.browserTimeouts === undefined ? {} : { idle: options.browserTimeouts }),
+    minFreeMemoryMib,
+    ...(options.availableMemory === undefined ? {} : { availableMemory: options.availableMemory }),
   });
   let firstStart: FirstStart | undefined;
   let liveView: LiveViewEndpoint | undefined;

@@ -1,12 +1,13 @@
 import { limits } from "@browser-service/types";
 import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
-import { ApiError, BrowserUnavailableError, InternalError } from "../http/api-errors.js";
+import { ApiError, BrowserUnavailableError, HostMemoryLowError, InternalError } from "../http/api-errors.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { BrowserEventLog } from "./browser-event-log.js";
 import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 import { type ExtensionToLoad, loadExtensions } from "./extension-loading.js";
+import { availableMemoryBytes } from "./host-memory.js";
 import { IdleTimeouts, type IdleTimeoutsOptions } from "./idle-timeouts.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
 import { WarmBrowser } from "./warm-browser.js";
@@ -14,6 +15,9 @@ import type { WarmPool } from "./warm-pool.js";
 
 /** The inactivity timeout of a create that gives none, in seconds: the spec's default. */
 export const DEFAULT_TIMEOUT_SECONDS = limits.schemas.CreateBrowserRequest.timeout_seconds.default;
+
+/** How long a create refused for the host's memory is told to wait: about as long as a browser takes to end. */
+export const MEMORY_RETRY_AFTER_SECONDS = 5;
 
 /** How often the reservations of browsers not kept are deleted again while the database refuses it. */
 export const FREE_RETRY_MS = 1_000;
@@ -67,6 +71,8 @@ export class BrowserService {
   // Creates under way: closeAll() waits for them, so none records or keeps a browser after it.
   readonly #creating = new Set<Promise<unknown>>();
   readonly #idle: IdleTimeouts;
+  readonly #memoryFloorBytes: number;
+  readonly #availableMemory: () => number;
 
   /**
    * `pool`, when given, supplies browsers launched ahead of time; it is closed by
@@ -86,6 +92,10 @@ export class BrowserService {
       committed?: () => Promise<void> | undefined;
       /** The clock and sweep of the inactivity timeouts (a test's fake clock). */
       idle?: Omit<IdleTimeoutsOptions, "end">;
+      /** MiB of memory the host keeps available: below it a create is refused before anything starts; `0` (default): no floor. */
+      minFreeMemoryMib?: number;
+      /** Bytes of memory available now; default {@link availableMemoryBytes}. */
+      availableMemory?: () => number;
     } = {},
   ) {
     this.#store = store;
@@ -95,6 +105,8 @@ export class BrowserService {
     this.#lifecycle = lifecycle;
     this.#pool = options.pool;
     this.#committed = options.committed ?? (() => undefined);
+    this.#memoryFloorBytes = (options.minFreeMemoryMib ?? 0) * 1024 * 1024;
+    this.#availableMemory = options.availableMemory ?? availableMemoryBytes;
     this.#idle = new IdleTimeouts({
       ...options.idle,
       end: (id, idleMs) =>
@@ -121,6 +133,7 @@ export class BrowserService {
    * `browser_unavailable`, a fault of the server 500 `internal_error`.
    */
   async create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
+    this.#checkMemory();
     const creating = this.#create(project, input);
     this.#creating.add(creating);
     try {
@@ -199,6 +212,15 @@ export class BrowserService {
       this.#log.warn({ browser: row.id, err: error }, "a new browser could not be sent to its start_url");
     }
     return running;
+  }
+
+  /** Refuses a create (503 `host_memory_low`) while the host's available memory is below the floor. */
+  #checkMemory(): void {
+    if (this.#memoryFloorBytes === 0) return;
+    const available = this.#availableMemory();
+    if (available >= this.#memoryFloorBytes) return;
+    const mib = (bytes: number) => Math.floor(bytes / (1024 * 1024));
+    throw new HostMemoryLowError(mib(available), mib(this.#memoryFloorBytes), MEMORY_RETRY_AFTER_SECONDS);
   }
 
   /**

@@ -277,6 +277,25 @@ export class BrowserUnavailableError extends ApiError {
   }
 }
 
+/**
+ * 503 `host_memory_low`: the host's available memory is below the floor the server
+ * keeps, so no browser is started; `Retry-After` says when to try again.
+ */
+export class HostMemoryLowError extends ApiError {
+  /** The `Retry-After` value in whole seconds. */
+  readonly retryAfterSeconds: number;
+
+  constructor(availableMib: number, floorMib: number, retryAfterSeconds: number) {
+    super(
+      503,
+      "host_memory_low",
+      `The host has ${availableMib} MiB of memory available, below the ${floorMib} MiB it keeps; no browser was started. Retry after ${retryAfterSeconds} seconds, or end a browser first.`,
+      { headers: { "retry-after": String(retryAfterSeconds) } },
+    );
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** 500 `internal_error`: the service failed; the message never carries internals. */
 export class InternalError extends ApiError {
   constructor(message = "The service failed to handle the request.", cause?: unknown) {
