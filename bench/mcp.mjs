@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createClient } from "@browser-service/client";
+import { showBrowserToolName } from "@browser-service/mcp";
 import { invokeTool } from "@browser-service/webmcp-helpers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -150,8 +151,9 @@ try {
       const http = await httpBridge(browser.id);
       bridges.push(http);
       for (const each of [stdio, http]) {
-        const listed = (await each.mcp.listTools()).tools.length;
-        if (listed !== expected) fail(`${tabs} tabs: the bridge lists ${listed} tools, expected ${expected}`);
+        // The pages' tools, beside the bridge's own (show_browser, the live view).
+        const listed = (await each.mcp.listTools()).tools.filter((tool) => tool.name !== showBrowserToolName).length;
+        if (listed !== expected) fail(`${tabs} tabs: the bridge lists ${listed} page tools, expected ${expected}`);
       }
       const get = () => client.webmcp.listTools(browser.id);
       await timed(WARMUP, get);

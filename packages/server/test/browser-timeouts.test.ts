@@ -50,7 +50,7 @@ describe("the idle timeouts", () => {
 
 describe("a browser's timeout_seconds", () => {
   let now = 0;
-  const t = useTestServer({ browserTimeouts: { clock: () => now, sweepMs: 10 } });
+  const t = useTestServer({ browserTimeouts: { clock: () => now, sweepMs: 10 }, cdpLimits: { heartbeatMs: 100 }, liveView: { heartbeatMs: 100 } });
   const sockets: WebSocket[] = [];
   afterEach(async () => {
     for (const socket of sockets.splice(0)) socket.terminate();
@@ -145,6 +145,36 @@ describe("a browser's timeout_seconds", () => {
       await pass(9);
       expect(await listed(browser), connect).toBe(true);
       await pass(1);
+      await expect.poll(() => listed(browser)).toBe(false);
+    }
+  });
+
+  it("lets go of a DevTools client or viewer that stops answering (a machine asleep, frozen or gone), and the browser's time starts", async () => {
+    const client = t.client();
+    for (const connect of ["devtools", "live view"] as const) {
+      const browser = await client.browsers.create({ timeout_seconds: 10 });
+      const open = (autoPong: boolean) => {
+        const socket =
+          connect === "devtools"
+            ? new WebSocket(browser.cdp_ws_url, { perMessageDeflate: false, autoPong })
+            : new WebSocket(
+                browser.live_view_url.replace("http:", "ws:").split("#")[0] as string,
+                ["browser-service.live-view", `token.${new URLSearchParams(new URL(browser.live_view_url).hash.slice(1)).get("token")}`],
+                { autoPong },
+              );
+        sockets.push(socket);
+        return new Promise<WebSocket>((resolve, reject) => socket.once("open", () => resolve(socket)).once("error", reject));
+      };
+      // One that answers pings stays; one that does not (its process frozen, say) is closed.
+      const answering = await open(true);
+      const silent = await open(false);
+      const closed = new Promise((resolve) => silent.once("close", resolve));
+      await closed;
+      expect(answering.readyState, connect).toBe(WebSocket.OPEN);
+      const left = new Promise((resolve) => answering.once("close", resolve));
+      answering.close();
+      await left;
+      await pass(10);
       await expect.poll(() => listed(browser)).toBe(false);
     }
   });

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { PageServer } from "@browser-service/test-pages";
 import type { Browser } from "@browser-service/types";
@@ -378,6 +379,32 @@ describe("credentials, checked before the upgrade", () => {
       await limited.client().browsers.delete(browser.id);
     } finally {
       await limited.close();
+    }
+  });
+
+  it("cuts a refused upgrade's connection that its client never closes, so that refusals hold none of its address's connections", async () => {
+    // One connection per address: what a refusal holds, nothing else can have.
+    const server = await startTestServer({ launcher: new TrackingLauncher(), maxClientConnections: 1 });
+    try {
+      const { port } = new URL(server.url);
+      const status = async () =>
+        (await fetch(`${server.url}/org/limits`, { headers: { authorization: `Bearer ${server.orgKey}`, connection: "close" } })).status;
+      // The client keeps its side open after the answer (no FIN in turn), as a half-open attacker would.
+      const socket = connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen: true });
+      socket.setEncoding("latin1");
+      let answer = "";
+      socket.on("data", (chunk: string) => (answer += chunk));
+      socket.on("error", () => undefined);
+      socket.write(
+        `GET /browsers/brw_aaaaaaaaaaaaaaaaaaaaaaaa/cdp?token=${"A".repeat(43)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      );
+      await expect.poll(() => answer).toMatch(/^HTTP\/1\.1 401/);
+      expect(await status()).toBe(429);
+      // Past the grace the refused connection is the server's no more.
+      await expect.poll(status, { timeout: 10_000, interval: 500 }).toBe(200);
+      socket.destroy();
+    } finally {
+      await server.close();
     }
   });
 

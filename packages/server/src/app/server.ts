@@ -471,6 +471,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         projectByteRate: options.cdpLimits?.projectByteRate ?? DEFAULT_CONFIG.cdpProjectByteRate,
         maxPending: options.cdpLimits?.maxPending ?? DEFAULT_CONFIG.cdpMaxPending,
         ...(options.cdpLimits?.clock === undefined ? {} : { clock: options.cdpLimits.clock }),
+        ...(options.cdpLimits?.heartbeatMs === undefined ? {} : { heartbeatMs: options.cdpLimits.heartbeatMs }),
       },
     });
     await registerApi(app, {

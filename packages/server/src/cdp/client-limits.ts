@@ -18,4 +18,6 @@ export interface CdpEndpointLimits {
   maxPending: number;
   /** Milliseconds on a monotonic clock, for the rates. Default `performance.now`; tests pass a fake one. */
   clock?: () => number;
+  /** How often a silent client is pinged; one silent a whole interval after a ping is closed. Default 30 s. */
+  heartbeatMs?: number;
 }

@@ -24,4 +24,6 @@ export interface LiveViewLimits {
   maxMessageBytes: number;
   /** Output queued for a viewer that does not read (tool lists, results) before it is disconnected (1008); frames are dropped instead. */
   maxBufferedBytes: number;
+  /** How often a silent viewer is pinged; one silent a whole interval after a ping is closed. Default 30 s. */
+  heartbeatMs?: number;
 }

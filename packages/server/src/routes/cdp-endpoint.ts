@@ -19,6 +19,7 @@ import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { writeRawError } from "../http/raw-error-response.js";
 import { requestTargetError } from "../http/request-target.js";
+import { keepAlive } from "../http/websocket-heartbeat.js";
 import type { Cluster } from "../nodes/cluster.js";
 
 /** What the endpoint needs from the rest of the server. */
@@ -203,8 +204,10 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       connected.add(ws);
       clients.set(row.id, connected);
       const projectBudget = projectBudgets.acquire(row.project_id);
-      // A connected client keeps the browser active: its inactivity timeout starts when the last one leaves.
+      // A connected client keeps the browser active: its inactivity timeout starts when the last
+      // one leaves, or is found gone (the heartbeat closes a client that stopped answering).
       const released = deps.browsers.hold(row.id);
+      keepAlive(ws, limits.heartbeatMs);
       ws.once("close", () => {
         released();
         connected.delete(ws);
@@ -287,9 +290,17 @@ export function handshakeError(request: IncomingMessage): ApiError | undefined {
   return undefined;
 }
 
-/** Answers a request that will not be upgraded with an HTTP error and the spec's Error body. */
+/** How long a refused upgrade's client may take to close its side before the connection is cut. */
+const REFUSAL_GRACE_MS = 5_000;
+
+/**
+ * Answers a request that will not be upgraded with an HTTP error and the spec's Error
+ * body, and closes the connection; a client that never closes its side is cut off after
+ * {@link REFUSAL_GRACE_MS}, so that refusals hold no connection of its address.
+ */
 export function refuse(socket: Duplex, error: ApiError): void {
   if (socket.destroyed) return;
   writeRawError(socket, error);
   socket.end();
+  setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS).unref();
 }

@@ -10,6 +10,7 @@ import { CdpConnection } from "../cdp/cdp-connection.js";
 import { ProjectBudgets } from "../cdp/message-budget.js";
 import { ApiError, NotFoundError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
+import { keepAlive } from "../http/websocket-heartbeat.js";
 import { BrowserLiveView } from "../live-view/browser-live-view.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { buildLiveViewPage } from "../live-view/live-view-page.js";
@@ -240,8 +241,10 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     (access === "watch" ? watchWss : wss).handleUpgrade(request, socket, head, (ws) => {
       upgraded = true;
       sockets.set(ws, row.id);
-      // A viewer keeps the browser active: its inactivity timeout starts when the last one leaves.
+      // A viewer keeps the browser active: its inactivity timeout starts when the last one
+      // leaves, or is found gone (the heartbeat closes a viewer that stopped answering).
       const released = deps.browsers.hold(row.id);
+      keepAlive(ws, limits.heartbeatMs);
       // A frame over the size cap, a broken frame: ws closes the connection (1009, 1002) and
       // reports it here; without a listener the report would end the whole server.
       ws.on("error", socketFailed);
