@@ -146,6 +146,20 @@ const metaSchemas = new Set([
   "http://json-schema.org/draft-06/schema#",
   "http://json-schema.org/draft-04/schema#",
 ]);
+/** The `$` keywords of JSON Schema, which a reason may name; any other `$` key is page text. */
+const schemaDollarKeywords = new Set([
+  "$ref",
+  "$id",
+  "$schema",
+  "$anchor",
+  "$dynamicRef",
+  "$dynamicAnchor",
+  "$recursiveRef",
+  "$recursiveAnchor",
+  "$defs",
+  "$vocabulary",
+  "$comment",
+]);
 /** Where a root keeps the schemas its references name: `$defs` (2019-09 on) or `definitions` (before). */
 const definitionKeywords = ["$defs", "definitions"] as const;
 /** A local reference to one of the root's definitions, by a plain name (no JSON Pointer escapes). */
@@ -185,15 +199,6 @@ function foreignDollarKey(root: Record<string, unknown>): string | undefined {
     }
   }
   return undefined;
-}
-
-/** `text` when it may be shown as it is, else `fallback`. */
-function verbatimOr(text: string, fallback: string): string {
-  try {
-    return verbatim(text);
-  } catch {
-    return fallback;
-  }
 }
 
 /**
@@ -245,8 +250,11 @@ export function mcpInputSchema(pageSchema: unknown): McpInputSchema {
   const root = pageSchema as Record<string, unknown>;
   if (root.type !== "object") return { schema: permissive(), withheld: 'its root is not `"type": "object"`' };
   const dollar = foreignDollarKey(root);
-  if (dollar !== undefined)
-    return { schema: permissive(), withheld: `it holds a \`${verbatimOr(dollar, "$")}\` keyword that a client might resolve from elsewhere` };
+  if (dollar !== undefined) {
+    // Named only when it is a keyword of JSON Schema: any other key is the page's text, shown here outside a fence.
+    const named = schemaDollarKeywords.has(dollar) ? `\`${dollar}\` keyword` : "`$` key";
+    return { schema: permissive(), withheld: `it holds a ${named} that a client might resolve from elsewhere` };
+  }
   try {
     compileInputSchema(root);
   } catch (error) {

@@ -12,6 +12,7 @@ import type { Stores } from "../src/routes/api-deps.js";
 import { dataDirLayout } from "../src/storage/data-dir.js";
 import { StorageError } from "../src/storage/storage-error.js";
 import { WebMcpService } from "../src/webmcp/webmcp-service.js";
+import { TrackingLauncher } from "./support/tracking-launcher.js";
 
 // A reservation of a browser that is not kept is hidden from every read, so no client can
 // free its slot: the service must, even when the database refuses the delete a moment.
@@ -61,6 +62,31 @@ describe("the reservation of a browser that is not kept", () => {
     // The first delete was refused: the slot is still taken, by a row no read shows.
     expect(await stores.usage.project(first.project.id)).toBe(1);
     await expect.poll(() => stores.usage.project(first.project.id)).toBe(0);
+    expect(refusals.left).toBe(0);
+  });
+});
+
+describe("a browser past its timeout", () => {
+  it("is ended once the database takes the delete again: its slot and name are not kept for ever", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "browser-service-reservations-"));
+    const stores = openSqliteStores(dataDirLayout(dir));
+    const entry: (typeof opened)[number] = { stores, dir };
+    opened.push(entry);
+    const first = await initializeOrganization(stores);
+    if (first === undefined) throw new Error("no first start");
+    const log = Fastify().log;
+    const refusals = { left: 0 };
+    let now = 0;
+    const service = new BrowserService(refusingDeletes(stores.browsers, refusals), new TrackingLauncher(), 10, log, new WebMcpService(log), {
+      idle: { clock: () => now, sweepMs: 10 },
+    });
+    entry.service = service;
+    await service.create(first.project, { timeoutSeconds: 10, name: "forgotten" });
+    expect(await stores.usage.project(first.project.id)).toBe(1);
+    // The database refuses the first two deletes, just as the browser times out.
+    refusals.left = 2;
+    now += 10_000;
+    await expect.poll(() => stores.usage.project(first.project.id), { timeout: 10_000 }).toBe(0);
     expect(refusals.left).toBe(0);
   });
 });

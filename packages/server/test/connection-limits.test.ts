@@ -103,3 +103,32 @@ describe("connection limits", () => {
     }
   });
 });
+
+describe("a connection counted anew", () => {
+  it("counts under the client it carries from then on, and one that closed first leaves no count behind", async () => {
+    const server = createServer((_request, response) => response.end("ok"));
+    const counts = installConnectionLimits(server, { perClient: 1 });
+    servers.push(server);
+    const accepted: Socket[] = [];
+    server.on("connection", (socket) => accepted.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    // Moved to another client, it no longer holds 127.0.0.1's one place.
+    const first = await idle(port);
+    await expect.poll(() => accepted.length).toBe(1);
+    expect(counts.countAs(accepted[0] as Socket, "203.0.113.9")).toBe(true);
+    const second = await idle(port);
+    await expect.poll(() => accepted.length).toBe(2);
+    // One that closed while its sender was being checked is moved nowhere, and counts nowhere.
+    second.destroy();
+    await expect.poll(() => (accepted[1] as Socket).destroyed).toBe(true);
+    expect(counts.countAs(accepted[1] as Socket, "198.51.100.1")).toBe(false);
+    // So that client's one place is still free for a connection that carries it.
+    const third = await idle(port);
+    await expect.poll(() => accepted.length).toBe(3);
+    expect(counts.countAs(accepted[2] as Socket, "198.51.100.1")).toBe(true);
+    expect(third.received()).toBe("");
+    first.destroy();
+    third.destroy();
+  });
+});

@@ -112,7 +112,12 @@ export class BrowserService {
       end: (id, idleMs) =>
         this.#stop(id).then(
           () => this.#log.info({ browser: id, idleMs: Math.round(idleMs) }, "browser ended after its timeout without activity"),
-          (error: unknown) => this.#log.error({ browser: id, err: error }, "could not end a browser past its timeout"),
+          (error: unknown) => {
+            // Its slot and name stay taken until the stop goes through (the database down a
+            // moment, say): the next sweep tries again, as nobody else would.
+            this.#log.error({ browser: id, err: error }, "could not end a browser past its timeout; trying again");
+            if (!this.#shuttingDown) this.#idle.watch(id, 0);
+          },
         ),
     });
   }

@@ -26,6 +26,8 @@ export interface ConnectionLimitOptions {
 interface Tracked {
   key: string;
   timer: NodeJS.Timeout | undefined;
+  /** Whether the connection closed (its count was given back): it is moved no more. */
+  closed?: boolean;
 }
 
 /** What {@link installConnectionLimits} gives back: a connection's count moved to the client it turned out to carry. */
@@ -34,7 +36,7 @@ export interface ConnectionCounts {
    * Counts `socket` from now on under `client` (`""`: under none) instead of the address
    * it came from: for a connection another node opened, which carries its clients'
    * requests (its proof checked). Past the cap for `client`, the connection is answered
-   * `429 rate_limited` and closed, and `false` returned.
+   * `429 rate_limited` and closed, and `false` returned; `false` too for one that closed.
    */
   countAs(socket: Socket, client: string): boolean;
 }
@@ -81,6 +83,7 @@ export function installConnectionLimits(server: Server, options: ConnectionLimit
     const entry: Tracked = { key, timer };
     tracked.set(socket, entry);
     socket.once("close", () => {
+      entry.closed = true;
       if (entry.key !== "") add(entry.key, -1);
     });
   });
@@ -109,6 +112,8 @@ export function installConnectionLimits(server: Server, options: ConnectionLimit
   return {
     countAs(socket, client) {
       const entry = tracked.get(socket);
+      // A connection that closed while its sender was checked counts nowhere any more.
+      if (entry?.closed === true || socket.destroyed) return false;
       if (entry === undefined || entry.key === client || options.perClient === 0) return true;
       if (client !== "" && (counts.get(client) ?? 0) >= options.perClient) {
         writeRawError(

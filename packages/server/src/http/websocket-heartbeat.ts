@@ -18,6 +18,8 @@ export function keepAlive(ws: WebSocket, intervalMs: number = HEARTBEAT_INTERVAL
   ws.on("pong", alive);
   ws.on("message", alive);
   const timer = setInterval(() => {
+    // Paused by this server (its message budgets catching up), the client's pongs wait unread.
+    if (ws.isPaused) heard = true;
     if (!heard) {
       ws.terminate();
       return;
