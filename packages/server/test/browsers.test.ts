@@ -106,7 +106,8 @@ describe("browsers", () => {
     const exited = new Promise((resolve) => launched.onExit(resolve));
     process.kill(launched.pid as number, "SIGKILL");
     await exited;
-    expect((await client.browsers.get("fragile")).status).toBe("crashed");
+    // Recorded by the service's own listener of the exit, a database round trip after it.
+    await expect.poll(async () => (await client.browsers.get("fragile")).status).toBe("crashed");
     const replacement = await client.browsers.create({ name: "replacement" });
     expect(replacement.status).toBe("running");
     await expect(client.webmcp.listTools("fragile")).rejects.toMatchObject({ status: 409, code: "conflict" });
