@@ -46,15 +46,20 @@ function refusingDeletes(store: BrowserStore, refusals: { left: number }): Brows
   });
 }
 
+/** Stores in a data directory of their own, with a first organization; the service is the caller's to set on `entry`. */
+async function openService() {
+  const dir = mkdtempSync(join(tmpdir(), "browser-service-reservations-"));
+  const stores = openSqliteStores(dataDirLayout(dir));
+  const entry: (typeof opened)[number] = { stores, dir };
+  opened.push(entry);
+  const first = await initializeOrganization(stores);
+  if (first === undefined) throw new Error("no first start");
+  return { stores, entry, first, log: Fastify().log };
+}
+
 describe("the reservation of a browser that is not kept", () => {
   it("is freed once the database takes the delete again, and the create still answers why the browser was not kept", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "browser-service-reservations-"));
-    const stores = openSqliteStores(dataDirLayout(dir));
-    const entry: (typeof opened)[number] = { stores, dir };
-    opened.push(entry);
-    const first = await initializeOrganization(stores);
-    if (first === undefined) throw new Error("no first start");
-    const log = Fastify().log;
+    const { stores, entry, first, log } = await openService();
     const refusals = { left: 2 };
     const service = new BrowserService(refusingDeletes(stores.browsers, refusals), refusingLauncher, 10, log, new WebMcpService(log));
     entry.service = service;
@@ -68,13 +73,7 @@ describe("the reservation of a browser that is not kept", () => {
 
 describe("a browser past its timeout", () => {
   it("is ended once the database takes the delete again: its slot and name are not kept for ever", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "browser-service-reservations-"));
-    const stores = openSqliteStores(dataDirLayout(dir));
-    const entry: (typeof opened)[number] = { stores, dir };
-    opened.push(entry);
-    const first = await initializeOrganization(stores);
-    if (first === undefined) throw new Error("no first start");
-    const log = Fastify().log;
+    const { stores, entry, first, log } = await openService();
     const refusals = { left: 0 };
     let now = 0;
     const service = new BrowserService(refusingDeletes(stores.browsers, refusals), new TrackingLauncher(), 10, log, new WebMcpService(log), {

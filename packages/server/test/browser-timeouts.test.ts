@@ -50,7 +50,8 @@ describe("the idle timeouts", () => {
 
 describe("a browser's timeout_seconds", () => {
   let now = 0;
-  const t = useTestServer({ browserTimeouts: { clock: () => now, sweepMs: 10 }, cdpLimits: { heartbeatMs: 100 }, liveView: { heartbeatMs: 100 } });
+  // A heartbeat of a second: short for the test, and long enough that a loaded machine's clients answer in time.
+  const t = useTestServer({ browserTimeouts: { clock: () => now, sweepMs: 10 }, cdpLimits: { heartbeatMs: 1_000 }, liveView: { heartbeatMs: 1_000 } });
   const sockets: WebSocket[] = [];
   afterEach(async () => {
     for (const socket of sockets.splice(0)) socket.terminate();
@@ -62,6 +63,19 @@ describe("a browser's timeout_seconds", () => {
   const pass = async (seconds: number) => {
     now += seconds * 1000;
     await new Promise((resolve) => setTimeout(resolve, 60));
+  };
+  /** A DevTools client or a live view viewer of `browser`, open; `autoPong: false` answers no ping. */
+  const connectTo = (browser: Browser, kind: "devtools" | "live view", autoPong: boolean) => {
+    const socket =
+      kind === "devtools"
+        ? new WebSocket(browser.cdp_ws_url, { perMessageDeflate: false, autoPong })
+        : new WebSocket(
+            browser.live_view_url.replace("http:", "ws:").split("#")[0] as string,
+            ["browser-service.live-view", `token.${new URLSearchParams(new URL(browser.live_view_url).hash.slice(1)).get("token")}`],
+            { autoPong },
+          );
+    sockets.push(socket);
+    return new Promise<WebSocket>((resolve, reject) => socket.once("open", () => resolve(socket)).once("error", reject));
   };
   /** Whether the project lists the browser: a list is not activity on it. */
   const listed = async (browser: Browser) => (await t.client().browsers.list({ limit: 100 })).some((each) => each.id === browser.id);
@@ -128,15 +142,7 @@ describe("a browser's timeout_seconds", () => {
     const client = t.client();
     for (const connect of ["devtools", "live view"] as const) {
       const browser = await client.browsers.create({ timeout_seconds: 10 });
-      const socket =
-        connect === "devtools"
-          ? new WebSocket(browser.cdp_ws_url, { perMessageDeflate: false })
-          : new WebSocket(`${browser.live_view_url.replace("http:", "ws:").split("#")[0]}`, [
-              "browser-service.live-view",
-              `token.${new URLSearchParams(new URL(browser.live_view_url).hash.slice(1)).get("token")}`,
-            ]);
-      sockets.push(socket);
-      await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+      const socket = await connectTo(browser, connect, true);
       await pass(3_600);
       expect(await listed(browser), connect).toBe(true);
       const closed = new Promise((resolve) => socket.once("close", resolve));
@@ -153,18 +159,7 @@ describe("a browser's timeout_seconds", () => {
     const client = t.client();
     for (const connect of ["devtools", "live view"] as const) {
       const browser = await client.browsers.create({ timeout_seconds: 10 });
-      const open = (autoPong: boolean) => {
-        const socket =
-          connect === "devtools"
-            ? new WebSocket(browser.cdp_ws_url, { perMessageDeflate: false, autoPong })
-            : new WebSocket(
-                browser.live_view_url.replace("http:", "ws:").split("#")[0] as string,
-                ["browser-service.live-view", `token.${new URLSearchParams(new URL(browser.live_view_url).hash.slice(1)).get("token")}`],
-                { autoPong },
-              );
-        sockets.push(socket);
-        return new Promise<WebSocket>((resolve, reject) => socket.once("open", () => resolve(socket)).once("error", reject));
-      };
+      const open = (autoPong: boolean) => connectTo(browser, connect, autoPong);
       // One that answers pings stays; one that does not (its process frozen, say) is closed.
       const answering = await open(true);
       const silent = await open(false);

@@ -30,11 +30,12 @@ describe("the WebSocket heartbeat", () => {
     const silent = await pair(false);
     const answering = await pair(true);
     const paused = await pair(false);
-    for (const { server } of [silent, answering, paused]) keepAlive(server, 50);
+    // Long enough that a loaded machine's peer answers in time, short enough for a test.
+    for (const { server } of [silent, answering, paused]) keepAlive(server, 250);
     // Paused by the server (its budgets catching up), the peer's answers wait unread: not its fault.
     paused.server.pause();
     await once(silent.server, "close");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 600));
     expect(answering.server.readyState).toBe(WebSocket.OPEN);
     expect(paused.server.readyState).toBe(WebSocket.OPEN);
     paused.server.resume();
