@@ -14,10 +14,10 @@ import { WarmBrowser } from "./warm-browser.js";
 import type { WarmPool } from "./warm-pool.js";
 
 /** The inactivity timeout of a create that gives none, in seconds: the spec's default. */
-export const DEFAULT_TIMEOUT_SECONDS = limits.schemas.CreateBrowserRequest.timeout_seconds.default;
+const DEFAULT_TIMEOUT_SECONDS = limits.schemas.CreateBrowserRequest.timeout_seconds.default;
 
 /** How long a create refused for the host's memory is told to wait: about as long as a browser takes to end. */
-export const MEMORY_RETRY_AFTER_SECONDS = 5;
+const MEMORY_RETRY_AFTER_SECONDS = 5;
 
 /** How often the reservations of browsers not kept are deleted again while the database refuses it. */
 export const FREE_RETRY_MS = 1_000;
@@ -37,7 +37,7 @@ export interface BrowserLifecycle {
 export interface CreateBrowserInput {
   name?: string;
   start_url?: string;
-  /** Seconds of inactivity after which the browser is ended; {@link DEFAULT_TIMEOUT_SECONDS} when omitted. */
+  /** Seconds of inactivity after which the browser is ended; the spec's default (60) when omitted. */
   timeoutSeconds?: number;
   /** The extensions to load before the browser is handed over, in order. */
   extensions?: readonly ExtensionToLoad[];

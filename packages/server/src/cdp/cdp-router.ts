@@ -1,5 +1,5 @@
 import type { CdpPipe, OversizedMessage } from "./cdp-pipe.js";
-import { type ClientCommand, parseClientCommand } from "./client-command.js";
+import { type ClientCommand, type CommandProblem, parseClientCommand, plainSessionId } from "./client-command.js";
 import { judgeCommand, paramsInspected } from "./command-policy.js";
 import { MAX_COMMAND_DEPTH, MAX_COMMAND_STRUCTURE, scanCommandText, type TextSpan } from "./command-text.js";
 
@@ -532,7 +532,7 @@ export class CdpChannel {
     if (this.#closed !== undefined) return;
     const parsed = parseClientCommand(message);
     if (!parsed.ok) {
-      this.refuse(parsed.id !== undefined && parsed.id >= 0 ? parsed.id : 0, parsed.sessionId, { code: INVALID_REQUEST, message: parsed.problem });
+      this.#refuseProblem(parsed);
       return;
     }
     this.#router.forward(this, parsed.command);
@@ -577,7 +577,7 @@ export class CdpChannel {
     }
     const parsed = parseClientCommand(message);
     if (!parsed.ok) {
-      this.refuse(parsed.id !== undefined && parsed.id >= 0 ? parsed.id : 0, parsed.sessionId, { code: INVALID_REQUEST, message: parsed.problem });
+      this.#refuseProblem(parsed);
       return scan.structure;
     }
     const params = scan.members.get("params");
@@ -627,6 +627,11 @@ export class CdpChannel {
     this.deliver(sessionId === undefined || !this.#router.owns(this, sessionId) ? { id, error } : { id, error, sessionId });
   }
 
+  /** Answers a message that is not a command (`parseClientCommand`'s problem), under its id when usable, else 0. */
+  #refuseProblem(parsed: CommandProblem): void {
+    this.refuse(parsed.id !== undefined && parsed.id >= 0 ? parsed.id : 0, parsed.sessionId, { code: INVALID_REQUEST, message: parsed.problem });
+  }
+
   /** @internal */
   dropped(message: DroppedEvent): void {
     if (this.#closed !== undefined) return;
@@ -644,7 +649,7 @@ export class CdpChannel {
 /** The id of a command that could not be parsed, when it is a plain integer; else 0, as Chromium answers what it cannot read. */
 // The members a client library writes last, after `params`: Puppeteer writes `id` and
 // then `sessionId`, Playwright `sessionId` alone (its `id` comes first).
-const TRAILING_MEMBERS = /(?:,"id":(0|[1-9][0-9]{0,15}))?(?:,"sessionId":"([A-Za-z0-9._:-]{1,128})")?\}$/;
+const TRAILING_MEMBERS = /(?:,"id":(0|[1-9][0-9]{0,15}))?(?:,"sessionId":"([^"\\]{1,128})")?\}$/;
 
 /**
  * The id and session of a message refused before it was parsed, so that the refusal goes
@@ -658,12 +663,9 @@ function refusedMessageIds(text: string, members: ReadonlyMap<string, TextSpan>)
   const idSpan = members.get("id");
   const sessionSpan = members.get("sessionId");
   const idText = idSpan === undefined ? tail?.[1] : idSpan.end - idSpan.start > 16 ? undefined : text.slice(idSpan.start, idSpan.end);
-  const sessionText =
-    sessionSpan === undefined
-      ? tail?.[2] === undefined
-        ? undefined
-        : `"${tail[2]}"`
-      : text.slice(sessionSpan.start, Math.min(sessionSpan.end, sessionSpan.start + 131));
+  // A session id the router echoes is a JSON string of plain characters: the text between its quotes.
+  const sessionJson = sessionSpan === undefined || sessionSpan.end - sessionSpan.start > 130 ? undefined : text.slice(sessionSpan.start, sessionSpan.end);
+  const sessionText = sessionSpan === undefined ? tail?.[2] : sessionJson?.startsWith('"') && sessionJson.endsWith('"') ? sessionJson.slice(1, -1) : undefined;
   const id = idText !== undefined && /^(0|[1-9][0-9]*)$/.test(idText) && Number.isSafeInteger(Number(idText)) ? Number(idText) : 0;
-  return { id, sessionId: sessionText === undefined ? undefined : /^"([A-Za-z0-9._:-]{1,128})"$/.exec(sessionText)?.[1] };
+  return { id, sessionId: plainSessionId(sessionText) };
 }

@@ -34,6 +34,11 @@ export type ParsedCommand = { ok: true; command: ClientCommand } | CommandProble
 // What a session id the router echoes back may be: Chromium's are 32 hexadecimal digits.
 const PLAIN_SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** `value` when it is a session id the router may echo back in an answer (plain, at most 128 characters), else `undefined`. */
+export function plainSessionId(value: unknown): string | undefined {
+  return typeof value === "string" && PLAIN_SESSION_ID.test(value) ? value : undefined;
+}
+
 /** Whether `value` is a JSON object (neither null nor an array), whose members are yet to be checked. */
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -49,7 +54,7 @@ export function parseClientCommand(message: unknown): ParsedCommand {
   if (!isJsonObject(message)) return { ok: false, problem: "A command must be a JSON object.", id: undefined };
   const { id, method, params, sessionId } = message;
   const safeId = typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
-  const plainSession = typeof sessionId === "string" && PLAIN_SESSION_ID.test(sessionId) ? sessionId : undefined;
+  const plainSession = plainSessionId(sessionId);
   const refuse = (problem: string): CommandProblem => ({ ok: false, problem, id: safeId, ...(plainSession === undefined ? {} : { sessionId: plainSession }) });
   if (safeId === undefined || safeId < 0) return refuse("A command needs a non-negative integer id.");
   if (typeof method !== "string" || method.length === 0) return refuse("A command needs a method name.");

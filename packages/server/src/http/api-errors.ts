@@ -282,9 +282,6 @@ export class BrowserUnavailableError extends ApiError {
  * keeps, so no browser is started; `Retry-After` says when to try again.
  */
 export class HostMemoryLowError extends ApiError {
-  /** The `Retry-After` value in whole seconds. */
-  readonly retryAfterSeconds: number;
-
   constructor(availableMib: number, floorMib: number, retryAfterSeconds: number) {
     super(
       503,
@@ -292,7 +289,6 @@ export class HostMemoryLowError extends ApiError {
       `The host has ${availableMib} MiB of memory available, below the ${floorMib} MiB it keeps; no browser was started. Retry after ${retryAfterSeconds} seconds, or end a browser first.`,
       { headers: { "retry-after": String(retryAfterSeconds) } },
     );
-    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
