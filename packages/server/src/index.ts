@@ -42,6 +42,7 @@ export type { LiveViewLimits } from "./live-view/live-view-limits.js";
 export { NodeIdInUseError } from "./nodes/cluster.js";
 export type { Organization } from "./organization/organization-store.js";
 export type { ProjectRow } from "./projects/project-store.js";
+export { type CgroupCheck, DEFAULT_RESOURCE_BUDGET, type ResourceBudget } from "./sandbox/browser-cgroups.js";
 export { checkSandbox, type SandboxCheck } from "./sandbox/sandbox-check.js";
 export { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "./sandbox/sandbox-command.js";
 export { DEFAULT_SANDBOX_UID_BASE, SandboxUids, SandboxUidsExhaustedError } from "./sandbox/sandbox-uids.js";

@@ -1,4 +1,5 @@
 import { readdirSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@browser-service/client";
 import { describe, expect, it } from "vitest";
@@ -279,6 +280,33 @@ describe("configuration", () => {
     expect(parseCommand(["keys", "create", "--project", "proj_x"], {})).toMatchObject({ kind: "keys-create", project: "proj_x" });
   });
 
+  it("reads each browser's resource budget: 2048 MiB, 1024 processes, the host's cores by default; the flag beats the environment", () => {
+    const serve = (argv: string[], env: NodeJS.ProcessEnv) => {
+      const command = parseCommand(argv, env);
+      if (command.kind !== "serve") throw new Error("not serve");
+      const { browserMemoryBytes, browserMaxProcesses, browserCpus, unsafeNoResourceLimits } = command.config;
+      return { browserMemoryBytes, browserMaxProcesses, browserCpus, unsafeNoResourceLimits };
+    };
+    expect(serve([], {})).toEqual({
+      browserMemoryBytes: 2048 * 1024 * 1024,
+      browserMaxProcesses: 1024,
+      browserCpus: availableParallelism(),
+      unsafeNoResourceLimits: false,
+    });
+    expect(
+      serve(["--browser-memory-mib", "4096", "--browser-cpus", "2.5"], {
+        BROWSER_SERVICE_BROWSER_MEMORY_MIB: "512",
+        BROWSER_SERVICE_BROWSER_MAX_PROCESSES: "300",
+        BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS: "true",
+      }),
+    ).toEqual({ browserMemoryBytes: 4096 * 1024 * 1024, browserMaxProcesses: 300, browserCpus: 2.5, unsafeNoResourceLimits: true });
+    for (const bad of ["0", "-1", "1.234", "lots", "1025", "0.001"]) {
+      expect(() => parseCommand([`--browser-cpus=${bad}`], {}), bad).toThrow(/--browser-cpus must be a number of cores from 0.01 to 1024/);
+    }
+    expect(() => parseCommand(["--browser-memory-mib", "128"], {})).toThrow(/--browser-memory-mib must be an integer from 256/);
+    expect(() => parseCommand(["--browser-max-processes", "10"], {})).toThrow(/--browser-max-processes must be an integer from 256/);
+  });
+
   it("--help prints every flag and its environment variable", async () => {
     const { io, out } = capture();
     expect(await runCli(["--help"], io)).toBe(0);
@@ -294,6 +322,10 @@ describe("configuration", () => {
       "--fixtures",
       "--projects-disabled",
       "BROWSER_SERVICE_PORT",
+      "--browser-memory-mib",
+      "BROWSER_SERVICE_BROWSER_MAX_PROCESSES",
+      "--browser-cpus",
+      "--unsafe-no-resource-limits",
       "keys create",
       "CHROMIUM_PATH",
     ])

@@ -241,6 +241,24 @@ describe("nodes sharing one PostgreSQL database", () => {
     for (const browser of created) await a.browsers.delete(browser.id, { projectId: project.id });
   });
 
+  it("end a browser after its timeout on its own node, counting reads through another node as activity", async () => {
+    await running("a", "b");
+    const a = clientOf("a");
+    let onB = await clientOf("b").browsers.create({ timeout_seconds: 10 });
+    if ((await nodeOf(onB.id)) !== "b") onB = await clientOf("b").browsers.create({ timeout_seconds: 10 });
+    expect(await nodeOf(onB.id)).toBe("b");
+    // Read through a every 2 s for 14 s: past its 10 s, still running, since b counts each read.
+    const started = Date.now();
+    while (Date.now() - started < 14_000) {
+      expect((await a.browsers.get(onB.id)).status).toBe("running");
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
+    // Left alone, b ends it as DELETE does: gone for every node. (A read would be activity: the list is not.)
+    await expect.poll(async () => (await a.browsers.list({ limit: 100 })).some((each) => each.id === onB.id), { timeout: 30_000, interval: 500 }).toBe(false);
+    await expect(a.browsers.get(onB.id)).rejects.toMatchObject({ status: 404 });
+    await expect(clientOf("b").browsers.get(onB.id)).rejects.toMatchObject({ status: 404 });
+  });
+
   it("mark a killed node's browsers crashed within its lease, keep serving, and take the node back when it restarts", async () => {
     await running("a", "b", "c");
     const a = clientOf("a");
@@ -255,6 +273,7 @@ describe("nodes sharing one PostgreSQL database", () => {
     await nodes.get("c")?.server.kill();
     // Marked within the lease and one renewal period (2.4 s here); the poll allows a busy machine far more.
     await expect.poll(async () => (await a.browsers.get(victim.id)).status, { timeout: 30_000, interval: 200 }).toBe("crashed");
+    expect((await a.browsers.get(victim.id)).crash_reason).toBe("server_lost");
     await expect(a.webmcp.listTools(victim.id)).rejects.toMatchObject({ status: 409 });
     // Its slot is free: nothing counts as running or starting any more.
     const live = await storedRows<{ n: number }>({ dataDir: "", database }, "SELECT count(*)::int AS n FROM browsers WHERE status IN ('starting', 'running')");

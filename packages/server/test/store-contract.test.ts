@@ -51,7 +51,7 @@ const IMPLEMENTATIONS: [string, () => Promise<Opened>][] = [
   ],
 ];
 
-const launched = { pid: 4242, userDataDir: "/nonexistent/profile", sandboxed: true };
+const launched = { pid: 4242, userDataDir: "/nonexistent/profile", sandboxed: true, budget: { memoryBytes: 768 * 1024 * 1024, maxProcesses: 300, cpus: 0.5 } };
 
 describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
   const opened: Opened[] = [];
@@ -115,12 +115,12 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     const two = await reserve(undefined);
     await expect(reserve("three")).rejects.toMatchObject({ code: "concurrency_limit_exceeded" });
     expect(await stores.usage.project(projectId)).toBe(2);
-    await stores.browsers.markCrashed(one.id);
+    await stores.browsers.markCrashed(one.id, "out_of_memory");
     expect(await stores.usage.organization(orgId)).toBe(1);
     await expect(reserve("two-more", 1)).rejects.toMatchObject({ code: "concurrency_limit_exceeded" });
     await stores.browsers.remove(two.id);
     expect(await stores.usage.organization(orgId)).toBe(0);
-    expect((await stores.browsers.getByIdOrName(projectId, "one")).status).toBe("crashed");
+    expect(await stores.browsers.getByIdOrName(projectId, "one")).toMatchObject({ status: "crashed", crash_reason: "out_of_memory" });
   });
 
   it("gives exactly the cap's slots to creates that race, and none to a project archived meanwhile", async () => {
@@ -204,7 +204,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     expect(await stores.browsers.markRunning(dropped.id, launched, "ab".repeat(32))).toBeUndefined();
     expect(await stores.browsers.findLaunched(dropped.id)).toBeUndefined();
     const crashed = await stores.browsers.reserve(reservation);
-    await stores.browsers.markCrashed(crashed.id);
+    await stores.browsers.markCrashed(crashed.id, "process_exited");
     expect(await stores.browsers.markRunning(crashed.id, launched, "ab".repeat(32))).toBeUndefined();
     expect((await stores.browsers.getByIdOrName(first.project.id, crashed.id)).status).toBe("crashed");
     expect(await stores.usage.project(first.project.id)).toBe(0);
@@ -219,6 +219,25 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     expect(abandoned.map((row) => row.id).sort()).toEqual([starting.id, running.id].sort());
     expect(await stores.browsers.recoverAbandoned()).toEqual([]);
     expect(await stores.usage.organization(first.org.id)).toBe(0);
+    expect(await stores.browsers.getByIdOrName(first.project.id, running.id)).toMatchObject({ status: "crashed", crash_reason: "server_lost" });
+  });
+
+  it("keeps the resource budget a browser runs with, whether warm or cold", async () => {
+    const { stores, first } = await started();
+    const reservation = { orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 };
+    const budget = { budget_memory_mib: 768, budget_max_processes: 300, budget_cpus: 0.5 };
+    const warm = await stores.browsers.reserve({ ...reservation, running: { launched, tokenSha256: "cd".repeat(32) } });
+    expect(await stores.browsers.getByIdOrName(first.project.id, warm.id)).toMatchObject(budget);
+    const cold = await stores.browsers.reserve(reservation);
+    expect(await stores.browsers.markRunning(cold.id, launched, "ab".repeat(32))).toMatchObject(budget);
+    const unbudgeted = await stores.browsers.reserve(reservation);
+    const { budget: _none, ...withoutBudget } = launched;
+    expect(await stores.browsers.markRunning(unbudgeted.id, withoutBudget, "ab".repeat(32))).toMatchObject({
+      budget_memory_mib: null,
+      budget_max_processes: null,
+      budget_cpus: null,
+      crash_reason: null,
+    });
   });
 
   it("commits a unit of work whole or not at all", async () => {

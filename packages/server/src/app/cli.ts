@@ -1,6 +1,7 @@
 import type { IssuedKey } from "../auth/api-key-store.js";
 import { checkChromium, chromiumCheckLine } from "../browsers/chromium-check.js";
 import { ChromiumLauncher } from "../browsers/chromium-launcher.js";
+import { resourceLimitsLine } from "../sandbox/browser-cgroups.js";
 import { sandboxCheckLine } from "../sandbox/sandbox-check.js";
 import { SandboxUids } from "../sandbox/sandbox-uids.js";
 import { claimDataDir, dataDirLayout, liveOwner } from "../storage/data-dir.js";
@@ -30,6 +31,8 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     profileBytes: config.profileBytes,
     shmBytes: config.shmBytes,
     uids: new SandboxUids(config.sandboxUidBase),
+    budget: { memoryBytes: config.browserMemoryBytes, maxProcesses: config.browserMaxProcesses, cpus: config.browserCpus },
+    unsafeNoResourceLimits: config.unsafeNoResourceLimits,
   });
   const server = await createServer({
     dataDir: config.dataDir,
@@ -103,6 +106,8 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
   (chromium.usable ? io.stdout : io.stderr)(`${chromiumCheckLine(chromium)}\n`);
   const sandbox = await launcher.checkSandbox();
   (sandbox.usable && launcher.sandboxed ? io.stdout : io.stderr)(`${sandboxCheckLine(sandbox, launcher)}\n`);
+  const limits = await launcher.checkResourceLimits();
+  (limits.usable ? io.stdout : io.stderr)(`${resourceLimitsLine(limits, launcher.budget)}\n`);
   const url = await server.listen();
   io.stdout(`browser-service-server listening on ${url} (data in ${dataDirLayout(config.dataDir).root})\n`);
 }

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { TrustProxyError, trustedProxies } from "../http/client-key.js";
 import { MIN_NODE_SECRET_LENGTH } from "../nodes/peer-auth.js";
+import { DEFAULT_RESOURCE_BUDGET } from "../sandbox/browser-cgroups.js";
 import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "../sandbox/sandbox-command.js";
 import { DEFAULT_SANDBOX_UID_BASE } from "../sandbox/sandbox-uids.js";
 
@@ -63,6 +64,14 @@ export interface ServerConfig {
   profileBytes: number;
   /** The most one browser may hold in shared memory (`/dev/shm`), in bytes. */
   shmBytes: number;
+  /** Memory of all of one browser's processes together, in bytes (its tmpfs files count); past it the browser is ended. */
+  browserMemoryBytes: number;
+  /** Processes and threads one browser may run at once. */
+  browserMaxProcesses: number;
+  /** CPU time one browser may take, in cores. */
+  browserCpus: number;
+  /** Run browsers without their resource budget (a developer's own machine only). */
+  unsafeNoResourceLimits: boolean;
   /** Seconds a request body may stall before the connection is closed; 0 turns it off. */
   bodyIdleTimeoutSec: number;
   /** Requests per second each API key may make, sustained; `0` turns the limit off. */
@@ -131,6 +140,10 @@ export const DEFAULT_CONFIG: ServerConfig = {
   downloadBytes: DEFAULT_DOWNLOAD_BYTES,
   profileBytes: DEFAULT_PROFILE_BYTES,
   shmBytes: DEFAULT_SHM_BYTES,
+  browserMemoryBytes: DEFAULT_RESOURCE_BUDGET.memoryBytes,
+  browserMaxProcesses: DEFAULT_RESOURCE_BUDGET.maxProcesses,
+  browserCpus: DEFAULT_RESOURCE_BUDGET.cpus,
+  unsafeNoResourceLimits: false,
   bodyIdleTimeoutSec: 10,
   // Far above what an agent driving browsers sends, so only a runaway loop meets it.
   rateLimit: 50,
@@ -202,6 +215,15 @@ Options (a flag beats its environment variable):
   --profile-mib <n>     BROWSER_SERVICE_PROFILE_MIB        most a browser may hold in its profile: site storage, caches
                                                            (default 512; like downloads, held in memory)
   --shm-mib <n>         BROWSER_SERVICE_SHM_MIB            most a browser may hold in shared memory, /dev/shm (default 256)
+  --browser-memory-mib <n>  BROWSER_SERVICE_BROWSER_MEMORY_MIB  memory of one browser's processes together, its profile,
+                                                           downloads and /dev/shm included (default 2048); past it the
+                                                           browser is ended, crashed with reason out_of_memory
+  --browser-max-processes <n>  BROWSER_SERVICE_BROWSER_MAX_PROCESSES  processes and threads of one browser at once
+                                                           (default 1024)
+  --browser-cpus <n>    BROWSER_SERVICE_BROWSER_CPUS       CPU time of one browser, in cores: 0.5, 1, 2.5 (default: the
+                                                           host's cores; each browser weighs as one under contention)
+  --unsafe-no-resource-limits  BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS  run browsers without their budget where
+                                                           the server may not make cgroups: one page can take the host
   --sandbox-uid-base <n>  BROWSER_SERVICE_SANDBOX_UID_BASE  first host account id of browsers when run as root
                                                            (default 2000000000; 65536 ids from it)
   --unsafe-no-sandbox   BROWSER_SERVICE_UNSAFE_NO_SANDBOX  run browsers without their sandbox, as the server's account,
@@ -350,6 +372,19 @@ function nodeSecretSetting(
   return raw;
 }
 
+/** `--browser-cpus` (beating its environment variable): cores, up to two decimals, 0.01 to 1024. */
+function cpusSetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): number | undefined {
+  const raw = flagValue ?? (env.BROWSER_SERVICE_BROWSER_CPUS || undefined);
+  if (raw === undefined) return undefined;
+  const cpus = Number(raw);
+  if (!/^\d+(\.\d{1,2})?$/.test(raw) || cpus < 0.01 || cpus > 1024) {
+    throw new ConfigError(
+      `${flagValue === undefined ? "BROWSER_SERVICE_BROWSER_CPUS" : "--browser-cpus"} must be a number of cores from 0.01 to 1024 (0.5, 1, 2.5); received "${raw}".`,
+    );
+  }
+  return cpus;
+}
+
 function flag(name: string, raw: string): boolean {
   if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
   if (["0", "false", "no", ""].includes(raw.toLowerCase())) return false;
@@ -393,6 +428,10 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "shm-mib": { type: "string" },
         "sandbox-uid-base": { type: "string" },
         "unsafe-no-sandbox": { type: "boolean" },
+        "browser-memory-mib": { type: "string" },
+        "browser-max-processes": { type: "string" },
+        "browser-cpus": { type: "string" },
+        "unsafe-no-resource-limits": { type: "boolean" },
         "body-idle-timeout-sec": { type: "string" },
         "rate-limit": { type: "string" },
         "rate-limit-burst": { type: "string" },
@@ -476,6 +515,20 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     profileBytes: numberSetting(values["profile-mib"], "--profile-mib", env, "BROWSER_SERVICE_PROFILE_MIB", 32, 65536, MIB) ?? DEFAULT_CONFIG.profileBytes,
     // Chromium's renderers share their pixels through /dev/shm; much less than 64 MiB fails large pages.
     shmBytes: numberSetting(values["shm-mib"], "--shm-mib", env, "BROWSER_SERVICE_SHM_MIB", 64, 65536, MIB) ?? DEFAULT_CONFIG.shmBytes,
+    // A headless Chromium with one page needs about 150 MiB; much less cannot start one.
+    browserMemoryBytes:
+      numberSetting(values["browser-memory-mib"], "--browser-memory-mib", env, "BROWSER_SERVICE_BROWSER_MEMORY_MIB", 256, 1_048_576, MIB) ??
+      DEFAULT_CONFIG.browserMemoryBytes,
+    // Chromium starts about 200 threads before its first page.
+    browserMaxProcesses:
+      numberSetting(values["browser-max-processes"], "--browser-max-processes", env, "BROWSER_SERVICE_BROWSER_MAX_PROCESSES", 256, 4_194_304, 1) ??
+      DEFAULT_CONFIG.browserMaxProcesses,
+    browserCpus: cpusSetting(values["browser-cpus"], env) ?? DEFAULT_CONFIG.browserCpus,
+    unsafeNoResourceLimits:
+      values["unsafe-no-resource-limits"] ??
+      (env.BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS === undefined
+        ? DEFAULT_CONFIG.unsafeNoResourceLimits
+        : flag("BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS", env.BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS)),
     bodyIdleTimeoutSec:
       numberSetting(values["body-idle-timeout-sec"], "--body-idle-timeout-sec", env, "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC", 0, 3600, 1) ??
       DEFAULT_CONFIG.bodyIdleTimeoutSec,

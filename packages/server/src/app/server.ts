@@ -535,6 +535,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
           clearTimeout(grace);
           try {
             await browsers.closeAll();
+            await launcher.close?.();
           } finally {
             await cluster?.stop();
           }

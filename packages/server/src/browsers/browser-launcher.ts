@@ -1,4 +1,5 @@
 import type { CdpRouter } from "../cdp/cdp-router.js";
+import type { OverBudget, ResourceBudget } from "../sandbox/browser-cgroups.js";
 
 /** What a browser is started with. */
 export interface LaunchOptions {
@@ -10,6 +11,8 @@ export interface LaunchOptions {
 export interface BrowserExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The browser went past its {@link LaunchedBrowser.budget} (memory, or processes) and was ended for it. */
+  overBudget?: OverBudget;
 }
 
 /** A started browser process. */
@@ -22,6 +25,8 @@ export interface LaunchedBrowser {
   userDataDir?: string;
   /** Whether the browser runs in its sandbox (false only with `--unsafe-no-sandbox`, or a launcher that has none). */
   sandboxed?: boolean;
+  /** What the kernel lets it use of the host; `undefined`: no budget (`--unsafe-no-resource-limits`, or a launcher that has none). */
+  budget?: ResourceBudget;
   /**
    * An empty folder the server unpacks extensions into: the browser reads it at the same
    * path and, in its sandbox, cannot write it. `undefined`: this browser loads none.
@@ -45,6 +50,8 @@ export interface BrowserLauncher {
    * to the API is told apart from other clients on the same address.
    */
   browserOfConnection?(remoteAddress: string | undefined, remotePort: number | undefined): string | undefined;
+  /** Lets go of what the launcher keeps for all its browsers (the parent of their cgroups), once they ended; the server calls it as it closes. */
+  close?(): Promise<void>;
 }
 
 /** A browser process could not be started. */

@@ -378,7 +378,7 @@ export class BrowserService {
       this.#idle.forget(id);
       this.#lifecycle.ended(id);
       if (this.#stopping.has(id)) return;
-      this.#store.markCrashed(id).then(
+      this.#store.markCrashed(id, exit.overBudget ?? "process_exited").then(
         () => this.#log.warn({ browser: id, exit }, "browser process exited unexpectedly; marked crashed"),
         (error: unknown) => this.#log.error({ browser: id, err: error }, "could not mark an exited browser as crashed"),
       );

@@ -1,5 +1,6 @@
 import type { BrowserUrlSet } from "../cdp/public-url.js";
 import type { ExtensionUse } from "../extensions/extension-store.js";
+import type { ResourceBudget } from "../sandbox/browser-cgroups.js";
 import { newId } from "../storage/ids.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
 
@@ -14,13 +15,35 @@ export interface Browser {
   id: string;
   name: string | null;
   status: "running" | "crashed";
+  crash_reason: CrashReason | null;
   created_at: string;
   timeout_seconds: number;
   cdp_ws_url: string;
   live_view_url: string;
   live_view_read_only_url: string;
   sandboxed: boolean;
+  resource_budget: BrowserResourceBudget | null;
   extensions: BrowserExtension[];
+}
+
+/** Why a browser crashed (the spec's `BrowserCrashReason`). */
+export type CrashReason = "out_of_memory" | "process_limit" | "process_exited" | "server_lost";
+
+/** What a browser may use of the host, as the API shows it (the spec's `ResourceBudget`). */
+export interface BrowserResourceBudget {
+  memory_mib: number;
+  max_processes: number;
+  cpus: number;
+}
+
+/** What the store keeps of a launched browser. */
+export type LaunchedRecord = Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed" | "budget">;
+
+/** The budget columns of a launched browser: all `null` without a budget. */
+export function budgetColumns(launched: LaunchedRecord | undefined): [number | null, number | null, number | null] {
+  const budget: ResourceBudget | undefined = launched?.budget;
+  if (budget === undefined) return [null, null, null];
+  return [Math.floor(budget.memoryBytes / (1024 * 1024)), budget.maxProcesses, budget.cpus];
 }
 
 /** A browser row, including the bookkeeping the API does not show. */
@@ -29,12 +52,18 @@ export interface BrowserRow {
   project_id: string;
   name: string | null;
   status: "starting" | "running" | "crashed";
+  /** Why it crashed; `null` unless `crashed`. */
+  crash_reason: CrashReason | null;
   /** SHA-256 of the browser's DevTools access token; `null` until it runs and after it crashed. */
   cdp_token_sha256: string | null;
   pid: number | null;
   user_data_dir: string | null;
   /** 1 when the browser runs (or ran) in its sandbox, else 0. */
   sandboxed: number;
+  /** Its resource budget: all three `null` when it runs without one. */
+  budget_memory_mib: number | null;
+  budget_max_processes: number | null;
+  budget_cpus: number | null;
   created_at: string;
   /** Seconds of inactivity after which the service ends the browser. */
   timeout_seconds: number;
@@ -56,7 +85,7 @@ export interface BrowserReservation {
    * with its process and token hash, in the same transaction as the checks, so one
    * commit (one round of fsyncs) records it instead of two.
    */
-  running?: { launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">; tokenSha256: string };
+  running?: { launched: LaunchedRecord; tokenSha256: string };
   /** The extensions it starts with, in order; recorded with the row. */
   extensions?: readonly ExtensionUse[];
   /**
@@ -74,15 +103,20 @@ export interface BrowserReservation {
  */
 export function reservedRow(request: BrowserReservation): BrowserRow {
   const running = request.running;
+  const [budgetMemoryMib, budgetMaxProcesses, budgetCpus] = budgetColumns(running?.launched);
   return {
     id: newId("browser"),
     project_id: request.projectId,
     name: request.name ?? null,
     status: running === undefined ? "starting" : "running",
+    crash_reason: null,
     cdp_token_sha256: running?.tokenSha256 ?? null,
     pid: running?.launched.pid ?? null,
     user_data_dir: running?.launched.userDataDir ?? null,
     sandboxed: running?.launched.sandboxed === true ? 1 : 0,
+    budget_memory_mib: budgetMemoryMib,
+    budget_max_processes: budgetMaxProcesses,
+    budget_cpus: budgetCpus,
     created_at: new Date().toISOString(),
     timeout_seconds: request.timeoutSeconds,
   };
@@ -94,12 +128,17 @@ export function toBrowser(row: BrowserRow, urls: BrowserUrlSet, extensions: read
     id: row.id,
     name: row.name,
     status: row.status === "crashed" ? "crashed" : "running",
+    crash_reason: row.status === "crashed" ? (row.crash_reason ?? "process_exited") : null,
     created_at: row.created_at,
     timeout_seconds: row.timeout_seconds,
     cdp_ws_url: urls.cdp_ws_url,
     live_view_url: urls.live_view_url,
     live_view_read_only_url: urls.live_view_read_only_url,
     sandboxed: row.sandboxed === 1,
+    resource_budget:
+      row.budget_memory_mib === null || row.budget_max_processes === null || row.budget_cpus === null
+        ? null
+        : { memory_mib: row.budget_memory_mib, max_processes: row.budget_max_processes, cpus: row.budget_cpus },
     extensions: extensions.map(({ id, name }) => ({ id, name })),
   };
 }
@@ -120,14 +159,14 @@ export interface BrowserStore {
    * `undefined` when the reservation is no longer `starting`: on a database shared by
    * nodes, this node's lease lapsed meanwhile and its reservations were dropped.
    */
-  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): Promise<BrowserRow | undefined>;
+  markRunning(id: string, launched: LaunchedRecord, tokenSha256: string): Promise<BrowserRow | undefined>;
   /**
    * Records the process and profile of a browser still `starting` (launched, its
    * extensions not loaded yet), so that the next start cleans them up after a crash.
    */
   recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): Promise<void>;
-  /** Records that a browser's process exited on its own; its slot is free again. */
-  markCrashed(id: string): Promise<void>;
+  /** Records that a browser's process ended without being stopped, and why; its slot is free again. */
+  markCrashed(id: string, reason: CrashReason): Promise<void>;
   /** Deletes a browser's record, freeing its slot and its name. */
   remove(id: string): Promise<void>;
   /** The launched browser of the project with this id or, failing that, this name; 404 `not_found` otherwise. */

@@ -10,6 +10,14 @@ import { EgressConnections } from "../egress/egress-connections.js";
 import { EgressPolicy } from "../egress/egress-policy.js";
 import { LookupQueue } from "../egress/lookup-queue.js";
 import { EgressProxy, type HostLookup, systemLookup } from "../egress/socks-proxy.js";
+import {
+  BrowserCgroups,
+  type BudgetGroup,
+  type CgroupCheck,
+  type CgroupView,
+  DEFAULT_RESOURCE_BUDGET,
+  type ResourceBudget,
+} from "../sandbox/browser-cgroups.js";
 import { checkSandbox, type SandboxCheck } from "../sandbox/sandbox-check.js";
 import {
   DEFAULT_DOWNLOAD_BYTES,
@@ -57,6 +65,16 @@ export interface ChromiumLauncherOptions {
   lookup?: HostLookup;
   /** Called with every destination the egress proxy refuses. */
   onEgressRefused?: (destination: string, reason: string) => void;
+  /** What each browser may use of the host (memory, processes, CPU). Default {@link DEFAULT_RESOURCE_BUDGET}. */
+  budget?: ResourceBudget;
+  /**
+   * Run browsers without their resource budget (`--unsafe-no-resource-limits`): one page can
+   * then take the host's memory, CPU and process table. Default false: a launch where the
+   * budget cannot be set fails with the reason.
+   */
+  unsafeNoResourceLimits?: boolean;
+  /** Where the cgroups are, as this process sees them (tests give a view of their own). */
+  cgroupView?: CgroupView;
 }
 
 /**
@@ -89,6 +107,8 @@ export const CHROMIUM_FLAGS = [
 export const PROFILE_PREFIX = "browser-service-chromium-";
 
 const STDERR_TAIL_LINES = 15;
+/** How often a browser's group is asked whether the kernel stopped it at its budget. */
+const OUT_OF_MEMORY_POLL_MS = 500;
 const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -116,6 +136,7 @@ export class ChromiumLauncher implements BrowserLauncher {
   #layout: SystemLayout | undefined;
   #launches = 0;
   #sandboxCheck: Promise<SandboxCheck> | undefined;
+  #cgroups: Promise<{ check: CgroupCheck; cgroups?: BrowserCgroups }> | undefined;
 
   constructor(options: ChromiumLauncherOptions = {}) {
     this.#executablePath = options.executablePath ?? process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -168,6 +189,32 @@ export class ChromiumLauncher implements BrowserLauncher {
     return this.#sandboxCheck;
   }
 
+  /**
+   * Whether browsers' resource budgets can be set here (cgroups below the server's own
+   * group), checked once; a launch without it fails with the reason unless
+   * {@link ChromiumLauncherOptions.unsafeNoResourceLimits}.
+   */
+  async checkResourceLimits(): Promise<CgroupCheck | { usable: false; unsafe: true }> {
+    if (this.#options.unsafeNoResourceLimits === true) return { usable: false, unsafe: true };
+    return (await this.#openCgroups()).check;
+  }
+
+  /** The budget each browser gets; `undefined` with {@link ChromiumLauncherOptions.unsafeNoResourceLimits}. */
+  get budget(): ResourceBudget | undefined {
+    return this.#options.unsafeNoResourceLimits === true ? undefined : (this.#options.budget ?? DEFAULT_RESOURCE_BUDGET);
+  }
+
+  /** Removes the parent of its browsers' cgroups when they have all ended (a later launch makes it again). */
+  async close(): Promise<void> {
+    const opened = await this.#cgroups;
+    await opened?.cgroups?.close();
+  }
+
+  #openCgroups(): Promise<{ check: CgroupCheck; cgroups?: BrowserCgroups }> {
+    this.#cgroups ??= BrowserCgroups.open(this.#options.budget ?? DEFAULT_RESOURCE_BUDGET, this.#options.cgroupView);
+    return this.#cgroups;
+  }
+
   /** The browser (its launch's number) whose egress connection is the peer `remoteAddress:remotePort` of a request to this server. */
   browserOfConnection(remoteAddress: string | undefined, remotePort: number | undefined): string | undefined {
     return this.#connections.browserOf(remoteAddress, remotePort);
@@ -177,6 +224,17 @@ export class ChromiumLauncher implements BrowserLauncher {
   async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
     const sandbox = await this.checkSandbox();
     if (!sandbox.usable) throw new BrowserLaunchError(`Browsers cannot be sandboxed here: ${sandbox.problem}.`);
+    let cgroups: BrowserCgroups | undefined;
+    if (this.#options.unsafeNoResourceLimits !== true) {
+      const opened = await this.#openCgroups();
+      if (!opened.check.usable || opened.cgroups === undefined) {
+        const problem = opened.check.usable ? "no cgroups" : opened.check.problem;
+        throw new BrowserLaunchError(
+          `Browsers cannot be given their resource budget here: ${problem}. Start the server where it may make cgroups below its own (README: "Resource budgets"), or with --unsafe-no-resource-limits.`,
+        );
+      }
+      cgroups = opened.cgroups;
+    }
     const label = String(++this.#launches);
     const uid = this.#asRoot && !this.#unsafeNoSandbox ? this.#sandboxUids().acquire() : undefined;
     const owner = uid === undefined ? undefined : { uid, gid: uid };
@@ -184,13 +242,16 @@ export class ChromiumLauncher implements BrowserLauncher {
     let downloadPath = "";
     let extensionsDir = "";
     let proxy: EgressProxy | undefined;
+    let group: BudgetGroup | undefined;
     const release = async () => {
       await proxy?.close();
+      await group?.remove();
       if (userDataDir !== undefined) await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
       if (uid !== undefined) this.#uids?.release(uid);
     };
     let child;
     try {
+      group = await cgroups?.create(label);
       userDataDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
       downloadPath = join(userDataDir, "downloads");
       await mkdir(downloadPath);
@@ -239,13 +300,41 @@ export class ChromiumLauncher implements BrowserLauncher {
             executablePath: this.#executablePath,
             flags,
           });
+      // In its budget's group before it runs: the wrapper waits for a line on its stdin,
+      // written once the server has placed it, so nothing it starts is ever outside.
+      const placed =
+        group === undefined ? command : { file: "/bin/sh", args: ["-c", 'read -r _ || exit 1; exec "$@" </dev/null', "budget", command.file, ...command.args] };
       // Its own process group, so closing it also ends the renderer and utility processes.
-      child = spawn(command.file, command.args, { detached: true, stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], env, ...(owner ?? {}) });
+      child = spawn(placed.file, placed.args, {
+        detached: true,
+        stdio: [group === undefined ? "ignore" : "pipe", "ignore", "pipe", "pipe", "pipe"],
+        env,
+        ...(owner ?? {}),
+      });
+      if (group !== undefined) {
+        const spawned = child;
+        try {
+          if (spawned.pid === undefined) throw new Error("the process did not start");
+          await group.place(spawned.pid);
+          spawned.stdin?.end("\n");
+        } catch (error) {
+          spawned.kill("SIGKILL");
+          await once(spawned, "exit").catch(() => undefined);
+          throw error;
+        }
+      }
     } catch (error) {
       await release();
       throw new BrowserLaunchError(`Could not prepare the browser's sandbox: ${(error as Error).message}`, error);
     }
-    const exited = new Promise<BrowserExit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+    const budgetGroup = group;
+    const exited = new Promise<BrowserExit>((resolve) =>
+      child.once("exit", (code, signal) => {
+        if (budgetGroup === undefined) return resolve({ code, signal });
+        // The kernel may have killed the main process itself: the group's counters say why it ended.
+        void budgetGroup.overBudget().then((over) => resolve(over === undefined ? { code, signal } : { code, signal, overBudget: over }));
+      }),
+    );
     const failedToRun = once(child, "error").then(([error]) => ({ kind: "error" as const, error: error as Error }));
     const stderrTail: string[] = [];
     let pending = "";
@@ -300,6 +389,23 @@ export class ChromiumLauncher implements BrowserLauncher {
       throw new BrowserLaunchError(`${what} ${why}. Set CHROMIUM_PATH to a working Chromium. Last stderr lines:\n${stderrTail.join("\n")}`, cause);
     }
 
+    // v1 kills one process at its memory limit (a renderer, mostly), and a refused fork
+    // leaves Chromium unable to start a tab: either way the browser ends whole, as the
+    // kernel ends it under v2's memory.oom.group.
+    const watch =
+      budgetGroup === undefined
+        ? undefined
+        : setInterval(() => {
+            void budgetGroup.overBudget().then(async (over) => {
+              if (over === undefined) return;
+              clearInterval(watch);
+              killGroup("SIGKILL");
+              await budgetGroup.killAll();
+            });
+          }, OUT_OF_MEMORY_POLL_MS);
+    watch?.unref();
+    void exited.then(() => clearInterval(watch));
+
     let closing: Promise<void> | undefined;
     const close = () => {
       closing ??= (async () => {
@@ -312,6 +418,7 @@ export class ChromiumLauncher implements BrowserLauncher {
         }
         // Helpers of the group may outlive the main process by a moment.
         killGroup("SIGKILL");
+        await budgetGroup?.killAll();
         await release();
       })();
       return closing;
@@ -320,6 +427,7 @@ export class ChromiumLauncher implements BrowserLauncher {
       cdp: router,
       userDataDir,
       sandboxed: !this.#unsafeNoSandbox,
+      ...(cgroups === undefined ? {} : { budget: cgroups.budget }),
       extensionsDir,
       // On the host's disk, not in the profile's tmpfs: bounded by the same number.
       extensionsBytes: this.#profileBytes,

@@ -3,10 +3,19 @@ import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency
 import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText } from "../storage/database.js";
 import { isPgUniqueViolation, type PgDatabase } from "../storage/pg-database.js";
-import type { LaunchedBrowser } from "./browser-launcher.js";
-import { type BrowserExtension, type BrowserReservation, type BrowserRow, type BrowserStore, reservedRow } from "./browser-store.js";
+import {
+  type BrowserExtension,
+  type BrowserReservation,
+  type BrowserRow,
+  type BrowserStore,
+  budgetColumns,
+  type CrashReason,
+  type LaunchedRecord,
+  reservedRow,
+} from "./browser-store.js";
 
-const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at, node_id, timeout_seconds";
+const COLUMNS =
+  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, node_id, timeout_seconds";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
 
@@ -60,7 +69,7 @@ export class PgBrowserStore implements BrowserStore {
       const row: BrowserRow = { ...reservedRow(request), node_id: this.#nodeId };
       try {
         await this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, node_id, created_at, timeout_seconds) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, node_id, created_at, timeout_seconds) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
           [
             row.id,
             row.project_id,
@@ -70,6 +79,9 @@ export class PgBrowserStore implements BrowserStore {
             row.pid,
             row.user_data_dir,
             row.sandboxed,
+            row.budget_memory_mib,
+            row.budget_max_processes,
+            row.budget_cpus,
             this.#nodeId,
             row.created_at,
             row.timeout_seconds,
@@ -92,11 +104,11 @@ export class PgBrowserStore implements BrowserStore {
     });
   }
 
-  async markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): Promise<BrowserRow | undefined> {
+  async markRunning(id: string, launched: LaunchedRecord, tokenSha256: string): Promise<BrowserRow | undefined> {
     return this.#db.transaction(async () => {
       const updated = await this.#db.get<BrowserRow>(
-        `UPDATE browsers SET status = 'running', cdp_token_sha256 = $1, pid = $2, user_data_dir = $3, sandboxed = $4 WHERE id = $5 AND status = 'starting' RETURNING ${COLUMNS}`,
-        [tokenSha256, launched.pid ?? null, launched.userDataDir ?? null, launched.sandboxed === true ? 1 : 0, id],
+        `UPDATE browsers SET status = 'running', cdp_token_sha256 = $1, pid = $2, user_data_dir = $3, sandboxed = $4, budget_memory_mib = $5, budget_max_processes = $6, budget_cpus = $7 WHERE id = $8 AND status = 'starting' RETURNING ${COLUMNS}`,
+        [tokenSha256, launched.pid ?? null, launched.userDataDir ?? null, launched.sandboxed === true ? 1 : 0, ...budgetColumns(launched), id],
       );
       await this.#db.run(
         "UPDATE extensions SET last_used_at = (SELECT created_at FROM browsers WHERE id = $1) WHERE id IN (SELECT extension_id FROM browser_extensions WHERE browser_id = $1)",
@@ -106,7 +118,7 @@ export class PgBrowserStore implements BrowserStore {
     });
   }
 
-  async recordProcess(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir">): Promise<void> {
+  async recordProcess(id: string, launched: Pick<LaunchedRecord, "pid" | "userDataDir">): Promise<void> {
     await this.#db.run("UPDATE browsers SET pid = $1, user_data_dir = $2 WHERE id = $3 AND status = 'starting'", [
       launched.pid ?? null,
       launched.userDataDir ?? null,
@@ -114,8 +126,11 @@ export class PgBrowserStore implements BrowserStore {
     ]);
   }
 
-  async markCrashed(id: string): Promise<void> {
-    await this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = $1 AND status <> 'crashed'", [id]);
+  async markCrashed(id: string, reason: CrashReason): Promise<void> {
+    await this.#db.run("UPDATE browsers SET status = 'crashed', crash_reason = $1, pid = NULL, cdp_token_sha256 = NULL WHERE id = $2 AND status <> 'crashed'", [
+      reason,
+      id,
+    ]);
   }
 
   async remove(id: string): Promise<void> {
@@ -160,9 +175,10 @@ export class PgBrowserStore implements BrowserStore {
       );
       await this.#db.run("DELETE FROM browsers WHERE node_id = $1 AND status = 'starting'", [this.#nodeId]);
       await this.#db.run("UPDATE browsers SET pid = NULL WHERE node_id = $1 AND status = 'crashed' AND pid IS NOT NULL", [this.#nodeId]);
-      await this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE node_id = $1 AND status = 'running'", [
-        this.#nodeId,
-      ]);
+      await this.#db.run(
+        "UPDATE browsers SET status = 'crashed', crash_reason = 'server_lost', pid = NULL, cdp_token_sha256 = NULL WHERE node_id = $1 AND status = 'running'",
+        [this.#nodeId],
+      );
       return rows;
     });
   }

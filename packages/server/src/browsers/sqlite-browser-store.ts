@@ -4,9 +4,19 @@ import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { LaunchedBrowser } from "./browser-launcher.js";
-import { type BrowserExtension, type BrowserReservation, type BrowserRow, type BrowserStore, reservedRow } from "./browser-store.js";
+import {
+  type BrowserExtension,
+  type BrowserReservation,
+  type BrowserRow,
+  type BrowserStore,
+  budgetColumns,
+  type CrashReason,
+  type LaunchedRecord,
+  reservedRow,
+} from "./browser-store.js";
 
-const COLUMNS = "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at, timeout_seconds";
+const COLUMNS =
+  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
 
@@ -42,8 +52,22 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
       const row = reservedRow(request);
       try {
         this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, created_at, timeout_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          [row.id, row.project_id, row.name, row.status, row.cdp_token_sha256, row.pid, row.user_data_dir, row.sandboxed, row.created_at, row.timeout_seconds],
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          [
+            row.id,
+            row.project_id,
+            row.name,
+            row.status,
+            row.cdp_token_sha256,
+            row.pid,
+            row.user_data_dir,
+            row.sandboxed,
+            row.budget_memory_mib,
+            row.budget_max_processes,
+            row.budget_cpus,
+            row.created_at,
+            row.timeout_seconds,
+          ],
         );
       } catch (error) {
         if (isUniqueViolation(error)) throw new NameConflictError(`A browser named "${request.name}" already exists in this project.`);
@@ -62,11 +86,11 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
     });
   }
 
-  markRunning(id: string, launched: Pick<LaunchedBrowser, "pid" | "userDataDir" | "sandboxed">, tokenSha256: string): BrowserRow | undefined {
+  markRunning(id: string, launched: LaunchedRecord, tokenSha256: string): BrowserRow | undefined {
     this.#db.transaction(() => {
       this.#db.run(
-        "UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ?, sandboxed = ? WHERE id = ? AND status = 'starting'",
-        [tokenSha256, launched.pid ?? null, launched.userDataDir ?? null, launched.sandboxed === true ? 1 : 0, id],
+        "UPDATE browsers SET status = 'running', cdp_token_sha256 = ?, pid = ?, user_data_dir = ?, sandboxed = ?, budget_memory_mib = ?, budget_max_processes = ?, budget_cpus = ? WHERE id = ? AND status = 'starting'",
+        [tokenSha256, launched.pid ?? null, launched.userDataDir ?? null, launched.sandboxed === true ? 1 : 0, ...budgetColumns(launched), id],
       );
       this.#db.run(
         "UPDATE extensions SET last_used_at = (SELECT created_at FROM browsers WHERE id = :browser) WHERE id IN (SELECT extension_id FROM browser_extensions WHERE browser_id = :browser)",
@@ -87,9 +111,12 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
     );
   }
 
-  markCrashed(id: string): void {
+  markCrashed(id: string, reason: CrashReason): void {
     this.#db.transaction(() =>
-      this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [id]),
+      this.#db.run("UPDATE browsers SET status = 'crashed', crash_reason = ?, pid = NULL, cdp_token_sha256 = NULL WHERE id = ? AND status <> 'crashed'", [
+        reason,
+        id,
+      ]),
     );
   }
 
@@ -131,7 +158,7 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
     return this.#db.transaction(() => {
       const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE status IN ('starting', 'running')`);
       this.#db.run("DELETE FROM browsers WHERE status = 'starting'");
-      this.#db.run("UPDATE browsers SET status = 'crashed', pid = NULL, cdp_token_sha256 = NULL WHERE status = 'running'");
+      this.#db.run("UPDATE browsers SET status = 'crashed', crash_reason = 'server_lost', pid = NULL, cdp_token_sha256 = NULL WHERE status = 'running'");
       return rows;
     });
   }

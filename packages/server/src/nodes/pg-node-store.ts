@@ -77,7 +77,10 @@ export class PgNodeStore implements NodeStore {
   async #reap(nodeId: string): Promise<number> {
     await this.#db.run("DELETE FROM browsers WHERE node_id = $1 AND status = 'starting'", [nodeId]);
     // The pid and profile stay, so that the node, if it starts again on its host, ends what is left of them.
-    const crashed = await this.#db.run("UPDATE browsers SET status = 'crashed', cdp_token_sha256 = NULL WHERE node_id = $1 AND status = 'running'", [nodeId]);
+    const crashed = await this.#db.run(
+      "UPDATE browsers SET status = 'crashed', crash_reason = 'server_lost', cdp_token_sha256 = NULL WHERE node_id = $1 AND status = 'running'",
+      [nodeId],
+    );
     await this.#db.run("DELETE FROM nodes WHERE node_id = $1", [nodeId]);
     return crashed;
   }
