@@ -385,6 +385,12 @@ function cpusSetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): num
   return cpus;
 }
 
+/** A boolean flag (beating its environment variable), or `undefined` when neither is set. */
+function booleanSetting(flagValue: boolean | undefined, env: NodeJS.ProcessEnv, envName: string): boolean | undefined {
+  const raw = env[envName];
+  return flagValue ?? (raw === undefined ? undefined : flag(envName, raw));
+}
+
 function flag(name: string, raw: string): boolean {
   if (["1", "true", "yes"].includes(raw.toLowerCase())) return true;
   if (["0", "false", "no", ""].includes(raw.toLowerCase())) return false;
@@ -453,9 +459,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
 
   const port = values.port ?? env.BROWSER_SERVICE_PORT;
   const planLimit = values["plan-limit"] ?? env.BROWSER_SERVICE_PLAN_LIMIT;
-  const projectsDisabled =
-    values["projects-disabled"] ??
-    (env.BROWSER_SERVICE_PROJECTS_DISABLED === undefined ? undefined : flag("BROWSER_SERVICE_PROJECTS_DISABLED", env.BROWSER_SERVICE_PROJECTS_DISABLED));
+  const projectsDisabled = booleanSetting(values["projects-disabled"], env, "BROWSER_SERVICE_PROJECTS_DISABLED");
   const config: ServerConfig = {
     port: port === undefined ? DEFAULT_CONFIG.port : integer(values.port === undefined ? "BROWSER_SERVICE_PORT" : "--port", port, 0, 65535),
     host: values.host ?? env.BROWSER_SERVICE_HOST ?? DEFAULT_CONFIG.host,
@@ -497,16 +501,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     liveViewMaxViewers:
       numberSetting(values["live-view-max-viewers"], "--live-view-max-viewers", env, "BROWSER_SERVICE_LIVE_VIEW_MAX_VIEWERS", 1, 1000, 1) ??
       DEFAULT_CONFIG.liveViewMaxViewers,
-    unsafeNoSandbox:
-      values["unsafe-no-sandbox"] ??
-      (env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX === undefined
-        ? DEFAULT_CONFIG.unsafeNoSandbox
-        : flag("BROWSER_SERVICE_UNSAFE_NO_SANDBOX", env.BROWSER_SERVICE_UNSAFE_NO_SANDBOX)),
-    allowPrivateNetwork:
-      values["allow-private-network"] ??
-      (env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK === undefined
-        ? DEFAULT_CONFIG.allowPrivateNetwork
-        : flag("BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK", env.BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK)),
+    unsafeNoSandbox: booleanSetting(values["unsafe-no-sandbox"], env, "BROWSER_SERVICE_UNSAFE_NO_SANDBOX") ?? DEFAULT_CONFIG.unsafeNoSandbox,
+    allowPrivateNetwork: booleanSetting(values["allow-private-network"], env, "BROWSER_SERVICE_ALLOW_PRIVATE_NETWORK") ?? DEFAULT_CONFIG.allowPrivateNetwork,
     sandboxUidBase:
       numberSetting(values["sandbox-uid-base"], "--sandbox-uid-base", env, "BROWSER_SERVICE_SANDBOX_UID_BASE", 1000, 4_294_000_000, 1) ??
       DEFAULT_CONFIG.sandboxUidBase,
@@ -525,10 +521,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
       DEFAULT_CONFIG.browserMaxProcesses,
     browserCpus: cpusSetting(values["browser-cpus"], env) ?? DEFAULT_CONFIG.browserCpus,
     unsafeNoResourceLimits:
-      values["unsafe-no-resource-limits"] ??
-      (env.BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS === undefined
-        ? DEFAULT_CONFIG.unsafeNoResourceLimits
-        : flag("BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS", env.BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS)),
+      booleanSetting(values["unsafe-no-resource-limits"], env, "BROWSER_SERVICE_UNSAFE_NO_RESOURCE_LIMITS") ?? DEFAULT_CONFIG.unsafeNoResourceLimits,
     bodyIdleTimeoutSec:
       numberSetting(values["body-idle-timeout-sec"], "--body-idle-timeout-sec", env, "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC", 0, 3600, 1) ??
       DEFAULT_CONFIG.bodyIdleTimeoutSec,
