@@ -58,6 +58,9 @@ const PENDING_COMMANDS = Number(values.pending);
 
 function fail(message) {
   console.error(`bench/soak FAILED: ${message}`);
+  // What the server logged (errors only) says why.
+  const logged = serverOut?.().trim();
+  if (logged) console.error(`The server's log:\n${logged.split("\n").slice(-20).join("\n")}`);
   process.exit(1);
 }
 
@@ -85,6 +88,7 @@ const {
   url: baseUrl,
   key,
   exited,
+  out: serverOut,
 } = await startServerProcess(dataDir, ["--rate-limit", "0", "--auth-failure-limit", "0", "--allow-private-network"], { LOG_LEVEL: "error" });
 
 async function api(method, path, body, apiKey = key) {

@@ -33,11 +33,11 @@ export async function startListening(args, { stdin, env = {} } = {}) {
 /**
  * Starts `browser-service-server` on a fresh `dataDir` and an ephemeral port of
  * 127.0.0.1 with `flags`; resolves with `{ child, url, key, exited }`, `key` being the
- * org-wide API key its first start printed.
+ * org-wide API key its first start printed, and `out()`, everything it printed so far.
  */
 export async function startServerProcess(dataDir, flags = [], env = {}) {
   const started = await startListening([bin, "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1", ...flags], { env });
   const key = /BROWSER_SERVICE_API_KEY=(bsk_\w+)/.exec(started.out())?.[1];
   if (!key) throw new Error("the server's first start printed no API key");
-  return { child: started.child, url: started.url, key, exited: started.exited };
+  return { child: started.child, url: started.url, key, exited: started.exited, out: started.out };
 }
