@@ -337,6 +337,7 @@ export class BudgetGroup {
     const first = this.made[0];
     if (first === undefined) return;
     for (const pid of await groupProcesses(first).catch(() => [])) {
+      if (pid === process.pid) continue;
       try {
         process.kill(pid, "SIGKILL");
       } catch (error) {
@@ -374,11 +375,17 @@ async function counter(file: string, name: string): Promise<number> {
   }
 }
 
+/**
+ * The processes of a group as this process sees them. The kernel writes 0 for one outside
+ * this process's PID namespace: never a process to move or signal (0 would be this
+ * server's own process group), so it is left out.
+ */
 async function groupProcesses(dir: string): Promise<number[]> {
   return (await readFile(join(dir, "cgroup.procs"), "utf8"))
     .split("\n")
     .filter((line) => /^\d+$/.test(line))
-    .map(Number);
+    .map(Number)
+    .filter((pid) => pid > 0);
 }
 
 /**
