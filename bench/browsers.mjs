@@ -14,6 +14,8 @@
 //   creates/s, and how many came from the pool.
 // - sandbox: every browser above runs in its sandbox (bwrap, egress proxy); the 1-caller
 //   rows are repeated with --unsafe-no-sandbox in the same loop, for the sandbox's cost.
+// - Chromium alone: the launcher starting a sandboxed, budgeted browser with no server
+//   around it, beside the cold creates: the floor a cold create cannot go below.
 // - loop: a user's sequential create, 600 ms of work, delete, 600 ms, as the server's
 //   defaults serve it (pool of 2) and without a pool (cold).
 // - page load: a 1 MB response fetched by a page through the egress proxy (sandboxed
@@ -201,7 +203,10 @@ try {
   }
 
   // 1 caller: warm and cold, sandboxed and not, alternate, so machine noise hits all alike.
-  const one = { warm: [], cold: [], bareWarm: [], bareCold: [] };
+  const one = { warm: [], cold: [], bareWarm: [], bareCold: [], chromium: [] };
+  // Chromium alone, as the launcher starts it in its sandbox and budget, no server around
+  // it: the floor a cold create cannot go below.
+  const alone = new ChromiumLauncher({ allowPrivateNetwork: true });
   for (let i = 0; i < CREATES; i++) {
     for (const [name, side] of [
       ["warm", warm],
@@ -221,6 +226,10 @@ try {
         one[name].push(created.ms);
         deletes.push(await side.delete(created.id));
       }
+      const started = performance.now();
+      const launched = await alone.launch({ startUrl });
+      one.chromium.push(performance.now() - started);
+      await launched.close();
     }
   }
   await warm.poolFull();
@@ -269,6 +278,7 @@ try {
   row("  the same, --unsafe-no-sandbox", one.bareWarm, seconds(one.bareWarm, 1), "");
   row("cold launch, 1 caller", one.cold, seconds(one.cold, 1), "goal: p50 ≤ 250");
   row("  the same, --unsafe-no-sandbox", one.bareCold, seconds(one.bareCold, 1), "");
+  row("  Chromium alone, sandboxed (no server)", one.chromium, seconds(one.chromium, 1), "the floor of a cold create");
   row(`warm pool, ${POOL} callers`, four.warm, seconds(four.warm, POOL), `pool of ${POOL} full before each burst of ${POOL}`);
   row(`cold launch, ${POOL} callers`, four.cold, seconds(four.cold, POOL), "");
   row(`sustained, 4 callers, pool of ${POOL}`, sustained, sustainedSeconds, `${sustained.length - coldInSustained} from the pool, ${coldInSustained} cold`);
