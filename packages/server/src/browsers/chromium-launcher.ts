@@ -315,6 +315,9 @@ export class ChromiumLauncher implements BrowserLauncher {
         const spawned = child;
         try {
           if (spawned.pid === undefined) throw new Error("the process did not start");
+          // A wrapper that died before its line arrives makes the write fail (EPIPE): its exit
+          // says why, and an unheard 'error' event would end the server for every tenant.
+          spawned.stdin?.on("error", () => undefined);
           await group.place(spawned.pid);
           spawned.stdin?.end("\n");
         } catch (error) {
@@ -396,12 +399,17 @@ export class ChromiumLauncher implements BrowserLauncher {
       budgetGroup === undefined
         ? undefined
         : setInterval(() => {
-            void budgetGroup.overBudget().then(async (over) => {
-              if (over === undefined) return;
-              clearInterval(watch);
-              killGroup("SIGKILL");
-              await budgetGroup.killAll();
-            });
+            void budgetGroup
+              .overBudget()
+              .then(async (over) => {
+                if (over === undefined) return;
+                killGroup("SIGKILL");
+                await budgetGroup.killAll();
+                clearInterval(watch);
+              })
+              // A kill the kernel refused is tried again at the next tick; a rejection left
+              // unhandled would end the server for every tenant.
+              .catch(() => undefined);
           }, OUT_OF_MEMORY_POLL_MS);
     watch?.unref();
     void exited.then(() => clearInterval(watch));

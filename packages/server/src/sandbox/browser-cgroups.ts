@@ -200,9 +200,14 @@ export class BrowserCgroups {
 
   /** Removes the server's group of browsers where it is empty (the kernel keeps one that holds a browser). */
   async close(): Promise<void> {
-    const layout = this.#layout;
-    const parents = layout.version === 1 ? CONTROLLERS.map((c) => join(layout.parents[c], this.#name)) : [join(layout.own, this.#name)];
+    const parents = this.#parents();
     for (const parent of parents) await rmdir(parent).catch(() => undefined);
+  }
+
+  /** The server's group of browsers: one per controller (v1) or one (v2). */
+  #parents(): string[] {
+    const layout = this.#layout;
+    return layout.version === 1 ? CONTROLLERS.map((c) => join(layout.parents[c], this.#name)) : [join(layout.own, this.#name)];
   }
 
   /** The budget every browser gets. */
@@ -215,7 +220,7 @@ export class BrowserCgroups {
       const layout = this.#layout;
       if (layout.version === 1) {
         for (const controller of CONTROLLERS) await removeStale(layout.parents[controller], view);
-        for (const controller of CONTROLLERS) await mkdir(join(layout.parents[controller], this.#name), { recursive: true });
+        for (const parent of this.#parents()) await mkdir(parent, { recursive: true });
         return;
       }
       const controllers = (await readFile(join(layout.own, "cgroup.controllers"), "utf8")).split(/\s+/);
@@ -247,7 +252,7 @@ export class BrowserCgroups {
     const quota = Math.max(1000, Math.round(budget.cpus * CPU_PERIOD_US));
     const name = `${label}-${randomBytes(4).toString("hex")}`;
     // The parents again: another server's clean-up may have taken an empty one away.
-    const parents = layout.version === 1 ? CONTROLLERS.map((c) => join(layout.parents[c], this.#name)) : [join(layout.own, this.#name)];
+    const parents = this.#parents();
     const dirs = parents.map((parent) => join(parent, name));
     const group = new BudgetGroup(layout.version, dirs);
     try {
