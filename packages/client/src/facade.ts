@@ -7,6 +7,7 @@ import { toFormData } from "./upload.js";
 
 /** The request of one facade call, in openapi-fetch's terms, with the per-call options. */
 interface OperationInit extends RequestOptions {
+  parseAs?: "arrayBuffer";
   params: { path: Record<string, unknown> | undefined; query: (Record<string, unknown> & { offset?: number }) | undefined };
   body: unknown;
 }
@@ -32,6 +33,7 @@ export function createResources(operations: readonly OperationRow[], call: Call)
         // An operation without a path parameter has no path to fill.
         params: { path: pathParam ? { [pathParam]: id } : undefined, query: input === "query" ? (value as OperationInit["params"]["query"]) : undefined },
         body: form ?? (input === "json" ? value : undefined),
+        ...(rules?.binary ? { parseAs: "arrayBuffer" as const } : {}),
       };
     };
     // The generator gives every multipart operation its `files`.
@@ -41,7 +43,9 @@ export function createResources(operations: readonly OperationRow[], call: Call)
     group[name] =
       input === "form"
         ? async (...args: unknown[]) => (await call(method, path, await prepare(args))).data
-        : async (...args: unknown[]) => (await call(method, path, build(args))).data;
+        : rules?.binary
+          ? async (...args: unknown[]) => new Uint8Array(((await call(method, path, build(args))).data as ArrayBuffer | undefined) ?? new ArrayBuffer(0))
+          : async (...args: unknown[]) => (await call(method, path, build(args))).data;
     if (rules?.conditional) {
       // The same request with `If-None-Match` (when there is a version to name); a 304 is no error here.
       group[`${name}IfChanged`] = async (id: unknown, etag: string | null | undefined, options: RequestOptions = {}) => {

@@ -11,6 +11,8 @@ export interface OperationRules {
    * `<method>IfChanged`, which resolves to a `ConditionalResponse`.
    */
   conditional?: true;
+  /** The success body is bytes, not JSON: the facade resolves to a `Uint8Array` of them. */
+  binary?: true;
   /** Binary parts of a multipart body, by name, with their content types. */
   files?: Record<string, string>;
 }

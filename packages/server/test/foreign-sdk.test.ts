@@ -1,5 +1,7 @@
-import Kernel from "@onkernel/sdk";
+import { createHash } from "node:crypto";
+import Kernel, { toFile } from "@onkernel/sdk";
 import { describe, expect, it } from "vitest";
+import { markingExtension } from "./support/extension-zips.js";
 import { useTestServer } from "./support/test-server.js";
 
 // The hosted service's own SDK, unchanged, against this server: where the API document is
@@ -26,5 +28,19 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
     expect(refused.status).toBe(400);
     expect(refused.error).toMatchObject({ code: "bad_request" });
     expect(JSON.stringify(refused.error)).toContain("timeout_seconds");
+  });
+
+  it("uploads, lists, reads, downloads and deletes an extension", async () => {
+    const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
+    const zip = markingExtension("foreign");
+    const uploaded = await kernel.extensions.upload({ file: await toFile(zip, "foreign.zip"), name: "foreign" });
+    expect(uploaded).toMatchObject({ name: "foreign", size_bytes: zip.length, checksum: createHash("sha256").update(zip).digest("hex") });
+    const listed = (await kernel.extensions.list({ name: "foreign" })).getPaginatedItems();
+    expect(listed).toEqual([uploaded]);
+    expect(await kernel.extensions.get("foreign")).toEqual(uploaded);
+    const download = await kernel.extensions.download(uploaded.id);
+    expect(Buffer.from(await download.arrayBuffer()).equals(zip)).toBe(true);
+    await kernel.extensions.delete("foreign");
+    await expect(kernel.extensions.get(uploaded.id)).rejects.toMatchObject({ status: 404 });
   });
 });

@@ -111,6 +111,8 @@ describe("operation types", () => {
       | "/org/limits"
       | "/org/projects/{id}/limits"
       | "/extensions"
+      | "/extensions/{id_or_name}"
+      | "/extensions/{id_or_name}/metadata"
       | "/browsers"
       | "/browsers/{id_or_name}"
       | "/browsers/{id_or_name}/webmcp/tools"

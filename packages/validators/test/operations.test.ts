@@ -16,7 +16,8 @@ function expectedEntries(): Record<string, string[]> {
       );
       const locations = ["path", "query", "header"].filter((l) => parameters.some((p: any) => p.in === l));
       const statuses = Object.entries<any>(operation.responses)
-        .filter(([, r]) => (r.$ref ? document.components.responses[r.$ref.split("/").at(-1)] : r).content)
+        // Only JSON bodies have a validator; an archive's bytes have no schema to check.
+        .filter(([, r]) => (r.$ref ? document.components.responses[r.$ref.split("/").at(-1)] : r).content?.["application/json"])
         .map(([status]) => `responses.${status}`);
       entries[operation.operationId] = [
         ...locations.map((l) => (l === "header" ? "headers" : l)),
@@ -29,7 +30,7 @@ function expectedEntries(): Record<string, string[]> {
 }
 
 describe("operationValidators", () => {
-  it("covers every operation: its parameters by location, its body and each response with a body", () => {
+  it("covers every operation: its parameters by location, its body and each response with a JSON body", () => {
     const actual = Object.fromEntries(
       Object.entries(operationValidators).map(([id, entry]) => [
         id,

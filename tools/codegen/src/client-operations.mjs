@@ -38,6 +38,13 @@ function isPaged(document, success) {
   return headers.includes("x-has-more") && headers.includes("x-next-offset") && schema?.type === "array";
 }
 
+/** Whether the success body is bytes (any media type but JSON), which the facade returns unparsed. */
+function isBinary(op, success) {
+  const mediaTypes = Object.keys(success.content ?? {});
+  if (mediaTypes.length > 1) fail(op, `the facade reads one success media type, not ${mediaTypes.join(", ")}`);
+  return mediaTypes.length === 1 && mediaTypes[0] !== "application/json";
+}
+
 /**
  * Whether the operation answers `If-None-Match` with `304 Not Modified`: it declares the
  * header parameter, a `304`, and an `ETag` on that and on its success response.
@@ -65,6 +72,7 @@ function isConditional(op, success) {
  *   timeout for that call always exceeds the server-side wait.
  * - `conditional`: the operation answers `If-None-Match` with `304`; the facade adds
  *   `<method>IfChanged`.
+ * - `binary`: the success body is not JSON; the facade resolves to its bytes.
  */
 export function describeOperations(document) {
   const seen = new Set();
@@ -95,6 +103,7 @@ export function describeOperations(document) {
       noRetry: op.responses.some((r) => (r["x-error-codes"] ?? []).includes("outcome_unknown")),
       timeoutSec: body.timeoutSec,
       conditional: isConditional(op, success),
+      binary: isBinary(op, success),
     };
   });
   for (const op of operations) {

@@ -10,6 +10,7 @@ function row(op) {
   if (op.noRetry) rules.noRetry = true;
   if (op.timeoutSec !== undefined) rules.timeoutSec = op.timeoutSec;
   if (op.conditional) rules.conditional = true;
+  if (op.binary) rules.binary = true;
   if (op.files) rules.files = op.files;
   const cells = [op.resource, op.method, op.httpMethod, op.path, op.pathParam, op.input];
   if (Object.keys(rules).length) cells.push(rules);

@@ -35,8 +35,15 @@ function namedExports(document) {
     }
     const responses = [...op.responses].sort(statusOrder);
     const success = responses.find((r) => r.status.startsWith("2"));
-    const successType = success.content ? `${at}["responses"][${success.status}]["content"]["application/json"]` : "void";
-    out.push(`/** The ${success.status} response body of \`${op.id}\`. */\nexport type ${Name}Response = ${successType};\n`);
+    // A body that is not JSON (an archive) reaches the caller as its exact bytes.
+    const mediaType = Object.keys(success.content ?? {})[0];
+    const successType = !mediaType
+      ? "void"
+      : mediaType === "application/json"
+        ? `${at}["responses"][${success.status}]["content"]["application/json"]`
+        : "Uint8Array";
+    const bodyNote = mediaType && mediaType !== "application/json" ? ` (${mediaType}, as bytes)` : "";
+    out.push(`/** The ${success.status} response body of \`${op.id}\`${bodyNote}. */\nexport type ${Name}Response = ${successType};\n`);
     const errors = responses.filter((r) => Number(r.status) >= 400);
     const errorMap = errors.map((r) => `  ${r.status}: ${at}["responses"][${r.status}]["content"]["application/json"];`);
     out.push(`/** The error bodies of \`${op.id}\`, by status. */\nexport interface ${Name}ErrorResponses {\n${errorMap.join("\n")}\n}\n`);

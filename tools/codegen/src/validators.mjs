@@ -65,7 +65,8 @@ function describeOperation(document, op) {
   const body = op.operation.requestBody && bodyOf(document, op.operation.requestBody, `${base}/requestBody`);
   const responses = Object.entries(op.operation.responses)
     .map(([status, response]) => ({ status, body: bodyOf(document, response, `${base}/responses/${escapeSegment(status)}`) }))
-    .filter((response) => response.body)
+    // Bytes (an archive) have no schema to check; only JSON bodies get a validator.
+    .filter((response) => response.body?.mediaType === "application/json")
     .map(({ status, body: b }) => ({ status, ...b, exportName: `operation$${op.id}$response${status}` }));
   return { ...op, inputs, body: body && { ...body, exportName: `operation$${op.id}$body` }, responses };
 }

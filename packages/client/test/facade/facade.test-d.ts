@@ -61,6 +61,12 @@ describe("facade types", () => {
   });
 });
 
+describe("archive downloads", () => {
+  it("resolve to bytes", () => {
+    expectTypeOf(client.extensions.download("ad-blocker")).resolves.toEqualTypeOf<Uint8Array>();
+  });
+});
+
 describe("raw call types", () => {
   it("types data from paths, without an error branch", async () => {
     const { data, response } = await client.GET("/org/projects", { params: { query: { limit: 5 } } });
@@ -77,8 +83,8 @@ describe("raw call types", () => {
     void client.GET("/org/nothing");
     // @ts-expect-error the body is required
     void client.POST("/org/projects", {});
-    // @ts-expect-error GET /extensions does not exist
-    void client.GET("/extensions");
+    // @ts-expect-error PATCH /extensions does not exist
+    void client.PATCH("/extensions");
   });
 });
 

@@ -63,6 +63,19 @@ describe("the operation facade", () => {
     expect(last()).toMatchObject({ method: "DELETE", url: "/org/projects/proj_1", body: undefined });
   });
 
+  it("resolves an archive download to its exact bytes, and a refusal to a typed error", async () => {
+    // Not UTF-8 and not JSON: every byte value, as a zip holds them.
+    const bytes = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
+    server.route("GET", "/extensions/ad-blocker", { headers: { "content-type": "application/zip" }, body: bytes });
+    const downloaded = await client().extensions.download("ad-blocker");
+    expect(downloaded).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(downloaded).equals(bytes)).toBe(true);
+    server.route("GET", "/extensions/gone", { status: 404, body: { code: "not_found", message: "No extension." } });
+    await expect(client().extensions.download("gone")).rejects.toMatchObject({ status: 404, code: "not_found" });
+    server.route("GET", "/extensions/empty", { headers: { "content-type": "application/zip", "content-length": "0" }, body: "" });
+    await expect(client().extensions.download("empty")).resolves.toEqual(new Uint8Array(0));
+  });
+
   it("sends an optional body only when given", async () => {
     server.route("POST", "/browsers", { status: 201, body: { id: "brw_1" } });
     await client().browsers.create();

@@ -6,18 +6,16 @@ import { NameConflictError } from "../http/api-errors.js";
 import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
 import { isStorableText } from "../storage/database.js";
 import { isPgUniqueViolation, type PgDatabase } from "../storage/pg-database.js";
-import { type Extension, type ExtensionStore, type ExtensionUpload, type ExtensionUse, newExtension } from "./extension-store.js";
-
-/** An archive read back from the database does not match the checksum recorded with it. */
-export class ArchiveChecksumError extends Error {
-  /** Stable code of the failure. */
-  readonly code = "archive_checksum_mismatch";
-
-  constructor(id: string) {
-    super(`The stored archive of extension ${id} does not match its recorded checksum; it was not used.`);
-    this.name = "ArchiveChecksumError";
-  }
-}
+import {
+  ArchiveChecksumError,
+  EXTENSION_COLUMNS,
+  type Extension,
+  type ExtensionPage,
+  type ExtensionStore,
+  type ExtensionUpload,
+  type ExtensionUse,
+  newExtension,
+} from "./extension-store.js";
 
 /**
  * {@link ExtensionStore} in PostgreSQL. Each archive is committed with its record, in the
@@ -65,7 +63,52 @@ export class PgExtensionStore implements ExtensionStore {
   async find(projectId: string, by: "id" | "name", value: string): Promise<ExtensionUse | undefined> {
     if (!isStorableText(value)) return undefined;
     const column = by === "id" ? "id" : "name";
-    return this.#db.get<ExtensionUse>(`SELECT id, name, checksum FROM extensions WHERE project_id = $1 AND ${column} = $2`, [projectId, value]);
+    return this.#db.get<ExtensionUse>(`SELECT id, name, checksum FROM extensions WHERE project_id = $1 AND ${column} = $2 AND deleted_at IS NULL`, [
+      projectId,
+      value,
+    ]);
+  }
+
+  async list(projectId: string, { offset, limit, name }: ExtensionPage): Promise<{ items: Extension[]; hasMore: boolean }> {
+    if (name !== undefined && !isStorableText(name)) return { items: [], hasMore: false };
+    const rows = await this.#db.all<Extension>(
+      `SELECT ${EXTENSION_COLUMNS} FROM extensions WHERE project_id = $1 AND deleted_at IS NULL${name === undefined ? "" : " AND name = $4"} ORDER BY seq LIMIT $2 OFFSET $3`,
+      name === undefined ? [projectId, limit + 1, offset] : [projectId, limit + 1, offset, name],
+    );
+    return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+  }
+
+  async get(projectId: string, idOrName: string): Promise<Extension | undefined> {
+    if (!isStorableText(idOrName)) return undefined;
+    return (
+      (await this.#db.get<Extension>(`SELECT ${EXTENSION_COLUMNS} FROM extensions WHERE project_id = $1 AND id = $2 AND deleted_at IS NULL`, [
+        projectId,
+        idOrName,
+      ])) ??
+      (await this.#db.get<Extension>(`SELECT ${EXTENSION_COLUMNS} FROM extensions WHERE project_id = $1 AND name = $2 AND deleted_at IS NULL`, [
+        projectId,
+        idOrName,
+      ]))
+    );
+  }
+
+  /**
+   * The row is marked and the archive's bytes deleted in one transaction; this server's
+   * copy goes after the commit, another server's at its next start.
+   */
+  async delete(projectId: string, id: string): Promise<boolean> {
+    const marked = await this.#db.transaction(async () => {
+      const changed = await this.#db.run("UPDATE extensions SET deleted_at = $1 WHERE project_id = $2 AND id = $3 AND deleted_at IS NULL", [
+        new Date().toISOString(),
+        projectId,
+        id,
+      ]);
+      if (changed > 0) await this.#db.run("DELETE FROM extension_archives WHERE extension_id = $1", [id]);
+      return changed;
+    });
+    if (marked === 0) return false;
+    await rm(this.#localPath(id), { force: true });
+    return true;
   }
 
   /** This server's copy of the archive, written from the database first when it has none. */
@@ -95,7 +138,7 @@ export class PgExtensionStore implements ExtensionStore {
   }
 
   async removeUnreferencedArchives(): Promise<number> {
-    const known = new Set((await this.#db.all<{ id: string }>("SELECT id FROM extensions")).map((row) => archiveFileName(row.id)));
+    const known = new Set((await this.#db.all<{ id: string }>("SELECT id FROM extensions WHERE deleted_at IS NULL")).map((row) => archiveFileName(row.id)));
     let removed = 0;
     for (const file of readdirSync(this.#dir)) {
       const path = join(this.#dir, file);

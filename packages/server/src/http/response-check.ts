@@ -20,6 +20,11 @@ export interface ResponseCheckOptions {
    * `x-error-codes`); when given, an error code not listed is a mismatch.
    */
   errorCodes?: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+  /**
+   * The responses whose body is bytes rather than JSON (an archive), by operationId and
+   * status, with their media type; such a response must carry that `Content-Type`.
+   */
+  byteResponses?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 function parseJson(payload: unknown): { ok: true; value: unknown } | { ok: false } {
@@ -49,6 +54,9 @@ export function installResponseCheck(app: FastifyInstance, options: ResponseChec
       if (payload !== null && payload !== undefined && String(payload) !== "") problems.push(`a ${status} response has a body`);
       // A 304 only answers a conditional request, and must name the version it confirms.
       if (status === 304 && !reply.getHeader("etag")) problems.push("a 304 response has no ETag");
+    } else if (operationId !== undefined && options.byteResponses?.[operationId]?.[String(status)] !== undefined) {
+      const mediaType = options.byteResponses[operationId]?.[String(status)] ?? "";
+      if (!String(reply.getHeader("content-type")).startsWith(mediaType)) problems.push(`the Content-Type is not ${mediaType}`);
     } else {
       const body = parseJson(payload);
       if (!body.ok) {

@@ -135,7 +135,7 @@ export class PgProjectStore implements ProjectStore {
       const count = async (sql: string) => (await this.#db.get<{ n: number }>(sql, [current.id]))?.n ?? 0;
       const remaining: [number, string][] = [
         [await this.#liveBrowsers(current.id), "running browser"],
-        [await count("SELECT count(*)::int AS n FROM extensions WHERE project_id = $1"), "extension"],
+        [await count("SELECT count(*)::int AS n FROM extensions WHERE project_id = $1 AND deleted_at IS NULL"), "extension"],
         [await count("SELECT count(*)::int AS n FROM auth_connections WHERE project_id = $1"), "auth connection"],
         [await count("SELECT count(*)::int AS n FROM pool_reservations WHERE project_id = $1"), "browser pool reservation"],
       ];

@@ -1,9 +1,12 @@
-import { rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { open, rm } from "node:fs/promises";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import { inspectExtensionArchive } from "../extensions/archive-inspection.js";
+import { ArchiveChecksumError, type Extension, type ExtensionStore } from "../extensions/extension-store.js";
 import { receiveUpload } from "../extensions/upload-receiver.js";
-import { BadRequestError, type ErrorDetail, UnsupportedMediaTypeError } from "../http/api-errors.js";
+import { BadRequestError, type ErrorDetail, NotFoundError, UnsupportedMediaTypeError } from "../http/api-errors.js";
+import { pageOf, setPageHeaders } from "../http/paging.js";
 import { bodyProblems, invalidRequest } from "../http/request-validation.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -25,8 +28,63 @@ function formError(error: unknown): unknown {
   return error;
 }
 
-/** `POST /extensions`: streamed, checked, all-or-nothing upload of an extension archive. */
+/** The project's extension of this id or name, or 404 `not_found`. */
+async function extensionOf(store: ExtensionStore, projectId: string, idOrName: string): Promise<Extension> {
+  const extension = await store.get(projectId, idOrName);
+  if (extension === undefined) throw new NotFoundError(`No extension has the id or name ${JSON.stringify(idOrName)} in this project.`);
+  return extension;
+}
+
+/**
+ * `POST /extensions`: streamed, checked, all-or-nothing upload of an extension archive;
+ * list, get, delete, and download byte for byte.
+ */
 export async function registerExtensionRoutes(app: FastifyInstance, { stores }: ApiDeps): Promise<void> {
+  app.get("/extensions", { config: { operationId: "listExtensions" } }, async (request, reply) => {
+    const query = request.query as { offset?: number; limit?: number; name?: string };
+    const { offset, limit } = pageOf(query);
+    const page = await stores.extensions.list((await request.scope.project()).id, { offset, limit, name: query.name });
+    setPageHeaders(reply, offset, page.items.length, page.hasMore);
+    return page.items;
+  });
+
+  app.get<{ Params: { id_or_name: string } }>("/extensions/:id_or_name/metadata", { config: { operationId: "getExtension" } }, async (request) =>
+    extensionOf(stores.extensions, (await request.scope.project()).id, request.params.id_or_name),
+  );
+
+  app.delete<{ Params: { id_or_name: string } }>("/extensions/:id_or_name", { config: { operationId: "deleteExtension" } }, async (request, reply) => {
+    const projectId = (await request.scope.project()).id;
+    const extension = await extensionOf(stores.extensions, projectId, request.params.id_or_name);
+    // A delete that another request finished first is that request's; this one finds nothing.
+    if (!(await stores.extensions.delete(projectId, extension.id))) throw new NotFoundError(`The extension ${extension.id} was deleted meanwhile.`);
+    return reply.code(204).send();
+  });
+
+  // The archive is hashed before a byte is sent, from the same open file that is then
+  // streamed: what arrives is exactly what was uploaded, or an error instead of a body.
+  app.get<{ Params: { id_or_name: string } }>("/extensions/:id_or_name", { config: { operationId: "downloadExtension" } }, async (request, reply) => {
+    const extension = await extensionOf(stores.extensions, (await request.scope.project()).id, request.params.id_or_name);
+    const file = await open(await stores.extensions.archivePath(extension.id), "r").catch((error: unknown) => {
+      if ((error as { code?: unknown }).code === "ENOENT") throw new NotFoundError(`The extension ${extension.id} was deleted meanwhile.`);
+      throw error;
+    });
+    try {
+      const hash = createHash("sha256");
+      for await (const chunk of file.createReadStream({ start: 0, autoClose: false })) hash.update(chunk as Buffer);
+      const { size } = await file.stat();
+      if (hash.digest("hex") !== extension.checksum || size !== extension.size_bytes) throw new ArchiveChecksumError(extension.id);
+      const stream = file.createReadStream({ start: 0 });
+      return reply
+        .header("content-type", "application/zip")
+        .header("content-length", String(size))
+        .header("content-disposition", `attachment; filename="${extension.name ?? extension.id}.zip"`)
+        .send(stream);
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+  });
+
   // Only this route parses multipart/form-data; every other route answers it with 415.
   await app.register(async (scope) => {
     await scope.register(multipart);

@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, { $ref?: string; "x-error-codes"?: string[] }> }>>;
+  paths: Record<
+    string,
+    Record<string, { operationId?: string; responses?: Record<string, { $ref?: string; "x-error-codes"?: string[]; content?: Record<string, unknown> }> }>
+  >;
   components: { responses: Record<string, { "x-error-codes"?: string[] }> };
 }
 
@@ -38,4 +41,20 @@ export function specErrorCodes(): Record<string, Record<string, string[]>> {
     }
   }
   return codes;
+}
+
+/** The responses of every operation whose body is not JSON, by operationId and status, with their media type. */
+export function specByteResponses(): Record<string, Record<string, string>> {
+  const spec = loadSpec();
+  const found: Record<string, Record<string, string>> = {};
+  for (const item of Object.values(spec.paths)) {
+    for (const operation of Object.values(item)) {
+      if (typeof operation !== "object" || operation === null || !operation.operationId) continue;
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const mediaType = Object.keys(response.content ?? {})[0];
+        if (mediaType !== undefined && mediaType !== "application/json") (found[operation.operationId] ??= {})[status] = mediaType;
+      }
+    }
+  }
+  return found;
 }

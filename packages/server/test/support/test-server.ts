@@ -5,7 +5,7 @@ import { type BrowserServiceClient, type ClientOptions, createClient } from "@br
 import { afterAll, beforeAll, expect } from "vitest";
 import { type BrowserServiceServer, type CreateServerOptions, createServer, type ResponseMismatch } from "../../src/index.js";
 import { testDatabaseFor } from "./postgres.js";
-import { specErrorCodes } from "./spec-error-codes.js";
+import { specByteResponses, specErrorCodes } from "./spec-error-codes.js";
 
 /** A server on 127.0.0.1 with an ephemeral port, its org-wide key, and every spec mismatch it sent. */
 export interface TestServer {
@@ -27,6 +27,7 @@ export interface TestServer {
 }
 
 const errorCodes = specErrorCodes();
+const byteResponses = specByteResponses();
 /** A rate limit turned off (`rate` 0). */
 export const RATE_LIMIT_OFF = { rate: 0, burst: 1 };
 
@@ -61,7 +62,7 @@ export async function startTestServer(options: Partial<CreateServerOptions> = {}
     dataDir,
     host: "127.0.0.1",
     port: 0,
-    responseCheck: { onMismatch: (mismatch) => mismatches.push(mismatch), errorCodes },
+    responseCheck: { onMismatch: (mismatch) => mismatches.push(mismatch), errorCodes, byteResponses },
   });
   const url = await server.listen();
   const orgKey = server.firstStart?.key.secret ?? (await server.issueApiKey()).secret;
