@@ -265,6 +265,23 @@ describe("configuration", () => {
     expect(HELP_TEXT).toContain("--node-secret-accept");
   });
 
+  it("reads the secrets key and its previous one: 64 hex characters each, never echoed when wrong", () => {
+    const key = "a".repeat(64);
+    const previous = "B".repeat(64);
+    const given = parseCommand(["--secrets-key", key], { BROWSER_SERVICE_SECRETS_KEY_PREVIOUS: previous });
+    expect(given.kind === "serve" && [given.config.secretsKey, given.config.secretsKeyPrevious]).toEqual([key, previous]);
+    const fromEnv = parseCommand([], { BROWSER_SERVICE_SECRETS_KEY: key });
+    expect(fromEnv.kind === "serve" && [fromEnv.config.secretsKey, fromEnv.config.secretsKeyPrevious]).toEqual([key, undefined]);
+    const none = parseCommand([], {});
+    expect(none.kind === "serve" && none.config.secretsKey).toBeUndefined();
+    const almost = `${"c".repeat(63)}z`;
+    expect(() => parseCommand(["--secrets-key", almost], {})).toThrow(ConfigError);
+    expect(() => parseCommand(["--secrets-key", almost], {})).toThrow(/--secrets-key is not a secrets key: it must be 64 hex characters/);
+    expect(() => parseCommand(["--secrets-key", almost], {})).not.toThrow(new RegExp(almost));
+    expect(() => parseCommand([], { BROWSER_SERVICE_SECRETS_KEY_PREVIOUS: "short" })).toThrow(/BROWSER_SERVICE_SECRETS_KEY_PREVIOUS is not a secrets key/);
+    expect(HELP_TEXT).toContain("--secrets-key-previous");
+  });
+
   it("refuses unusable values with a ConfigError that says what is expected", () => {
     expect(() => parseCommand(["--port", "http"], {})).toThrow(ConfigError);
     expect(() => parseCommand(["--port", "70000"], {})).toThrow(/--port must be an integer from 0 to 65535/);

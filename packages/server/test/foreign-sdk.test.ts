@@ -43,4 +43,26 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
     await kernel.extensions.delete("foreign");
     await expect(kernel.extensions.get(uploaded.id)).rejects.toMatchObject({ status: 404 });
   });
+
+  it("creates, reads, updates, lists, gets TOTP codes of and deletes a credential", async () => {
+    const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
+    const created = await kernel.credentials.create({
+      name: "foreign-login",
+      domain: "www.foreign.example",
+      values: { username: "agent", password: "never-shown" },
+      totp_secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+    });
+    expect(created).toMatchObject({ domain: "foreign.example", has_values: true, value_keys: ["password", "username"], has_totp_secret: true });
+    expect(created.totp_code).toMatch(/^\d{6}$/);
+    expect(JSON.stringify(await kernel.credentials.retrieve("foreign-login"))).not.toContain("never-shown");
+    const updated = await kernel.credentials.update(created.id, { remove_value_keys: ["username"], values: { email: "a@foreign.example" } });
+    expect(updated.value_keys).toEqual(["email", "password"]);
+    const listed = (await kernel.credentials.list({ domain: "foreign.example" })).getPaginatedItems();
+    expect(listed.map((each) => each.id)).toEqual([created.id]);
+    const code = await kernel.credentials.totpCode(created.id);
+    expect(code.code).toMatch(/^\d{6}$/);
+    expect(Date.parse(code.expires_at)).toBeGreaterThan(Date.now() - 1000);
+    await kernel.credentials.delete("foreign-login");
+    await expect(kernel.credentials.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+  });
 });

@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 const FLOORS: readonly (readonly string[])[] = [
   ["storage"],
   ["http"],
-  ["cdp", "egress", "nodes", "sandbox"],
-  ["auth-connections", "extensions", "fixtures", "limits", "organization", "projects"],
+  ["cdp", "egress", "nodes", "sandbox", "secrets"],
+  ["auth-connections", "credentials", "extensions", "fixtures", "limits", "organization", "projects"],
   ["auth"],
   ["browsers"],
   ["webmcp"],

@@ -43,6 +43,8 @@ const SECRET = "a-secret-that-every-node-shares-0123456789";
 /** What holds the secret can make a node's proofs, as node `nodeId` would. */
 const asNode = (nodeId: string, secret = SECRET) => new PeerAuth({ secret, nodeId });
 const LEASE_SEC = 2;
+/** The key that seals stored credentials: every node of a database needs the same one. */
+const SECRETS_KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7";
 
 async function freePort(): Promise<number> {
   const server = createNetServer();
@@ -83,6 +85,8 @@ async function startNode(id: string, extra: string[] = [], on = database): Promi
     String(LEASE_SEC),
     "--rate-limit",
     "0",
+    "--secrets-key",
+    SECRETS_KEY,
     ...extra,
   ]);
   const node = { id, dataDir, port, server };
@@ -223,6 +227,24 @@ describe("nodes sharing one PostgreSQL database", () => {
     }
     await a.browsers.delete(browser.id);
     await expect(clientOf("b").browsers.get(browser.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("read each other's credentials with the key they share; a node given another key does not start, and changes nothing", async () => {
+    await running("a", "b");
+    const created = await clientOf("a").credentials.create({
+      name: "shared",
+      domain: "x.example",
+      values: { password: "p" },
+      totp_secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+    });
+    expect((await clientOf("b").credentials.totpCode("shared")).code).toMatch(/^\d{6}$/);
+    const before = await storedRows<{ values_sealed: string }>({ dataDir: "", database }, "SELECT values_sealed FROM credentials WHERE id = ?", [created.id]);
+    const odd = await spawnServer(tempDataDir(), ["--database", database, "--node-id", "odd", "--secrets-key", "0".repeat(64)]).catch(
+      (error: unknown) => error,
+    );
+    expect(String(odd)).toMatch(/does not open the secrets this database holds/);
+    expect(await storedRows({ dataDir: "", database }, "SELECT values_sealed FROM credentials WHERE id = ?", [created.id])).toEqual(before);
+    expect((await clientOf("a").credentials.get(created.id)).has_totp_secret).toBe(true);
   });
 
   it("give exactly the project cap's slots to creates split over two nodes", async () => {

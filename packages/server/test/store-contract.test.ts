@@ -209,6 +209,70 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     expect((await stores.extensions.insert(upload("a"))).name).toBe("a");
   });
 
+  it("keeps credentials: by id or name, filtered lists, updates in one transaction, names unique, the key check", async () => {
+    const { stores, first } = await started();
+    const projectId = first.project.id;
+    const row = (id: string, name: string, domain: string) => ({
+      id,
+      project_id: projectId,
+      name,
+      domain,
+      sso_provider: null,
+      value_keys: ["password"],
+      values_sealed: `sealed-${id}`,
+      totp_sealed: null,
+      created_at: "2026-12-01T00:00:00.000Z",
+      updated_at: "2026-12-01T00:00:00.000Z",
+    });
+    await stores.credentials.insert(row("cred_a", "Alpha", "a.example"));
+    await stores.credentials.insert(row("cred_b", "beta_1", "b.example"));
+    await expect(stores.credentials.insert(row("cred_c", "Alpha", "c.example"))).rejects.toMatchObject({ code: "name_conflict" });
+    expect(await stores.credentials.get(projectId, "Alpha")).toEqual(row("cred_a", "Alpha", "a.example"));
+    expect(await stores.credentials.get(projectId, "cred_b")).toEqual(row("cred_b", "beta_1", "b.example"));
+    expect(await stores.credentials.get("proj_other", "cred_b")).toBeUndefined();
+    const names = async (page: { domain?: string; query?: string }) =>
+      (await stores.credentials.list(projectId, { offset: 0, limit: 10, ...page })).items.map((each) => each.name);
+    expect(await names({})).toEqual(["Alpha", "beta_1"]);
+    expect(await names({ domain: "b.example" })).toEqual(["beta_1"]);
+    expect(await names({ query: "ALPH" })).toEqual(["Alpha"]);
+    expect(await names({ query: "_" })).toEqual(["beta_1"]);
+    expect(await names({ query: "%" })).toEqual([]);
+    expect(await names({ query: "cred_a" })).toEqual(["Alpha"]);
+    expect(await stores.credentials.list(projectId, { offset: 1, limit: 1 })).toMatchObject({ hasMore: false, items: [{ name: "beta_1" }] });
+    const renamed = await stores.credentials.update(projectId, "cred_b", (current) => ({ ...current, name: "gamma", values_sealed: "resealed" }));
+    expect(renamed).toMatchObject({ name: "gamma", values_sealed: "resealed" });
+    await expect(stores.credentials.update(projectId, "cred_b", (current) => ({ ...current, name: "Alpha", values_sealed: "lost" }))).rejects.toMatchObject({
+      code: "name_conflict",
+    });
+    await expect(
+      stores.credentials.update(projectId, "cred_b", () => {
+        throw new Error("refused inside");
+      }),
+    ).rejects.toThrow("refused inside");
+    expect(await stores.credentials.get(projectId, "cred_b")).toMatchObject({ name: "gamma", values_sealed: "resealed" });
+    expect(await stores.credentials.update("proj_other", "cred_b", (current) => current)).toBeUndefined();
+    expect(await stores.credentials.keyCheck()).toBeUndefined();
+    expect(await stores.credentials.initKeyCheck("check-1")).toBe("check-1");
+    expect(await stores.credentials.initKeyCheck("check-2")).toBe("check-1");
+    const seen: string[] = [];
+    expect(await stores.credentials.resealAll((field) => (seen.push(`${field.id}:${field.column}`), `${field.sealed}+`), "check-3")).toBe(2);
+    expect(seen.sort()).toEqual(["cred_a:values_sealed", "cred_b:values_sealed"]);
+    expect(await stores.credentials.keyCheck()).toBe("check-3");
+    expect((await stores.credentials.get(projectId, "cred_a"))?.values_sealed).toBe("sealed-cred_a+");
+    // A reseal that fails part way changes nothing.
+    await expect(
+      stores.credentials.resealAll((field) => {
+        if (field.id === "cred_b") throw new Error("cannot open");
+        return "half";
+      }, "check-4"),
+    ).rejects.toThrow("cannot open");
+    expect(await stores.credentials.keyCheck()).toBe("check-3");
+    expect((await stores.credentials.get(projectId, "cred_a"))?.values_sealed).toBe("sealed-cred_a+");
+    expect(await stores.credentials.delete("proj_other", "cred_a")).toBe(false);
+    expect(await stores.credentials.delete(projectId, "cred_a")).toBe(true);
+    expect(await stores.credentials.delete(projectId, "cred_a")).toBe(false);
+  });
+
   it("keeps browser names unique in a project while they live", async () => {
     const { stores, first } = await started();
     const reservation = { orgId: first.org.id, projectId: first.project.id, name: "agent", planLimit: 10, timeoutSeconds: 60 };

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import { connectionAt } from "../src/auth-connections/flow-expiry.js";
 import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
 import { BrowserService } from "../src/browsers/browser-service.js";
 import { BrowserUrls } from "../src/cdp/public-url.js";
+import { CredentialVault } from "../src/credentials/credential-vault.js";
 import { NotFoundError } from "../src/http/api-errors.js";
 import { installErrorHandling } from "../src/http/error-handler.js";
 import { RateLimits } from "../src/http/rate-limiter.js";
@@ -86,6 +88,7 @@ async function apiOver(stores: Stores): Promise<FastifyInstance> {
   const webmcp = new WebMcpService(app.log);
   await registerApi(app, {
     stores,
+    vault: (await CredentialVault.open(stores.credentials, randomBytes(32), { source: "a test key" })).vault,
     browsers: new BrowserService(stores.browsers, refusingLauncher, 10, app.log, webmcp),
     webmcp,
     browserUrls: new BrowserUrls(undefined, () => "127.0.0.1"),

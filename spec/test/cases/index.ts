@@ -1,4 +1,5 @@
 import { browserConfigCases } from "./browser-config.js";
+import { credentialCases } from "./credentials.js";
 import { managedAuthCases } from "./managed-auth.js";
 import { platformCases } from "./platform.js";
 import type { SchemaCase } from "./types.js";
@@ -7,4 +8,4 @@ import { webmcpCases } from "./webmcp.js";
 export type { SchemaCase } from "./types.js";
 
 /** Every row of the rule table, across all areas of the spec. */
-export const schemaCases: readonly SchemaCase[] = [...managedAuthCases, ...browserConfigCases, ...platformCases, ...webmcpCases];
+export const schemaCases: readonly SchemaCase[] = [...managedAuthCases, ...browserConfigCases, ...platformCases, ...credentialCases, ...webmcpCases];

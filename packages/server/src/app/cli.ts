@@ -67,6 +67,8 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
       projectByteRate: config.cdpProjectByteRate,
       maxPending: config.cdpMaxPending,
     },
+    ...(config.secretsKey === undefined ? {} : { secretsKey: config.secretsKey }),
+    ...(config.secretsKeyPrevious === undefined ? {} : { previousSecretsKey: config.secretsKeyPrevious }),
     launcher,
     warmBrowsers: config.warmBrowsers,
     minFreeMemoryMib: config.minFreeMemoryMib,

@@ -5,6 +5,7 @@ import { MIN_NODE_SECRET_LENGTH } from "../nodes/peer-auth.js";
 import { DEFAULT_RESOURCE_BUDGET } from "../sandbox/browser-cgroups.js";
 import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "../sandbox/sandbox-command.js";
 import { DEFAULT_SANDBOX_UID_BASE } from "../sandbox/sandbox-uids.js";
+import { parseSecretsKey, SecretsKeyError } from "../secrets/secrets-key.js";
 
 /** How the server runs; every field has a default (see {@link HELP_TEXT}). */
 export interface ServerConfig {
@@ -26,6 +27,10 @@ export interface ServerConfig {
   nodeSecretAccept: string | undefined;
   /** Seconds a node's lease lasts unless renewed. */
   nodeLeaseSec: number;
+  /** The key that encrypts stored credentials (64 hex characters); `undefined`: the data directory's `secrets.key`. */
+  secretsKey: string | undefined;
+  /** The key stored secrets were sealed with before, while the key is changed. */
+  secretsKeyPrevious: string | undefined;
   /** The organization's concurrency limit, as its plan would set it. */
   planLimit: number;
   /** A fixtures file of auth connections and pool reservations to load at start. */
@@ -114,6 +119,8 @@ export const DEFAULT_CONFIG: ServerConfig = {
   nodeSecret: undefined,
   nodeSecretAccept: undefined,
   nodeLeaseSec: 10,
+  secretsKey: undefined,
+  secretsKeyPrevious: undefined,
   planLimit: 10,
   fixtures: undefined,
   projectsDisabled: false,
@@ -189,6 +196,11 @@ Options (a flag beats its environment variable):
                                                            never makes, while the secret is rotated (README)
   --node-lease-sec <n>  BROWSER_SERVICE_NODE_LEASE_SEC     a node's lease (default 10, 2 to 300): a node gone for longer has
                                                            its browsers marked crashed by the others
+  --secrets-key <hex>   BROWSER_SERVICE_SECRETS_KEY        the key that encrypts stored credentials, 64 hex characters
+                                                           (openssl rand -hex 32), the same on every node (default: the
+                                                           data directory's secrets.key, made at the first start)
+  --secrets-key-previous <hex>  BROWSER_SERVICE_SECRETS_KEY_PREVIOUS  the key they were sealed with before: at start they
+                                                           are sealed again with --secrets-key (README)
   --plan-limit <n>      BROWSER_SERVICE_PLAN_LIMIT         organization concurrency limit (default 10)
   --fixtures <file>     BROWSER_SERVICE_FIXTURES           JSON file of auth connections and pool reservations to load
   --projects-disabled   BROWSER_SERVICE_PROJECTS_DISABLED  answer project administration with 404 projects_disabled
@@ -372,6 +384,19 @@ function nodeSecretSetting(
   return raw;
 }
 
+/** A secrets key flag (beating its environment variable): 64 hex characters, checked here so a bad one stops nothing already started. */
+function secretsKeySetting(flagValue: string | undefined, env: NodeJS.ProcessEnv, flagName: string, envName: string): string | undefined {
+  const raw = flagValue ?? (env[envName] || undefined);
+  if (raw === undefined) return undefined;
+  try {
+    parseSecretsKey(raw, flagValue === undefined ? envName : flagName);
+  } catch (error) {
+    if (error instanceof SecretsKeyError) throw new ConfigError(error.message);
+    throw error;
+  }
+  return raw;
+}
+
 /** `--browser-cpus` (beating its environment variable): cores, up to two decimals, 0.01 to 1024. */
 function cpusSetting(flagValue: string | undefined, env: NodeJS.ProcessEnv): number | undefined {
   const raw = flagValue ?? (env.BROWSER_SERVICE_BROWSER_CPUS || undefined);
@@ -414,6 +439,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "advertise-url": { type: "string" },
         "node-secret": { type: "string" },
         "node-secret-accept": { type: "string" },
+        "secrets-key": { type: "string" },
+        "secrets-key-previous": { type: "string" },
         "node-lease-sec": { type: "string" },
         "plan-limit": { type: "string" },
         fixtures: { type: "string" },
@@ -469,6 +496,8 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     advertiseUrl: advertiseUrlSetting(values["advertise-url"], env),
     nodeSecret: nodeSecretSetting(values["node-secret"], env),
     nodeSecretAccept: nodeSecretSetting(values["node-secret-accept"], env, "--node-secret-accept", "BROWSER_SERVICE_NODE_SECRET_ACCEPT"),
+    secretsKey: secretsKeySetting(values["secrets-key"], env, "--secrets-key", "BROWSER_SERVICE_SECRETS_KEY"),
+    secretsKeyPrevious: secretsKeySetting(values["secrets-key-previous"], env, "--secrets-key-previous", "BROWSER_SERVICE_SECRETS_KEY_PREVIOUS"),
     nodeLeaseSec: numberSetting(values["node-lease-sec"], "--node-lease-sec", env, "BROWSER_SERVICE_NODE_LEASE_SEC", 2, 300, 1) ?? DEFAULT_CONFIG.nodeLeaseSec,
     planLimit:
       planLimit === undefined

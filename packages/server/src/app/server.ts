@@ -29,10 +29,12 @@ import { loadFixtures } from "./load-fixtures.js";
 import "../http/fastify-augment.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
+import { CredentialVault } from "../credentials/credential-vault.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
 import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endpoint.js";
 import { registerApi } from "../routes/register-api.js";
+import { loadSecretsKey, parseSecretsKey } from "../secrets/secrets-key.js";
 import { claimDataDir, dataDirLayout } from "../storage/data-dir.js";
 import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
 import { TITLE_MAX_AGE_MS } from "../webmcp/tab-titles.js";
@@ -100,6 +102,14 @@ export interface CreateServerOptions {
   liveView?: Partial<LiveViewLimits>;
   /** Fastify's logger setting. Default off. */
   logger?: FastifyServerOptions["logger"];
+  /**
+   * The key that encrypts stored credentials, 64 hex characters (`--secrets-key`); every
+   * node sharing a database needs the same one. Default: the data directory's
+   * `secrets.key`, created at the first start.
+   */
+  secretsKey?: string;
+  /** The key the secrets were sealed with before (`--secrets-key-previous`): they are sealed again with `secretsKey` at start. */
+  previousSecretsKey?: string;
   /** Checks every response against the spec (tests turn this on). Default off. */
   responseCheck?: ResponseCheckOptions;
   /**
@@ -388,6 +398,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     ...(options.availableMemory === undefined ? {} : { availableMemory: options.availableMemory }),
   });
   let firstStart: FirstStart | undefined;
+  let vault: CredentialVault | undefined;
   let liveView: LiveViewEndpoint | undefined;
   let peerCalls: PeerCalls | undefined;
   try {
@@ -399,6 +410,18 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       if (created.length > 0) app.log.info({ projects: created }, "created projects named by the fixtures");
     }
     await stores.extensions.removeUnreferencedArchives();
+    const secretsKey = loadSecretsKey(layout.secretsKeyFile, options.secretsKey);
+    if (secretsKey.created) {
+      app.log.warn(
+        { file: secretsKey.source },
+        "created the key that encrypts stored credentials; back it up, and give every node sharing the database the same key: without it they cannot be read",
+      );
+    }
+    const previousKey = options.previousSecretsKey === undefined ? undefined : parseSecretsKey(options.previousSecretsKey, "--secrets-key-previous");
+    const opening = await CredentialVault.open(stores.credentials, secretsKey.key, { previous: previousKey, source: secretsKey.source });
+    if (opening.resealed > 0) app.log.info({ resealed: opening.resealed }, "sealed every stored secret again with the new secrets key");
+    if (opening.previousUnused) app.log.info("--secrets-key-previous is no longer needed: every stored secret is sealed with the current key");
+    vault = opening.vault;
     if (stores.nodes !== undefined) {
       cluster = new Cluster({
         nodeId,
@@ -476,6 +499,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     });
     await registerApi(app, {
       stores,
+      vault,
       browsers,
       webmcp,
       browserUrls,

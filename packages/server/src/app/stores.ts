@@ -7,6 +7,9 @@ import { SqliteAuthConnectionStore } from "../auth-connections/sqlite-auth-conne
 import type { BrowserStore } from "../browsers/browser-store.js";
 import { PgBrowserStore } from "../browsers/pg-browser-store.js";
 import { SqliteBrowserStore } from "../browsers/sqlite-browser-store.js";
+import type { CredentialStore } from "../credentials/credential-store.js";
+import { PgCredentialStore } from "../credentials/pg-credential-store.js";
+import { SqliteCredentialStore } from "../credentials/sqlite-credential-store.js";
 import type { ExtensionStore } from "../extensions/extension-store.js";
 import { PgExtensionStore } from "../extensions/pg-extension-store.js";
 import { SqliteExtensionStore } from "../extensions/sqlite-extension-store.js";
@@ -79,6 +82,7 @@ export async function openPgStores(layout: DataDirLayout, location: StoreLocatio
     usage,
     browsers: new PgBrowserStore(db, usage, location.nodeId),
     extensions: new PgExtensionStore(db, layout.extensionsDir),
+    credentials: new PgCredentialStore(db),
     authConnections: new PgAuthConnectionStore(db),
     poolReservations: new PgPoolReservationStore(db),
     nodes: new PgNodeStore(db),
@@ -114,6 +118,7 @@ export function openSqliteStores(layout: DataDirLayout): Stores {
     usage: gate.wrap<UsageStore>(usage),
     browsers: gate.wrap<BrowserStore>(new SqliteBrowserStore(db, usage)),
     extensions: gate.wrap<ExtensionStore>(new SqliteExtensionStore(db, layout.extensionsDir)),
+    credentials: gate.wrap<CredentialStore>(new SqliteCredentialStore(db)),
     authConnections: gate.wrap<AuthConnectionStore>(new SqliteAuthConnectionStore(db)),
     poolReservations: gate.wrap<PoolReservationStore>(new SqlitePoolReservationStore(db)),
     unitOfWork: (work) => gate.unitOfWork(work),

@@ -93,6 +93,13 @@ export class ExtensionNotFoundError extends ApiError {
   }
 }
 
+/** 409 `totp_secret_missing`: a TOTP code was asked of a credential without a TOTP secret. */
+export class TotpSecretMissingError extends ApiError {
+  constructor(message: string) {
+    super(409, "totp_secret_missing", message);
+  }
+}
+
 /** 422 `extension_load_failed`: the browser refused to load an extension of a create. */
 export class ExtensionLoadFailedError extends ApiError {
   constructor(message: string, cause?: unknown) {

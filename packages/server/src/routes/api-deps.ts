@@ -3,6 +3,8 @@ import type { AuthConnectionStore } from "../auth-connections/auth-connection-st
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import type { BrowserUrls } from "../cdp/public-url.js";
+import type { CredentialStore } from "../credentials/credential-store.js";
+import type { CredentialVault } from "../credentials/credential-vault.js";
 import type { ExtensionStore } from "../extensions/extension-store.js";
 import type { ConnectionCounts } from "../http/connection-limits.js";
 import type { RateLimits } from "../http/rate-limiter.js";
@@ -30,6 +32,7 @@ export interface Stores {
   usage: UsageStore;
   browsers: BrowserStore;
   extensions: ExtensionStore;
+  credentials: CredentialStore;
   authConnections: AuthConnectionStore;
   poolReservations: PoolReservationStore;
   /** The servers sharing the database and their leases; only a database several servers can share has it. */
@@ -56,6 +59,8 @@ export interface Stores {
 /** What the route handlers work with. */
 export interface ApiDeps {
   stores: Stores;
+  /** Seals and opens credentials' values with the server's secrets key. */
+  vault: CredentialVault;
   browsers: BrowserService;
   /** How a browser's URLs (`cdp_ws_url`, `live_view_url`...) are written for a request. */
   browserUrls: BrowserUrls;

@@ -10,6 +10,7 @@ import type { ResolvedScope } from "./browser-placement.js";
 import "./fastify-augment.js";
 import { registerAuthConnectionRoutes } from "./auth-connection-routes.js";
 import { registerBrowserRoutes } from "./browser-routes.js";
+import { registerCredentialRoutes } from "./credential-routes.js";
 import { registerExtensionRoutes } from "./extension-routes.js";
 import { registerLimitRoutes } from "./limit-routes.js";
 import { registerProjectRoutes } from "./project-routes.js";
@@ -143,5 +144,6 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     registerBrowserRoutes(api, deps);
     registerWebMcpRoutes(api, deps);
     await registerExtensionRoutes(api, deps);
+    registerCredentialRoutes(api, deps);
   });
 }

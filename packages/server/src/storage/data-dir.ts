@@ -21,6 +21,8 @@ export interface DataDirLayout {
   keyRequestsDir: string;
   /** One record per warm browser (not a session, so not in the database), for the clean-up after a kill. */
   warmBrowsersDir: string;
+  /** The key that encrypts stored secrets, made at the first start unless one is given. */
+  secretsKeyFile: string;
 }
 
 /** The layout of the data directory `root` (relative paths resolve against the cwd). */
@@ -35,6 +37,7 @@ export function dataDirLayout(root: string): DataDirLayout {
     ownerFile: join(absolute, "server.pid"),
     keyRequestsDir: join(absolute, "key-requests"),
     warmBrowsersDir: join(absolute, "warm-browsers"),
+    secretsKeyFile: join(absolute, "secrets.key"),
   };
 }
 

@@ -28,6 +28,7 @@ const ID_PREFIXES = {
   apiKey: "key_",
   extension: "ext_",
   browser: "brw_",
+  credential: "cred_",
 } as const;
 
 /** A new id for `kind`: its prefix and 24 lowercase base32 characters (120 random bits). */
