@@ -242,28 +242,28 @@ describe("the secrets key", () => {
 
       // A wrong key: no start, and nothing stored or on disk changed.
       const wrong = randomBytes(32).toString("hex");
-      await expect(startTestServer({ dataDir, database: t.database, secretsKey: wrong })).rejects.toMatchObject({ code: "secrets_key_mismatch" });
-      await expect(startTestServer({ dataDir, database: t.database, secretsKey: wrong, previousSecretsKey: wrong })).rejects.toMatchObject({
+      await expect(startTestServer({ dataDir, secretsKey: wrong })).rejects.toMatchObject({ code: "secrets_key_mismatch" });
+      await expect(startTestServer({ dataDir, secretsKey: wrong, previousSecretsKey: wrong })).rejects.toMatchObject({
         code: "secrets_key_mismatch",
       });
       expect(await storedRows(t, "SELECT values_sealed, totp_sealed FROM credentials")).toEqual(sealedBefore);
       expect(readFileSync(join(dataDir, "secrets.key"), "utf8").trim()).toBe(first);
 
       // The same key (from its file): everything opens.
-      t = await startTestServer({ dataDir, database: t.database });
+      t = await startTestServer({ dataDir });
       const code = await t.client().credentials.totpCode("kept");
       expect(code.code).toMatch(/^\d{6}$/);
       await t.close({ keepData: true });
 
       // Rotation: the old key as previous, the new one given.
       const next = randomBytes(32).toString("hex");
-      t = await startTestServer({ dataDir, database: t.database, secretsKey: next, previousSecretsKey: first });
+      t = await startTestServer({ dataDir, secretsKey: next, previousSecretsKey: first });
       await t.close({ keepData: true });
       expect(await storedValues(t, created.id, next)).toEqual({ password: SECRET });
       const sealedAfter = await storedRows<{ values_sealed: string }>(t, "SELECT values_sealed FROM credentials");
       expect(sealedAfter[0]?.values_sealed).not.toBe(sealedBefore[0]?.values_sealed);
-      await expect(startTestServer({ dataDir, database: t.database })).rejects.toMatchObject({ code: "secrets_key_mismatch" });
-      t = await startTestServer({ dataDir, database: t.database, secretsKey: next });
+      await expect(startTestServer({ dataDir })).rejects.toMatchObject({ code: "secrets_key_mismatch" });
+      t = await startTestServer({ dataDir, secretsKey: next });
       expect((await t.client().credentials.get("kept")).has_totp_secret).toBe(true);
       expect((await t.client().credentials.totpCode("kept")).code).toMatch(/^\d{6}$/);
     } finally {

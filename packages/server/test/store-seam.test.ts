@@ -13,13 +13,13 @@ import { connectionAt } from "../src/auth-connections/flow-expiry.js";
 import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
 import { BrowserService } from "../src/browsers/browser-service.js";
 import { BrowserUrls } from "../src/cdp/public-url.js";
-import { CredentialVault } from "../src/credentials/credential-vault.js";
 import { NotFoundError } from "../src/http/api-errors.js";
 import { installErrorHandling } from "../src/http/error-handler.js";
 import { RateLimits } from "../src/http/rate-limiter.js";
 import type { ProjectStore } from "../src/projects/project-store.js";
 import type { Stores } from "../src/routes/api-deps.js";
 import { registerApi } from "../src/routes/register-api.js";
+import { SecretsVault } from "../src/secrets/secrets-vault.js";
 import { dataDirLayout } from "../src/storage/data-dir.js";
 import { SqliteDatabase } from "../src/storage/database.js";
 import { WebMcpService } from "../src/webmcp/webmcp-service.js";
@@ -88,7 +88,7 @@ async function apiOver(stores: Stores): Promise<FastifyInstance> {
   const webmcp = new WebMcpService(app.log);
   await registerApi(app, {
     stores,
-    vault: (await CredentialVault.open(stores.credentials, randomBytes(32), { source: "a test key" })).vault,
+    vault: (await SecretsVault.open(stores.credentials, randomBytes(32), { source: "a test key", resealAll: async () => 0 })).vault,
     browsers: new BrowserService(stores.browsers, refusingLauncher, 10, app.log, webmcp),
     webmcp,
     browserUrls: new BrowserUrls(undefined, () => "127.0.0.1"),

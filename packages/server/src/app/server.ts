@@ -29,12 +29,12 @@ import { loadFixtures } from "./load-fixtures.js";
 import "../http/fastify-augment.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
-import { CredentialVault } from "../credentials/credential-vault.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
 import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endpoint.js";
 import { registerApi } from "../routes/register-api.js";
 import { loadSecretsKey, parseSecretsKey } from "../secrets/secrets-key.js";
+import { credentialContext, SecretsVault } from "../secrets/secrets-vault.js";
 import { claimDataDir, dataDirLayout } from "../storage/data-dir.js";
 import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
 import { TITLE_MAX_AGE_MS } from "../webmcp/tab-titles.js";
@@ -398,7 +398,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     ...(options.availableMemory === undefined ? {} : { availableMemory: options.availableMemory }),
   });
   let firstStart: FirstStart | undefined;
-  let vault: CredentialVault | undefined;
+  let vault: SecretsVault | undefined;
   let liveView: LiveViewEndpoint | undefined;
   let peerCalls: PeerCalls | undefined;
   try {
@@ -418,7 +418,11 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       );
     }
     const previousKey = options.previousSecretsKey === undefined ? undefined : parseSecretsKey(options.previousSecretsKey, "--secrets-key-previous");
-    const opening = await CredentialVault.open(stores.credentials, secretsKey.key, { previous: previousKey, source: secretsKey.source });
+    const opening = await SecretsVault.open(stores.credentials, secretsKey.key, {
+      previous: previousKey,
+      source: secretsKey.source,
+      resealAll: (resealer) => stores.credentials.resealAll((field) => resealer.text(field.sealed, credentialContext(field.id, field.column))),
+    });
     if (opening.resealed > 0) app.log.info({ resealed: opening.resealed }, "sealed every stored secret again with the new secrets key");
     if (opening.previousUnused) app.log.info("--secrets-key-previous is no longer needed: every stored secret is sealed with the current key");
     vault = opening.vault;

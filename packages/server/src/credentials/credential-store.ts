@@ -1,3 +1,5 @@
+import type { KeyCheckStore } from "../secrets/secrets-vault.js";
+
 /** A credential as stored: its values and TOTP settings sealed, never in the clear. */
 export interface CredentialRow {
   id: string;
@@ -32,8 +34,11 @@ export interface SealedField {
   sealed: string;
 }
 
-/** Credential rows, and the check value that tells whether a key is the one that sealed them. */
-export interface CredentialStore {
+/**
+ * Credential rows, and the check value that tells whether a key is the one that sealed
+ * the database's secrets (kept with them, as they are the first).
+ */
+export interface CredentialStore extends KeyCheckStore {
   /** Stores a new credential; a name used in the project is 409 `name_conflict`. */
   insert(row: CredentialRow): Promise<void>;
   /** The project's credential with this id, else with this name, or `undefined`. */
@@ -48,13 +53,9 @@ export interface CredentialStore {
   update(projectId: string, id: string, change: (current: CredentialRow) => CredentialRow): Promise<CredentialRow | undefined>;
   /** Deletes credential `id` of the project; `false` when it was gone already. */
   delete(projectId: string, id: string): Promise<boolean>;
-  /** The stored check value, or `undefined` before the first start that wrote one. */
-  keyCheck(): Promise<string | undefined>;
-  /** Stores the first check value; one stored meanwhile (another node's) is kept, and returned. */
-  initKeyCheck(sealed: string): Promise<string>;
   /**
-   * Seals every stored value again with what `reseal` returns, and replaces the check
-   * value, in one transaction: all or nothing. Returns how many values it resealed.
+   * Passes every sealed value through `reseal` and stores what it returns, in one
+   * transaction: all or nothing. Returns how many values it passed.
    */
-  resealAll(reseal: (field: SealedField) => string, check: string): Promise<number>;
+  resealAll(reseal: (field: SealedField) => string): Promise<number>;
 }

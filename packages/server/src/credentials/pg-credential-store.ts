@@ -89,7 +89,13 @@ export class PgCredentialStore implements CredentialStore {
     });
   }
 
-  async resealAll(reseal: (field: SealedField) => string, check: string): Promise<number> {
+  async setKeyCheck(sealed: string): Promise<void> {
+    await this.#db.transaction(() =>
+      this.#db.run("INSERT INTO secrets_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET sealed = excluded.sealed", [sealed]),
+    );
+  }
+
+  async resealAll(reseal: (field: SealedField) => string): Promise<number> {
     return this.#db.transaction(async () => {
       // Locked first: a node writing a credential meanwhile waits, then seals with the new key.
       await this.#db.run("LOCK TABLE credentials IN EXCLUSIVE MODE");
@@ -103,7 +109,6 @@ export class PgCredentialStore implements CredentialStore {
         await this.#db.run("UPDATE credentials SET values_sealed = $1, totp_sealed = $2 WHERE id = $3", [values, totp, row.id]);
         count += totp === null ? 1 : 2;
       }
-      await this.#db.run("INSERT INTO secrets_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET sealed = excluded.sealed", [check]);
       return count;
     });
   }

@@ -88,7 +88,13 @@ export class SqliteCredentialStore implements Synchronous<CredentialStore> {
     });
   }
 
-  resealAll(reseal: (field: SealedField) => string, check: string): number {
+  setKeyCheck(sealed: string): void {
+    this.#db.transaction(() =>
+      this.#db.run("INSERT INTO secrets_check (id, sealed) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET sealed = excluded.sealed", [sealed]),
+    );
+  }
+
+  resealAll(reseal: (field: SealedField) => string): number {
     return this.#db.transaction(() => {
       let count = 0;
       const rows = this.#db.all<{ id: string; values_sealed: string; totp_sealed: string | null }>("SELECT id, values_sealed, totp_sealed FROM credentials");
@@ -98,7 +104,6 @@ export class SqliteCredentialStore implements Synchronous<CredentialStore> {
         this.#db.run("UPDATE credentials SET values_sealed = ?, totp_sealed = ? WHERE id = ?", [values, totp, row.id]);
         count += totp === null ? 1 : 2;
       }
-      this.#db.run("INSERT INTO secrets_check (id, sealed) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET sealed = excluded.sealed", [check]);
       return count;
     });
   }

@@ -4,7 +4,6 @@ import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import type { BrowserUrls } from "../cdp/public-url.js";
 import type { CredentialStore } from "../credentials/credential-store.js";
-import type { CredentialVault } from "../credentials/credential-vault.js";
 import type { ExtensionStore } from "../extensions/extension-store.js";
 import type { ConnectionCounts } from "../http/connection-limits.js";
 import type { RateLimits } from "../http/rate-limiter.js";
@@ -15,6 +14,7 @@ import type { NodeStore } from "../nodes/node-store.js";
 import type { PeerCalls } from "../nodes/peer-calls.js";
 import type { OrganizationStore } from "../organization/organization-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
+import type { SecretsVault } from "../secrets/secrets-vault.js";
 import type { DataDirLayout } from "../storage/data-dir.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
 
@@ -59,8 +59,8 @@ export interface Stores {
 /** What the route handlers work with. */
 export interface ApiDeps {
   stores: Stores;
-  /** Seals and opens credentials' values with the server's secrets key. */
-  vault: CredentialVault;
+  /** Seals and opens what is stored secretly (credentials' values, profiles' state) with the server's key. */
+  vault: SecretsVault;
   browsers: BrowserService;
   /** How a browser's URLs (`cdp_ws_url`, `live_view_url`...) are written for a request. */
   browserUrls: BrowserUrls;

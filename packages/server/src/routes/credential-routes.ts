@@ -6,6 +6,7 @@ import { parseTotpSecret, TotpSecretError, type TotpSettings, totpCode } from ".
 import { NotFoundError, TotpSecretMissingError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import { invalidRequest } from "../http/request-validation.js";
+import { credentialContext, type SecretsVault } from "../secrets/secrets-vault.js";
 import { newId } from "../storage/ids.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -46,6 +47,31 @@ function show(row: CredentialRow, justSet?: TotpSettings): Credential {
   return { ...record, totp_code: code, totp_code_expires_at: expires_at };
 }
 
+/** Seals and opens credentials' secret columns, each bound to its row and column. */
+class CredentialSeals {
+  readonly #vault: SecretsVault;
+
+  constructor(vault: SecretsVault) {
+    this.#vault = vault;
+  }
+
+  sealValues(id: string, values: Readonly<Record<string, string>>): string {
+    return this.#vault.sealText(JSON.stringify(values), credentialContext(id, "values_sealed"));
+  }
+
+  openValues(row: CredentialRow): Record<string, string> {
+    return JSON.parse(this.#vault.openText(row.values_sealed, credentialContext(row.id, "values_sealed"))) as Record<string, string>;
+  }
+
+  sealTotp(id: string, settings: TotpSettings): string {
+    return this.#vault.sealText(JSON.stringify(settings), credentialContext(id, "totp_sealed"));
+  }
+
+  openTotp(row: CredentialRow): TotpSettings | undefined {
+    return row.totp_sealed === null ? undefined : (JSON.parse(this.#vault.openText(row.totp_sealed, credentialContext(row.id, "totp_sealed"))) as TotpSettings);
+  }
+}
+
 /** The values after an update: `remove` first, then `merge`; more than the cap is a 400 and nothing changes. */
 function mergedValues(current: Record<string, string>, remove: readonly string[], merge: Readonly<Record<string, string>>): Record<string, string> {
   const next = { ...current };
@@ -59,7 +85,9 @@ function mergedValues(current: Record<string, string>, remove: readonly string[]
 }
 
 /** `/credentials`: login values per domain, sealed at rest, never returned. */
-export function registerCredentialRoutes(app: FastifyInstance, { stores, vault }: ApiDeps): void {
+export function registerCredentialRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const { stores } = deps;
+  const vault = new CredentialSeals(deps.vault);
   const credentialOf = async (projectId: string, idOrName: string): Promise<CredentialRow> => {
     const row = await stores.credentials.get(projectId, idOrName);
     if (row === undefined) throw new NotFoundError(`No credential has the id or name ${JSON.stringify(idOrName)} in this project.`);
