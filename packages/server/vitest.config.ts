@@ -23,6 +23,7 @@ const ON_POSTGRES_TOO = [
   "test/key-requests.test.ts",
   "test/limits.test.ts",
   "test/names.test.ts",
+  "test/profiles.test.ts",
   "test/projects.test.ts",
   "test/rate-limit.test.ts",
   "test/timeouts.test.ts",

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Credential } from "@browser-service/types";
 import { describe, expect, it } from "vitest";
 import { SecretBox } from "../src/secrets/secret-box.js";
+import { markingExtension } from "./support/extension-zips.js";
 import { storedRows } from "./support/stored-rows.js";
 import { startTestServer, type TestServer, tempDataDir, useTestServer } from "./support/test-server.js";
 
@@ -26,9 +27,16 @@ async function rawText(t: TestServer, method: string, path: string, body?: unkno
 
 /** The stored values of credential `id`, opened with the data directory's own key file. */
 async function storedValues(t: TestServer, id: string, key = readFileSync(join(t.dataDir, "secrets.key"), "utf8").trim()): Promise<Record<string, string>> {
-  const [row] = await storedRows<{ values_sealed: string }>(t, "SELECT values_sealed FROM credentials WHERE id = ?", [id]);
+  const [row] = await storedRows<{ values_sealed: string; project_id: string; domain: string }>(
+    t,
+    "SELECT values_sealed, project_id, domain FROM credentials WHERE id = ?",
+    [id],
+  );
   const box = new SecretBox(Buffer.from(key, "hex"));
-  return JSON.parse(box.open(row?.values_sealed ?? "", `browser-service:credential:${id}:values_sealed`)) as Record<string, string>;
+  return JSON.parse(box.open(row?.values_sealed ?? "", `browser-service:credential:${row?.project_id}:${id}:${row?.domain}:values_sealed`)) as Record<
+    string,
+    string
+  >;
 }
 
 describe("credentials", () => {
@@ -60,6 +68,14 @@ describe("credentials", () => {
       expect(read.text).not.toContain(SECRET);
     }
     expect(await t.client().credentials.get("shop-login")).toEqual(record);
+    // One leading `*.` and one `www.`, never down to a bare label.
+    for (const [given, stored] of [
+      ["www.com", "www.com"],
+      ["*.www.com", "www.com"],
+      ["WWW.www.example.com", "www.example.com"],
+    ] as const) {
+      expect((await t.client().credentials.create({ name: `domain-${given.replace(/\*/g, "star")}`, domain: given, values: { a: "b" } })).domain).toBe(stored);
+    }
     expect(t.mismatches).toEqual([]);
   });
 
@@ -85,6 +101,30 @@ describe("credentials", () => {
     expect((await scoped.credentials.list({ query: "%" })).map((each) => each.name)).toEqual([]);
     expect((await scoped.credentials.list({ query: made[2]!.id })).map((each) => each.name)).toEqual(["under_score"]);
     await expect(scoped.credentials.list({ domain: "https://a.example" })).rejects.toMatchObject({ status: 400, code: "bad_request" });
+  });
+
+  it("refuses names shaped like ids, which a retried request by id could reach instead", async () => {
+    const client = t.client();
+    const real = await client.credentials.create({ name: "real", domain: "x.example", values: { password: "p" } });
+    await expect(client.credentials.create({ name: real.id, domain: "y.example", values: { password: SECRET } })).rejects.toMatchObject({
+      status: 400,
+      code: "bad_request",
+    });
+    await expect(client.credentials.create({ name: "cred_aaaaaaaaaaaaaaaaaaaaaaaa", domain: "y.example", values: {} })).rejects.toMatchObject({ status: 400 });
+    await expect(client.credentials.update("real", { name: "cred_bbbbbbbbbbbbbbbbbbbbbbbb" })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it("takes the largest body the caps allow, however it is escaped", async () => {
+    // 50 values of 4,096 characters, each written as a \u escape: about 1.2 MB of JSON.
+    const value = "\\u00e9".repeat(4096);
+    const values = Array.from({ length: 50 }, (_, i) => `"${`k${i}`.padEnd(64, "k")}":"${value}"`).join(",");
+    const response = await fetch(`${t.url}/credentials`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.orgKey}`, "content-type": "application/json" },
+      body: `{"name":"largest","domain":"x.example","values":{${values}}}`,
+    });
+    expect(response.status).toBe(201);
+    expect(((await response.json()) as Credential).value_keys).toHaveLength(50);
   });
 
   it("refuses duplicate names with 409 on create and on rename, changing nothing", async () => {
@@ -211,6 +251,7 @@ describe("what the server writes down", () => {
       await rawText(t, "POST", "/credentials", { name: "bad", domain: "x.example", values: { password: SECRET }, totp_secret: `${TOTP_SECRET}!` });
       await rawText(t, "POST", "/credentials", { name: "bad", domain: "x.example", values: { password: `${SECRET}${"x".repeat(5000)}` } });
       await rawText(t, "GET", "/credentials/logged/totp-code");
+      await t.client().extensions.upload({ file: markingExtension("logged"), name: "logged" });
       // A body cut short: the parser's complaint quotes none of it.
       const cut = await fetch(`${t.url}/credentials`, {
         method: "POST",
@@ -223,6 +264,9 @@ describe("what the server writes down", () => {
       const logged = lines.join("\n");
       expect(logged).not.toContain(SECRET);
       expect(logged).not.toContain(TOTP_SECRET);
+      // Nor the API key a request carries (plugins log the headers they pass on).
+      expect(logged).toContain("[redacted]");
+      expect(logged).not.toContain(t.orgKey);
     } finally {
       await t.close();
     }
@@ -266,6 +310,17 @@ describe("the secrets key", () => {
       t = await startTestServer({ dataDir, secretsKey: next });
       expect((await t.client().credentials.get("kept")).has_totp_secret).toBe(true);
       expect((await t.client().credentials.totpCode("kept")).code).toMatch(/^\d{6}$/);
+      await t.close({ keepData: true });
+
+      // A lost key file is not replaced by a new key: the start is refused, nothing written.
+      rmSync(join(dataDir, "secrets.key"));
+      await expect(startTestServer({ dataDir })).rejects.toThrow(/secrets.key is missing/);
+      expect(existsSync(join(dataDir, "secrets.key"))).toBe(false);
+
+      // A sealed value moved to another domain (or project) by someone with the database does not open there.
+      await storedRows(t, "UPDATE credentials SET domain = 'evil.example' WHERE id = ?", [created.id]);
+      t = await startTestServer({ dataDir, secretsKey: next });
+      await expect(t.client().credentials.totpCode(created.id)).rejects.toMatchObject({ status: 500 });
     } finally {
       await t.close();
       rmSync(dataDir, { recursive: true, force: true });

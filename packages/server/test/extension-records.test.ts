@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PageServer } from "@browser-service/test-pages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -109,6 +109,17 @@ describe("extension records", () => {
     await expect(client.extensions.download(extension.id)).rejects.toMatchObject({ status: 500 });
     writeFileSync(stored, zip);
     expect(Buffer.from(await client.extensions.download(extension.id)).equals(zip)).toBe(true);
+    // An archive gone from under its live record is the server's fault, not a missing extension.
+    rmSync(stored);
+    await expect(client.extensions.download(extension.id)).rejects.toMatchObject({ status: 500, code: "internal_error" });
+    expect((await client.extensions.get(extension.id)).id).toBe(extension.id);
+  });
+
+  it("refuses a name shaped like an extension id, which a retried delete by id could reach instead", async () => {
+    const client = t.client();
+    const real = await client.extensions.upload({ file: markingExtension("real") });
+    await expect(client.extensions.upload({ file: markingExtension("twin"), name: real.id })).rejects.toMatchObject({ status: 400, code: "bad_request" });
+    expect((await client.extensions.list({ limit: 100 })).filter((each) => each.name === real.id)).toEqual([]);
   });
 
   it("deletes one: gone from reads, its archive removed, its name free; a running browser keeps its copy", async () => {

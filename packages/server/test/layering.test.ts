@@ -10,7 +10,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ["storage"],
   ["http"],
   ["cdp", "egress", "nodes", "sandbox", "secrets"],
-  ["auth-connections", "credentials", "extensions", "fixtures", "limits", "organization", "projects"],
+  ["auth-connections", "credentials", "extensions", "fixtures", "limits", "organization", "profiles", "projects"],
   ["auth"],
   ["browsers"],
   ["webmcp"],

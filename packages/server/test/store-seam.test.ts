@@ -16,6 +16,7 @@ import { BrowserUrls } from "../src/cdp/public-url.js";
 import { NotFoundError } from "../src/http/api-errors.js";
 import { installErrorHandling } from "../src/http/error-handler.js";
 import { RateLimits } from "../src/http/rate-limiter.js";
+import { ProfileStates } from "../src/profiles/profile-states.js";
 import type { ProjectStore } from "../src/projects/project-store.js";
 import type { Stores } from "../src/routes/api-deps.js";
 import { registerApi } from "../src/routes/register-api.js";
@@ -88,7 +89,10 @@ async function apiOver(stores: Stores): Promise<FastifyInstance> {
   const webmcp = new WebMcpService(app.log);
   await registerApi(app, {
     stores,
-    vault: (await SecretsVault.open(stores.credentials, randomBytes(32), { source: "a test key", resealAll: async () => 0 })).vault,
+    ...(await (async () => {
+      const { vault } = await SecretsVault.open(stores.credentials, randomBytes(32), { source: "a test key", resealAll: async () => 0 });
+      return { vault, profileStates: new ProfileStates(stores.profiles, vault, 1024 * 1024) };
+    })()),
     browsers: new BrowserService(stores.browsers, refusingLauncher, 10, app.log, webmcp),
     webmcp,
     browserUrls: new BrowserUrls(undefined, () => "127.0.0.1"),

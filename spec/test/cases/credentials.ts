@@ -26,6 +26,8 @@ export const credentialCases: readonly SchemaCase[] = [
   at("CredentialName", "example-login", true, "name"),
   at("CredentialName", "with space", false, "name pattern"),
   at("CredentialName", "x".repeat(256), false, "name at most 255"),
+  at("CredentialName", "cred_aaaaaaaaaaaaaaaaaaaaaaaa", false, "not shaped like an id"),
+  at("CredentialName", "cred_aaaa", true, "a shorter cred_ name is no id"),
   at("CredentialDomain", "*.Example.COM", true, "wildcard and capitals, normalized by the server"),
   at("CredentialDomain", "127.0.0.1", true, "an IP address"),
   at("CredentialDomain", "https://example.com", false, "a URL is not a domain"),

@@ -41,6 +41,7 @@ const browser = {
   live_view_read_only_url: "http://127.0.0.1:8787/browsers/brw_5n8b2v6c4x1z9a3s7d0f2g4h/live#token=W5tP0aN8cM3vB6xZ1qR9eY4uI7oK2jH0gF5dS8lT3wA",
   sandboxed: true,
   resource_budget: { memory_mib: 2048, max_processes: 1024, cpus: 1 },
+  profile: null,
 };
 const { checksum: _omitted, ...legacyExtension } = extension;
 
@@ -230,6 +231,7 @@ export const platformCases: readonly SchemaCase[] = [
   at("UploadExtensionRequest", { name: "ad-blocker" }, false, "file is required"),
   at("UploadExtensionRequest", { file: "x", name: "a/b" }, false, "name pattern rejects a slash"),
   at("UploadExtensionRequest", { file: "x", name: "" }, false, "name is not empty"),
+  at("UploadExtensionRequest", { file: "x", name: "ext_aaaaaaaaaaaaaaaaaaaaaaaa" }, false, "name is not shaped like an extension id"),
   at("UploadExtensionRequest", { file: "x", name: "n".repeat(256) }, false, "name is at most 255 characters"),
   at("UploadExtensionRequest", { file: "x", id: "ext_1" }, false, "no other properties"),
 

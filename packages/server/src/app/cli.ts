@@ -67,6 +67,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
       projectByteRate: config.cdpProjectByteRate,
       maxPending: config.cdpMaxPending,
     },
+    profileStateBytes: config.profileStateBytes,
     ...(config.secretsKey === undefined ? {} : { secretsKey: config.secretsKey }),
     ...(config.secretsKeyPrevious === undefined ? {} : { previousSecretsKey: config.secretsKeyPrevious }),
     launcher,

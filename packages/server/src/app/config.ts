@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { TrustProxyError, trustedProxies } from "../http/client-key.js";
 import { MIN_NODE_SECRET_LENGTH } from "../nodes/peer-auth.js";
+import { DEFAULT_PROFILE_STATE_BYTES } from "../profiles/profile-states.js";
 import { DEFAULT_RESOURCE_BUDGET } from "../sandbox/browser-cgroups.js";
 import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "../sandbox/sandbox-command.js";
 import { DEFAULT_SANDBOX_UID_BASE } from "../sandbox/sandbox-uids.js";
@@ -69,6 +70,8 @@ export interface ServerConfig {
   profileBytes: number;
   /** The most one browser may hold in shared memory (`/dev/shm`), in bytes. */
   shmBytes: number;
+  /** The most a profile's saved state may hold, in bytes. */
+  profileStateBytes: number;
   /** Memory of all of one browser's processes together, in bytes (its tmpfs files count); past it the browser is ended. */
   browserMemoryBytes: number;
   /** Processes and threads one browser may run at once. */
@@ -146,6 +149,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   sandboxUidBase: DEFAULT_SANDBOX_UID_BASE,
   downloadBytes: DEFAULT_DOWNLOAD_BYTES,
   profileBytes: DEFAULT_PROFILE_BYTES,
+  profileStateBytes: DEFAULT_PROFILE_STATE_BYTES,
   shmBytes: DEFAULT_SHM_BYTES,
   browserMemoryBytes: DEFAULT_RESOURCE_BUDGET.memoryBytes,
   browserMaxProcesses: DEFAULT_RESOURCE_BUDGET.maxProcesses,
@@ -226,6 +230,8 @@ Options (a flag beats its environment variable):
   --download-mib <n>    BROWSER_SERVICE_DOWNLOAD_MIB       most a browser may hold in its download folder (default 256)
   --profile-mib <n>     BROWSER_SERVICE_PROFILE_MIB        most a browser may hold in its profile: site storage, caches
                                                            (default 512; like downloads, held in memory)
+  --profile-state-mib <n>  BROWSER_SERVICE_PROFILE_STATE_MIB  most a profile's saved state may hold (default 64, 1 to 1024);
+                                                           a browser's state past it is not saved, the profile kept
   --shm-mib <n>         BROWSER_SERVICE_SHM_MIB            most a browser may hold in shared memory, /dev/shm (default 256)
   --browser-memory-mib <n>  BROWSER_SERVICE_BROWSER_MEMORY_MIB  memory of one browser's processes together, its profile,
                                                            downloads and /dev/shm included (default 2048); past it the
@@ -458,6 +464,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "allow-private-network": { type: "boolean" },
         "download-mib": { type: "string" },
         "profile-mib": { type: "string" },
+        "profile-state-mib": { type: "string" },
         "shm-mib": { type: "string" },
         "sandbox-uid-base": { type: "string" },
         "unsafe-no-sandbox": { type: "boolean" },
@@ -538,6 +545,9 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     downloadBytes: numberSetting(values["download-mib"], "--download-mib", env, "BROWSER_SERVICE_DOWNLOAD_MIB", 1, 65536, MIB) ?? DEFAULT_CONFIG.downloadBytes,
     // A fresh profile takes about 3 MiB; Chromium does not start in much less than 32.
     profileBytes: numberSetting(values["profile-mib"], "--profile-mib", env, "BROWSER_SERVICE_PROFILE_MIB", 32, 65536, MIB) ?? DEFAULT_CONFIG.profileBytes,
+    profileStateBytes:
+      numberSetting(values["profile-state-mib"], "--profile-state-mib", env, "BROWSER_SERVICE_PROFILE_STATE_MIB", 1, 1024, MIB) ??
+      DEFAULT_CONFIG.profileStateBytes,
     // Chromium's renderers share their pixels through /dev/shm; much less than 64 MiB fails large pages.
     shmBytes: numberSetting(values["shm-mib"], "--shm-mib", env, "BROWSER_SERVICE_SHM_MIB", 64, 65536, MIB) ?? DEFAULT_CONFIG.shmBytes,
     // A headless Chromium with one page needs about 150 MiB; much less cannot start one.

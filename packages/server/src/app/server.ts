@@ -30,11 +30,12 @@ import "../http/fastify-augment.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
+import { DEFAULT_PROFILE_STATE_BYTES, ProfileStates } from "../profiles/profile-states.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
 import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endpoint.js";
 import { registerApi } from "../routes/register-api.js";
 import { loadSecretsKey, parseSecretsKey } from "../secrets/secrets-key.js";
-import { credentialContext, SecretsVault } from "../secrets/secrets-vault.js";
+import { credentialContext, profileContext, SecretsVault } from "../secrets/secrets-vault.js";
 import { claimDataDir, dataDirLayout } from "../storage/data-dir.js";
 import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
 import { TITLE_MAX_AGE_MS } from "../webmcp/tab-titles.js";
@@ -108,6 +109,8 @@ export interface CreateServerOptions {
    * `secrets.key`, created at the first start.
    */
   secretsKey?: string;
+  /** The most a profile's saved state may hold, in bytes. Default {@link DEFAULT_PROFILE_STATE_BYTES} (64 MiB). */
+  profileStateBytes?: number;
   /** The key the secrets were sealed with before (`--secrets-key-previous`): they are sealed again with `secretsKey` at start. */
   previousSecretsKey?: string;
   /** Checks every response against the spec (tests turn this on). Default off. */
@@ -217,6 +220,27 @@ const SHUTDOWN_GRACE_MS = 3_000;
 // The spec's cap on the WebMCP invoke body (1 MiB + 4 KiB, its `x-max-bytes`); no other
 // JSON body comes near it, so it is every JSON body's cap.
 const JSON_BODY_LIMIT = limits.schemas.WebMcpInvokeRequest.maxBytes;
+
+/**
+ * Where a log line may carry a request's headers (Fastify's request serializer, and
+ * plugins that log the options they pass on, such as @fastify/multipart's busboy
+ * options): their credentials are written as `[redacted]`, at every level.
+ */
+export const REDACTED_LOG_PATHS = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "headers.authorization",
+  "headers.cookie",
+  "*.headers.authorization",
+  "*.headers.cookie",
+];
+
+/** The logger setting with credentials redacted; `false` (no log) as it is. */
+function withRedaction(logger: NonNullable<FastifyServerOptions["logger"]>): NonNullable<FastifyServerOptions["logger"]> {
+  if (logger === false) return logger;
+  const settings = logger === true ? {} : logger;
+  return { ...settings, redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" } };
+}
 // As long as the request line may be: every path segment reaches its operation, whose
 // spec bounds it (400 maxLength), instead of the router refusing it with its own error.
 const MAX_PARAM_LENGTH = MAX_HEADER_BYTES;
@@ -336,7 +360,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   }
   const openedStores = stores;
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: withRedaction(options.logger ?? false),
     genReqId: newRequestId,
     requestIdHeader: false,
     bodyLimit: JSON_BODY_LIMIT,
@@ -390,7 +414,17 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     warmBrowsers > 0
       ? new WarmPool({ size: warmBrowsers, launcher, records: warmRecords, log: app.log, prepare: (launched) => webmcp.prepare(launched) })
       : undefined;
+  const profileStateBytes = options.profileStateBytes ?? DEFAULT_PROFILE_STATE_BYTES;
+  // Its states are sealed with the key, which is checked below: no browser saves before.
+  let profileStates: ProfileStates | undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
+    profiles: {
+      maxBytes: profileStateBytes,
+      save: (profile, state) => {
+        if (profileStates === undefined) throw new Error("A browser ended before the secrets key was checked; its profile was not saved.");
+        return profileStates.save(profile, state);
+      },
+    },
     pool: warmPool,
     committed: () => openedStores.durable(),
     ...(options.browserTimeouts === undefined ? {} : { idle: options.browserTimeouts }),
@@ -410,7 +444,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       if (created.length > 0) app.log.info({ projects: created }, "created projects named by the fixtures");
     }
     await stores.extensions.removeUnreferencedArchives();
-    const secretsKey = loadSecretsKey(layout.secretsKeyFile, options.secretsKey);
+    await stores.profiles.removeUnreferencedSnapshots();
+    const secretsKey = loadSecretsKey(layout.secretsKeyFile, options.secretsKey, (await stores.credentials.keyCheck()) === undefined);
     if (secretsKey.created) {
       app.log.warn(
         { file: secretsKey.source },
@@ -421,11 +456,14 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     const opening = await SecretsVault.open(stores.credentials, secretsKey.key, {
       previous: previousKey,
       source: secretsKey.source,
-      resealAll: (resealer) => stores.credentials.resealAll((field) => resealer.text(field.sealed, credentialContext(field.id, field.column))),
+      resealAll: async (resealer) =>
+        (await stores.profiles.resealAll((profile, sealed) => resealer.bytes(sealed, profileContext(profile.project_id, profile.id)))) +
+        (await stores.credentials.resealAll((field) => resealer.text(field.sealed, credentialContext(field, field.column)))),
     });
     if (opening.resealed > 0) app.log.info({ resealed: opening.resealed }, "sealed every stored secret again with the new secrets key");
     if (opening.previousUnused) app.log.info("--secrets-key-previous is no longer needed: every stored secret is sealed with the current key");
     vault = opening.vault;
+    profileStates = new ProfileStates(stores.profiles, vault, profileStateBytes);
     if (stores.nodes !== undefined) {
       cluster = new Cluster({
         nodeId,
@@ -504,6 +542,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     await registerApi(app, {
       stores,
       vault,
+      profileStates,
       browsers,
       webmcp,
       browserUrls,

@@ -23,6 +23,9 @@ import { PgNodeStore } from "../nodes/pg-node-store.js";
 import type { OrganizationStore } from "../organization/organization-store.js";
 import { PgOrganizationStore } from "../organization/pg-organization-store.js";
 import { SqliteOrganizationStore } from "../organization/sqlite-organization-store.js";
+import { PgProfileStore } from "../profiles/pg-profile-store.js";
+import type { ProfileStore } from "../profiles/profile-store.js";
+import { SqliteProfileStore } from "../profiles/sqlite-profile-store.js";
 import { PgProjectStore } from "../projects/pg-project-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
 import { SqliteProjectStore } from "../projects/sqlite-project-store.js";
@@ -83,6 +86,7 @@ export async function openPgStores(layout: DataDirLayout, location: StoreLocatio
     browsers: new PgBrowserStore(db, usage, location.nodeId),
     extensions: new PgExtensionStore(db, layout.extensionsDir),
     credentials: new PgCredentialStore(db),
+    profiles: new PgProfileStore(db),
     authConnections: new PgAuthConnectionStore(db),
     poolReservations: new PgPoolReservationStore(db),
     nodes: new PgNodeStore(db),
@@ -119,6 +123,7 @@ export function openSqliteStores(layout: DataDirLayout): Stores {
     browsers: gate.wrap<BrowserStore>(new SqliteBrowserStore(db, usage)),
     extensions: gate.wrap<ExtensionStore>(new SqliteExtensionStore(db, layout.extensionsDir)),
     credentials: gate.wrap<CredentialStore>(new SqliteCredentialStore(db)),
+    profiles: gate.wrap<ProfileStore>(new SqliteProfileStore(db, layout.profilesDir)),
     authConnections: gate.wrap<AuthConnectionStore>(new SqliteAuthConnectionStore(db)),
     poolReservations: gate.wrap<PoolReservationStore>(new SqlitePoolReservationStore(db)),
     unitOfWork: (work) => gate.unitOfWork(work),

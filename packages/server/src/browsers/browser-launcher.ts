@@ -5,6 +5,35 @@ import type { OverBudget, ResourceBudget } from "../sandbox/browser-cgroups.js";
 export interface LaunchOptions {
   /** The URL the first tab opens; `about:blank` when omitted. */
   startUrl?: string;
+  /**
+   * Storage folders of a saved profile (a tar of `Default/...` as {@link LaunchedBrowser.closeAndSave}
+   * gave it), unpacked into the new profile before the browser starts, inside its sandbox.
+   */
+  profileState?: Buffer;
+  /** The browser's storage is read back when it ends ({@link LaunchedBrowser.closeAndSave}). */
+  saveProfile?: boolean;
+}
+
+/** The profile state given to a launch could not be unpacked into the new profile. */
+export class ProfileLoadError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "profile_load_failed";
+
+  constructor(message: string) {
+    super(message);
+    this.name = "ProfileLoadError";
+  }
+}
+
+/** A browser's storage read back at its end was larger than allowed: nothing of it is kept. */
+export class ProfileTooLargeError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "profile_too_large";
+
+  constructor(maxBytes: number) {
+    super(`The browser's storage is larger than the ${maxBytes} bytes a profile may hold; the profile keeps its previous state.`);
+    this.name = "ProfileTooLargeError";
+  }
 }
 
 /** How a browser process ended. */
@@ -36,6 +65,12 @@ export interface LaunchedBrowser {
   extensionsBytes?: number;
   /** Stops the browser (politely, then forcibly) and removes its profile; safe to call twice. */
   close(): Promise<void>;
+  /**
+   * For a browser launched with `saveProfile`: asks it to close (`Browser.close`, so its
+   * storage is written out whole), then reads its storage folders back as a tar of at most
+   * `maxBytes` ({@link ProfileTooLargeError} past it), and cleans up as {@link close} does.
+   */
+  closeAndSave?(maxBytes: number): Promise<Buffer>;
   /** Calls `listener` once when the process exits, whether closed or crashed. */
   onExit(listener: (exit: BrowserExit) => void): void;
 }

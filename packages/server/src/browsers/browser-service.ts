@@ -1,10 +1,11 @@
 import { limits } from "@browser-service/types";
 import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
-import { ApiError, BrowserUnavailableError, HostMemoryLowError, InternalError } from "../http/api-errors.js";
+import { ApiError, BrowserUnavailableError, HostMemoryLowError, InternalError, ProfileLoadFailedError } from "../http/api-errors.js";
+import type { ProfileState } from "../profiles/profile-archive.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { BrowserEventLog } from "./browser-event-log.js";
-import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser } from "./browser-launcher.js";
+import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions, ProfileLoadError } from "./browser-launcher.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 import { type ExtensionToLoad, loadExtensions } from "./extension-loading.js";
 import { availableMemoryBytes } from "./host-memory.js";
@@ -43,6 +44,24 @@ export interface CreateBrowserInput {
   extensions?: readonly ExtensionToLoad[];
   /** Placed here by another node: the lease this node was chosen under (see {@link BrowserReservation.placedUnder}). */
   placedUnder?: string;
+  /** The profile to start from: its saved state (`undefined`: never saved), and whether the browser saves into it. */
+  profile?: { id: string; name: string | null; save: boolean; state: ProfileState | undefined };
+}
+
+/** Where a browser's state goes when it ends, for a browser that saves into its profile. */
+export interface ProfileSaver {
+  /** The most a profile's saved state may hold, in bytes. */
+  maxBytes: number;
+  /** Stores `state` as profile `profile`'s, replacing what it had, all or nothing. */
+  save(profile: { id: string; projectId: string }, state: ProfileState): Promise<void>;
+}
+
+/** The `Storage.setCookies` form of cookies `Storage.getCookies` gave: a session cookie has no expiry. */
+function cookieParams(cookies: readonly unknown[]): unknown[] {
+  return cookies.map((cookie) => {
+    const { size: _size, session, expires, ...rest } = cookie as Record<string, unknown> & { session?: boolean; expires?: number };
+    return session === true || typeof expires !== "number" || expires < 0 ? rest : { ...rest, expires };
+  });
 }
 
 /**
@@ -73,6 +92,9 @@ export class BrowserService {
   readonly #idle: IdleTimeouts;
   readonly #memoryFloorBytes: number;
   readonly #availableMemory: () => number;
+  readonly #profiles: ProfileSaver | undefined;
+  // Running browsers that save into their profile when they end.
+  readonly #savers = new Map<string, { id: string; projectId: string }>();
 
   /**
    * `pool`, when given, supplies browsers launched ahead of time; it is closed by
@@ -96,6 +118,8 @@ export class BrowserService {
       minFreeMemoryMib?: number;
       /** Bytes of memory available now; default {@link availableMemoryBytes}. */
       availableMemory?: () => number;
+      /** Where browsers that save into their profile put its state when they end; without it, none saves. */
+      profiles?: ProfileSaver;
     } = {},
   ) {
     this.#store = store;
@@ -107,6 +131,7 @@ export class BrowserService {
     this.#committed = options.committed ?? (() => undefined);
     this.#memoryFloorBytes = (options.minFreeMemoryMib ?? 0) * 1024 * 1024;
     this.#availableMemory = options.availableMemory ?? availableMemoryBytes;
+    this.#profiles = options.profiles;
     this.#idle = new IdleTimeouts({
       ...options.idle,
       end: (id, idleMs) =>
@@ -150,6 +175,7 @@ export class BrowserService {
 
   async #create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
     const extensions = input.extensions ?? [];
+    const profile = input.profile;
     const reservation = {
       orgId: project.org_id,
       projectId: project.id,
@@ -158,18 +184,29 @@ export class BrowserService {
       planLimit: this.#planLimit,
       extensions,
       ...(input.placedUnder === undefined ? {} : { placedUnder: input.placedUnder }),
+      ...(profile === undefined ? {} : { profile: { id: profile.id, name: profile.name, save: profile.save } }),
     };
     // None ready (a burst larger than the pool, or no pool) means a cold launch. A warm
     // browser that must load extensions first is taken as a cold one would start: its
-    // record stays `starting` until they are loaded.
-    if (extensions.length === 0) {
+    // record stays `starting` until they are loaded. A profile's state is unpacked before
+    // Chromium starts, so a browser with one is always launched cold.
+    if (extensions.length === 0 && profile === undefined) {
       const warm = await this.#createFromPool(reservation, input.start_url);
       if (warm !== undefined) return warm;
+    }
+    if (profile?.save === true && this.#profiles === undefined) {
+      throw new BrowserUnavailableError(new BrowserLaunchError("This server keeps no profiles' state, so no browser can save into one."));
     }
     const row = await this.#store.reserve(reservation);
     let started: { launched: LaunchedBrowser; browser: WarmBrowser; recorded?: () => void };
     try {
-      started = (extensions.length > 0 ? this.#takeWarm() : undefined) ?? (await this.#launchCold());
+      started =
+        (extensions.length > 0 && profile === undefined ? this.#takeWarm() : undefined) ??
+        (await this.#launchCold(
+          profile === undefined
+            ? {}
+            : { ...(profile.state === undefined ? {} : { profileState: profile.state.storage }), ...(profile.save ? { saveProfile: true } : {}) },
+        ));
     } catch (error) {
       await this.#free(row.id, "its browser did not start");
       throw error;
@@ -178,12 +215,20 @@ export class BrowserService {
     try {
       // A launched browser the pool does not record: its row names it from now on, so
       // that a crash while its extensions load leaves no process or profile behind.
-      if (extensions.length > 0 && started.recorded === undefined) await this.#store.recordProcess(row.id, launched);
+      if ((extensions.length > 0 || profile !== undefined) && started.recorded === undefined) await this.#store.recordProcess(row.id, launched);
       await loadExtensions(launched, extensions);
+      const cookies = profile?.state?.cookies ?? [];
+      if (cookies.length > 0) {
+        await launched.cdp.call("Storage.setCookies", { cookies: cookieParams(cookies) }).catch((error: unknown) => {
+          throw new ProfileLoadFailedError("The profile's cookies could not be set in the new browser; it was not started.", error);
+        });
+      }
     } catch (error) {
-      await browser.close().catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close a browser whose extensions failed to load"));
+      await browser
+        .close()
+        .catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close a browser whose extensions or profile failed to load"));
       started.recorded?.();
-      await this.#free(row.id, "its extensions failed to load");
+      await this.#free(row.id, "its extensions or profile failed to load");
       if (error instanceof ApiError) throw error;
       throw new InternalError("The browser's extensions could not be prepared.", error);
     }
@@ -290,11 +335,12 @@ export class BrowserService {
    * start_url loads only once the browser's tab is followed, so that every tool of the
    * page is seen.
    */
-  async #launchCold(): Promise<{ launched: LaunchedBrowser; browser: WarmBrowser }> {
+  async #launchCold(options: LaunchOptions = {}): Promise<{ launched: LaunchedBrowser; browser: WarmBrowser }> {
     let launched: LaunchedBrowser;
     try {
-      launched = await this.#launcher.launch({});
+      launched = await this.#launcher.launch(options);
     } catch (error) {
+      if (error instanceof ProfileLoadError) throw new ProfileLoadFailedError(error.message, error);
       // Chromium missing, not runnable, or dying before it answered: a documented 503 the
       // client can tell from a fault of the server itself.
       if (error instanceof BrowserLaunchError) throw new BrowserUnavailableError(error);
@@ -366,6 +412,7 @@ export class BrowserService {
   #adopt(row: BrowserRow, launched: LaunchedBrowser, token: string): void {
     const id = row.id;
     this.#running.set(id, launched);
+    if (row.profile_save === 1 && row.profile_id !== null) this.#savers.set(id, { id: row.profile_id, projectId: row.project_id });
     this.#tokens.set(id, token);
     this.#idle.watch(id, row.timeout_seconds);
     launched.cdp.onCloseRequested(() => {
@@ -374,6 +421,7 @@ export class BrowserService {
     });
     launched.onExit((exit) => {
       this.#running.delete(id);
+      this.#savers.delete(id);
       this.#tokens.delete(id);
       this.#idle.forget(id);
       this.#lifecycle.ended(id);
@@ -421,10 +469,33 @@ export class BrowserService {
     this.#tokens.delete(id);
     this.#idle.forget(id);
     try {
-      await this.#running.get(id)?.close();
+      await this.#end(id);
       await this.#store.remove(id);
     } finally {
       this.#stopping.delete(id);
+    }
+  }
+
+  /**
+   * Closes a running browser the server stops; one that saves into its profile is asked
+   * to close and its state is stored. A save that fails (past the cap, the database
+   * down) is logged, and the profile keeps its previous state; the browser ends anyway.
+   */
+  async #end(id: string): Promise<void> {
+    const launched = this.#running.get(id);
+    if (launched === undefined) return;
+    const saver = this.#savers.get(id);
+    const profiles = this.#profiles;
+    if (saver === undefined || profiles === undefined || launched.closeAndSave === undefined) return launched.close();
+    try {
+      const { cookies } = (await launched.cdp.call("Storage.getCookies", {})) as { cookies: unknown[] };
+      const storage = await launched.closeAndSave(profiles.maxBytes);
+      await profiles.save(saver, { cookies, storage });
+      this.#log.info({ browser: id, profile: saver.id, bytes: storage.length }, "saved the browser's state into its profile");
+    } catch (error) {
+      this.#log.error({ browser: id, profile: saver.id, err: error }, "the browser's state was not saved; its profile keeps its previous state");
+    } finally {
+      await launched.close();
     }
   }
 
@@ -455,7 +526,7 @@ export class BrowserService {
     const results = await Promise.allSettled([
       ...rows.map(async (id) => {
         this.#stopping.add(id);
-        await this.#running.get(id)?.close();
+        await this.#end(id);
         await this.#store.remove(id);
       }),
       ...(this.#pool === undefined ? [] : [this.#pool.close()]),

@@ -24,6 +24,14 @@ export interface Browser {
   sandboxed: boolean;
   resource_budget: BrowserResourceBudget | null;
   extensions: BrowserExtension[];
+  profile: BrowserProfile | null;
+}
+
+/** The profile a browser started with, as the API shows it (the spec's `BrowserProfile`). */
+export interface BrowserProfile {
+  id: string;
+  name: string | null;
+  save_changes: boolean;
 }
 
 /** Why a browser crashed (the spec's `BrowserCrashReason`). */
@@ -67,6 +75,10 @@ export interface BrowserRow {
   created_at: string;
   /** Seconds of inactivity after which the service ends the browser. */
   timeout_seconds: number;
+  /** The profile it started with (`null`: none), its name then, and 1 when it saves into it. */
+  profile_id: string | null;
+  profile_name: string | null;
+  profile_save: number;
   /** The node whose process runs it, where several servers share a database; absent: this server's. */
   node_id?: string;
 }
@@ -88,6 +100,11 @@ export interface BrowserReservation {
   running?: { launched: LaunchedRecord; tokenSha256: string };
   /** The extensions it starts with, in order; recorded with the row. */
   extensions?: readonly ExtensionUse[];
+  /**
+   * The profile it starts with; with `save`, it saves into it when it ends, and the
+   * reservation is refused (409 `profile_in_use`) while another browser not crashed does.
+   */
+  profile?: { id: string; name: string | null; save: boolean };
   /**
    * For a create another node placed on this one: the lease this node was chosen under.
    * The reservation is refused (503 `browser_unavailable`) unless that lease is still
@@ -119,6 +136,9 @@ export function reservedRow(request: BrowserReservation): BrowserRow {
     budget_cpus: budgetCpus,
     created_at: new Date().toISOString(),
     timeout_seconds: request.timeoutSeconds,
+    profile_id: request.profile?.id ?? null,
+    profile_name: request.profile?.name ?? null,
+    profile_save: request.profile?.save === true ? 1 : 0,
   };
 }
 
@@ -140,6 +160,7 @@ export function toBrowser(row: BrowserRow, urls: BrowserUrlSet, extensions: read
         ? null
         : { memory_mib: row.budget_memory_mib, max_processes: row.budget_max_processes, cpus: row.budget_cpus },
     extensions: extensions.map(({ id, name }) => ({ id, name })),
+    profile: row.profile_id === null ? null : { id: row.profile_id, name: row.profile_name, save_changes: row.profile_save === 1 },
   };
 }
 
@@ -155,7 +176,8 @@ export interface BrowserStore {
   reserve(request: BrowserReservation): Promise<BrowserRow>;
   /**
    * Records that a reserved browser is up, with the hash of its access token; the
-   * extensions it started with are marked used (`last_used_at`) at its `created_at`.
+   * extensions and the profile it started with are marked used (`last_used_at`) at its
+   * `created_at`.
    * `undefined` when the reservation is no longer `starting`: on a database shared by
    * nodes, this node's lease lapsed meanwhile and its reservations were dropped.
    */

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmod, chown, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -23,13 +23,22 @@ import {
   DEFAULT_DOWNLOAD_BYTES,
   DEFAULT_PROFILE_BYTES,
   DEFAULT_SHM_BYTES,
+  PROFILE_SEED_FAILED,
   RELAY_PORT,
   readSystemLayout,
   type SystemLayout,
   sandboxCommand,
 } from "../sandbox/sandbox-command.js";
 import { SandboxUids } from "../sandbox/sandbox-uids.js";
-import { type BrowserExit, BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browser-launcher.js";
+import {
+  type BrowserExit,
+  BrowserLaunchError,
+  type BrowserLauncher,
+  type LaunchedBrowser,
+  type LaunchOptions,
+  ProfileLoadError,
+  ProfileTooLargeError,
+} from "./browser-launcher.js";
 
 /** Settings of {@link ChromiumLauncher}; every one has a default. */
 export interface ChromiumLauncherOptions {
@@ -235,6 +244,11 @@ export class ChromiumLauncher implements BrowserLauncher {
       }
       cgroups = opened.cgroups;
     }
+    if (this.#unsafeNoSandbox && (options.profileState !== undefined || options.saveProfile === true)) {
+      throw new BrowserLaunchError(
+        "Profiles need browsers in their sandbox, which this server runs without (--unsafe-no-sandbox): a profile's state is unpacked and read back only inside it.",
+      );
+    }
     const label = String(++this.#launches);
     const uid = this.#asRoot && !this.#unsafeNoSandbox ? this.#sandboxUids().acquire() : undefined;
     const owner = uid === undefined ? undefined : { uid, gid: uid };
@@ -271,6 +285,13 @@ export class ChromiumLauncher implements BrowserLauncher {
         lookup: (hostname: string) => this.#lookups.lookup(label, hostname),
         ...(this.#options.onEgressRefused ? { onRefused: this.#options.onEgressRefused } : {}),
       };
+      let profileSeed: string | undefined;
+      if (options.profileState !== undefined) {
+        // Read by the sandbox's shell (as the browser's user) through a read-only bind.
+        profileSeed = join(userDataDir, "profile-seed.tar");
+        await writeFile(profileSeed, options.profileState, { mode: 0o644, flag: "wx" });
+        if (owner) await chown(profileSeed, owner.uid, owner.gid);
+      }
       const proxySocket = join(userDataDir, "egress.sock");
       proxy = this.#unsafeNoSandbox
         ? await EgressProxy.listen({ port: 0 }, proxyOptions)
@@ -299,6 +320,8 @@ export class ChromiumLauncher implements BrowserLauncher {
             proxySocket,
             executablePath: this.#executablePath,
             flags,
+            profileSeed,
+            saveProfile: options.saveProfile,
           });
       // In its budget's group before it runs: the wrapper waits for a line on its stdin,
       // written once the server has placed it, so nothing it starts is ever outside.
@@ -307,7 +330,7 @@ export class ChromiumLauncher implements BrowserLauncher {
       // Its own process group, so closing it also ends the renderer and utility processes.
       child = spawn(placed.file, placed.args, {
         detached: true,
-        stdio: [group === undefined ? "ignore" : "pipe", "ignore", "pipe", "pipe", "pipe"],
+        stdio: [group === undefined ? "ignore" : "pipe", "ignore", "pipe", "pipe", "pipe", ...(options.saveProfile === true ? (["pipe"] as const) : [])],
         env,
         ...(owner ?? {}),
       });
@@ -389,6 +412,9 @@ export class ChromiumLauncher implements BrowserLauncher {
             ? `exited (code ${outcome.exit.code}, signal ${outcome.exit.signal}) before answering on its DevTools pipe`
             : `did not answer on its DevTools pipe within ${this.#launchTimeoutMs} ms`;
       const cause = outcome.kind === "error" ? outcome.error : undefined;
+      if (outcome.kind === "exited" && outcome.exit.code === PROFILE_SEED_FAILED && options.profileState !== undefined) {
+        throw new ProfileLoadError("The profile's saved state could not be unpacked into the new browser; it was not started.");
+      }
       throw new BrowserLaunchError(`${what} ${why}. Set CHROMIUM_PATH to a working Chromium. Last stderr lines:\n${stderrTail.join("\n")}`, cause);
     }
 
@@ -431,6 +457,39 @@ export class ChromiumLauncher implements BrowserLauncher {
       })();
       return closing;
     };
+    const saved = (child.stdio as unknown as (Readable | null | undefined)[])[5] ?? undefined;
+    const closeAndSave = async (maxBytes: number): Promise<Buffer> => {
+      if (saved === undefined) throw new Error("This browser was not launched to save its profile.");
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let tooLarge = false;
+      const reading = new Promise<void>((resolve, reject) => {
+        saved.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBytes) {
+            tooLarge = true;
+            saved.destroy();
+            killGroup("SIGKILL");
+            return resolve();
+          }
+          chunks.push(chunk);
+        });
+        saved.once("end", resolve);
+        saved.once("close", resolve);
+        saved.once("error", reject);
+      });
+      // Chromium writes its storage out whole when asked to close, not when killed.
+      await router.call("Browser.close").catch(() => undefined);
+      const grace = setTimeout(() => killGroup("SIGKILL"), this.#closeGraceMs);
+      const exit = await exited;
+      await reading;
+      clearTimeout(grace);
+      await close();
+      if (tooLarge) throw new ProfileTooLargeError(maxBytes);
+      if (exit.signal !== null || exit.overBudget !== undefined)
+        throw new Error(`The browser did not close by itself (signal ${exit.signal}); its storage was not read back.`);
+      return Buffer.concat(chunks);
+    };
     const launched: LaunchedBrowser = {
       cdp: router,
       userDataDir,
@@ -440,6 +499,7 @@ export class ChromiumLauncher implements BrowserLauncher {
       // On the host's disk, not in the profile's tmpfs: bounded by the same number.
       extensionsBytes: this.#profileBytes,
       close,
+      ...(saved === undefined ? {} : { closeAndSave }),
       onExit: (listener) => void exited.then(listener),
     };
     if (child.pid !== undefined) launched.pid = child.pid;

@@ -1,4 +1,4 @@
-import { BrowserUnavailableError, NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
+import { BrowserUnavailableError, NameConflictError, NotFoundError, ProfileInUseError, ProjectNotFoundError } from "../http/api-errors.js";
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText } from "../storage/database.js";
@@ -15,7 +15,7 @@ import {
 } from "./browser-store.js";
 
 const COLUMNS =
-  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, node_id, timeout_seconds";
+  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, node_id, timeout_seconds, profile_id, profile_name, profile_save";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
 
@@ -67,9 +67,15 @@ export class PgBrowserStore implements BrowserStore {
         projectUsed: await this.#usage.project(request.projectId),
       });
       const row: BrowserRow = { ...reservedRow(request), node_id: this.#nodeId };
+      if (request.profile?.save === true) {
+        const saver = await this.#db.get<{ id: string }>("SELECT id FROM browsers WHERE profile_id = $1 AND profile_save = 1 AND status <> 'crashed'", [
+          request.profile.id,
+        ]);
+        if (saver !== undefined) throw new ProfileInUseError(request.profile.name ?? request.profile.id, saver.id, "save");
+      }
       try {
         await this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, node_id, created_at, timeout_seconds) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, node_id, created_at, timeout_seconds, profile_id, profile_name, profile_save) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
           [
             row.id,
             row.project_id,
@@ -85,6 +91,9 @@ export class PgBrowserStore implements BrowserStore {
             this.#nodeId,
             row.created_at,
             row.timeout_seconds,
+            row.profile_id,
+            row.profile_name,
+            row.profile_save,
           ],
         );
       } catch (error) {
@@ -112,6 +121,10 @@ export class PgBrowserStore implements BrowserStore {
       );
       await this.#db.run(
         "UPDATE extensions SET last_used_at = (SELECT created_at FROM browsers WHERE id = $1) WHERE id IN (SELECT extension_id FROM browser_extensions WHERE browser_id = $1)",
+        [id],
+      );
+      await this.#db.run(
+        "UPDATE profiles SET last_used_at = (SELECT created_at FROM browsers WHERE id = $1) WHERE id = (SELECT profile_id FROM browsers WHERE id = $1)",
         [id],
       );
       return updated;

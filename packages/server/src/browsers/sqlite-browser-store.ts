@@ -1,4 +1,4 @@
-import { NameConflictError, NotFoundError, ProjectNotFoundError } from "../http/api-errors.js";
+import { NameConflictError, NotFoundError, ProfileInUseError, ProjectNotFoundError } from "../http/api-errors.js";
 import { assertRoomForBrowser, effectiveProjectCap } from "../limits/concurrency.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
@@ -16,7 +16,7 @@ import {
 } from "./browser-store.js";
 
 const COLUMNS =
-  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds";
+  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
 
@@ -50,9 +50,15 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
         projectUsed: this.#usage.project(request.projectId),
       });
       const row = reservedRow(request);
+      if (request.profile?.save === true) {
+        const saver = this.#db.get<{ id: string }>("SELECT id FROM browsers WHERE profile_id = ? AND profile_save = 1 AND status <> 'crashed'", [
+          request.profile.id,
+        ]);
+        if (saver !== undefined) throw new ProfileInUseError(request.profile.name ?? request.profile.id, saver.id, "save");
+      }
       try {
         this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           [
             row.id,
             row.project_id,
@@ -67,6 +73,9 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
             row.budget_cpus,
             row.created_at,
             row.timeout_seconds,
+            row.profile_id,
+            row.profile_name,
+            row.profile_save,
           ],
         );
       } catch (error) {
@@ -94,6 +103,10 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
       );
       this.#db.run(
         "UPDATE extensions SET last_used_at = (SELECT created_at FROM browsers WHERE id = :browser) WHERE id IN (SELECT extension_id FROM browser_extensions WHERE browser_id = :browser)",
+        { ":browser": id },
+      );
+      this.#db.run(
+        "UPDATE profiles SET last_used_at = (SELECT created_at FROM browsers WHERE id = :browser) WHERE id = (SELECT profile_id FROM browsers WHERE id = :browser)",
         { ":browser": id },
       );
     });

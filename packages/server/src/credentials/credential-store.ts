@@ -30,6 +30,8 @@ export interface CredentialPage {
 /** One sealed value of a row, and the context it is sealed for. */
 export interface SealedField {
   id: string;
+  project_id: string;
+  domain: string;
   column: "values_sealed" | "totp_sealed";
   sealed: string;
 }

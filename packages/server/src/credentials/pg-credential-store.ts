@@ -100,12 +100,12 @@ export class PgCredentialStore implements CredentialStore {
       // Locked first: a node writing a credential meanwhile waits, then seals with the new key.
       await this.#db.run("LOCK TABLE credentials IN EXCLUSIVE MODE");
       let count = 0;
-      const rows = await this.#db.all<{ id: string; values_sealed: string; totp_sealed: string | null }>(
-        "SELECT id, values_sealed, totp_sealed FROM credentials",
+      const rows = await this.#db.all<{ id: string; project_id: string; domain: string; values_sealed: string; totp_sealed: string | null }>(
+        "SELECT id, project_id, domain, values_sealed, totp_sealed FROM credentials",
       );
       for (const row of rows) {
-        const values = reseal({ id: row.id, column: "values_sealed", sealed: row.values_sealed });
-        const totp = row.totp_sealed === null ? null : reseal({ id: row.id, column: "totp_sealed", sealed: row.totp_sealed });
+        const values = reseal({ ...row, column: "values_sealed", sealed: row.values_sealed });
+        const totp = row.totp_sealed === null ? null : reseal({ ...row, column: "totp_sealed", sealed: row.totp_sealed });
         await this.#db.run("UPDATE credentials SET values_sealed = $1, totp_sealed = $2 WHERE id = $3", [values, totp, row.id]);
         count += totp === null ? 1 : 2;
       }

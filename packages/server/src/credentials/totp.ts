@@ -31,7 +31,7 @@ function canonicalBase32(text: string): string {
   if (!/^[A-Z2-7]+$/.test(canonical)) throw new TotpSecretError("is not base32 (letters A-Z and digits 2-7) nor an otpauth://totp/ URI");
   const bytes = Math.floor((canonical.length * 5) / 8);
   if (bytes < MIN_SECRET_BYTES || bytes > MAX_SECRET_BYTES) {
-    throw new TotpSecretError(`holds ${bytes} bytes; a secret is ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} bytes (16 to 204 base32 characters)`);
+    throw new TotpSecretError(`holds ${bytes} bytes; a secret is ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} bytes (16 to 205 base32 characters)`);
   }
   return canonical;
 }

@@ -93,6 +93,33 @@ export class ExtensionNotFoundError extends ApiError {
   }
 }
 
+/** 404 `profile_not_found`: the `profile` of a create names no profile of the project. */
+export class ProfileNotFoundError extends ApiError {
+  constructor(message: string) {
+    super(404, "profile_not_found", message);
+  }
+}
+
+/** 422 `profile_load_failed`: the profile's saved state could not be loaded into the new browser. */
+export class ProfileLoadFailedError extends ApiError {
+  constructor(message: string, cause?: unknown) {
+    super(422, "profile_load_failed", message, cause === undefined ? {} : { cause });
+  }
+}
+
+/** 409 `profile_in_use`: a running browser saves into the profile when it ends. */
+export class ProfileInUseError extends ApiError {
+  constructor(profile: string, browserId: string, refused: "delete" | "save") {
+    super(
+      409,
+      "profile_in_use",
+      `The profile "${profile}" is held by the running browser ${browserId}, which saves into it when it ends; ${
+        refused === "delete" ? "delete that browser first" : "start this one without save_changes, or delete that one first"
+      }.`,
+    );
+  }
+}
+
 /** 409 `totp_secret_missing`: a TOTP code was asked of a credential without a TOTP secret. */
 export class TotpSecretMissingError extends ApiError {
   constructor(message: string) {

@@ -137,6 +137,7 @@ export class PgProjectStore implements ProjectStore {
         [await this.#liveBrowsers(current.id), "running browser"],
         [await count("SELECT count(*)::int AS n FROM extensions WHERE project_id = $1 AND deleted_at IS NULL"), "extension"],
         [await count("SELECT count(*)::int AS n FROM credentials WHERE project_id = $1"), "credential"],
+        [await count("SELECT count(*)::int AS n FROM profiles WHERE project_id = $1"), "profile"],
         [await count("SELECT count(*)::int AS n FROM auth_connections WHERE project_id = $1"), "auth connection"],
         [await count("SELECT count(*)::int AS n FROM pool_reservations WHERE project_id = $1"), "browser pool reservation"],
       ];

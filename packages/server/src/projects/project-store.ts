@@ -116,7 +116,7 @@ export interface ProjectStore {
    * Soft-deletes a project: it vanishes from every read and its name becomes free.
    * Refused, in this order, for the last active project (409 `last_active_project`), the
    * organization's default project (409 `default_project`) and while active resources
-   * remain (409 `project_not_empty`): running or starting browsers, extensions, credentials, auth
+   * remain (409 `project_not_empty`): running or starting browsers, extensions, credentials, profiles, auth
    * connections, browser pool reservations. Records of crashed browsers go with it.
    */
   delete(orgId: string, project: ProjectRow): Promise<void>;

@@ -146,6 +146,7 @@ export class SqliteProjectStore implements Synchronous<ProjectStore> {
         [this.#liveBrowsers(current.id), "running browser"],
         [count("SELECT count(*) AS n FROM extensions WHERE project_id = ? AND deleted_at IS NULL"), "extension"],
         [count("SELECT count(*) AS n FROM credentials WHERE project_id = ?"), "credential"],
+        [count("SELECT count(*) AS n FROM profiles WHERE project_id = ?"), "profile"],
         [count("SELECT count(*) AS n FROM auth_connections WHERE project_id = ?"), "auth connection"],
         [count("SELECT count(*) AS n FROM pool_reservations WHERE project_id = ?"), "browser pool reservation"],
       ];

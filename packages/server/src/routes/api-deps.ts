@@ -13,6 +13,8 @@ import type { Cluster } from "../nodes/cluster.js";
 import type { NodeStore } from "../nodes/node-store.js";
 import type { PeerCalls } from "../nodes/peer-calls.js";
 import type { OrganizationStore } from "../organization/organization-store.js";
+import type { ProfileStates } from "../profiles/profile-states.js";
+import type { ProfileStore } from "../profiles/profile-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
 import type { SecretsVault } from "../secrets/secrets-vault.js";
 import type { DataDirLayout } from "../storage/data-dir.js";
@@ -33,6 +35,7 @@ export interface Stores {
   browsers: BrowserStore;
   extensions: ExtensionStore;
   credentials: CredentialStore;
+  profiles: ProfileStore;
   authConnections: AuthConnectionStore;
   poolReservations: PoolReservationStore;
   /** The servers sharing the database and their leases; only a database several servers can share has it. */
@@ -61,6 +64,8 @@ export interface ApiDeps {
   stores: Stores;
   /** Seals and opens what is stored secretly (credentials' values, profiles' state) with the server's key. */
   vault: SecretsVault;
+  /** Profiles' saved state, sealed. */
+  profileStates: ProfileStates;
   browsers: BrowserService;
   /** How a browser's URLs (`cdp_ws_url`, `live_view_url`...) are written for a request. */
   browserUrls: BrowserUrls;

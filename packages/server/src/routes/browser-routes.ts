@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CreateBrowserInput } from "../browsers/browser-service.js";
 import { type BrowserExtension, type BrowserRow, toBrowser } from "../browsers/browser-store.js";
 import { resolveExtensionRefs } from "../extensions/extension-refs.js";
-import { NotFoundError } from "../http/api-errors.js";
+import { NotFoundError, ProfileLoadFailedError, ProfileNotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ApiDeps } from "./api-deps.js";
@@ -91,6 +91,18 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     if (body.extensions !== undefined) {
       const uses = await resolveExtensionRefs(stores.extensions, project.id, body.extensions);
       input.extensions = await Promise.all(uses.map(async (use) => ({ ...use, archivePath: await stores.extensions.archivePath(use.id) })));
+    }
+    if (body.profile !== undefined) {
+      const ref = body.profile;
+      const [by, value] = "id" in ref ? (["id", ref.id] as const) : (["name", ref.name] as const);
+      const profile = await stores.profiles.get(project.id, value);
+      if (profile === undefined || (by === "id" ? profile.id : profile.name) !== value) {
+        throw new ProfileNotFoundError(`No profile of this project has the ${by} ${JSON.stringify(value)}.`);
+      }
+      const state = await deps.profileStates.load(project.id, profile.id).catch((error: unknown) => {
+        throw new ProfileLoadFailedError("The profile's saved state could not be read; no browser was started.", error);
+      });
+      input.profile = { id: profile.id, name: profile.name, save: ref.save_changes === true, state };
     }
     return reply.code(201).send(await showOne(request, await browsers.create(project, input)));
   });

@@ -12,10 +12,16 @@ import type { ApiDeps } from "./api-deps.js";
 
 const MAX_VALUES = limits.schemas.CredentialValues.maxProperties;
 
-/** A domain as stored: lower case, without a leading `www.` or `*.` (the seed's rule for `allowed_domains`). */
+/**
+ * A domain as stored: lower case, without a leading `*.` and then a leading `www.` (the
+ * seed's rule for `allowed_domains`), each removed only when a name with a dot remains,
+ * so `www.com` stays itself.
+ */
 export function normalizeDomain(domain: string): string {
   let host = domain.toLowerCase();
-  while (/^(\*|www)\.[^.]/.test(host)) host = host.slice(host.indexOf(".") + 1);
+  for (const prefix of ["*.", "www."]) {
+    if (host.startsWith(prefix) && host.slice(prefix.length).includes(".")) host = host.slice(prefix.length);
+  }
   return host;
 }
 
@@ -47,6 +53,9 @@ function show(row: CredentialRow, justSet?: TotpSettings): Credential {
   return { ...record, totp_code: code, totp_code_expires_at: expires_at };
 }
 
+/** What a credential's sealed columns are bound to. */
+type Owner = Pick<CredentialRow, "project_id" | "id" | "domain">;
+
 /** Seals and opens credentials' secret columns, each bound to its row and column. */
 class CredentialSeals {
   readonly #vault: SecretsVault;
@@ -55,20 +64,20 @@ class CredentialSeals {
     this.#vault = vault;
   }
 
-  sealValues(id: string, values: Readonly<Record<string, string>>): string {
-    return this.#vault.sealText(JSON.stringify(values), credentialContext(id, "values_sealed"));
+  sealValues(row: Owner, values: Readonly<Record<string, string>>): string {
+    return this.#vault.sealText(JSON.stringify(values), credentialContext(row, "values_sealed"));
   }
 
   openValues(row: CredentialRow): Record<string, string> {
-    return JSON.parse(this.#vault.openText(row.values_sealed, credentialContext(row.id, "values_sealed"))) as Record<string, string>;
+    return JSON.parse(this.#vault.openText(row.values_sealed, credentialContext(row, "values_sealed"))) as Record<string, string>;
   }
 
-  sealTotp(id: string, settings: TotpSettings): string {
-    return this.#vault.sealText(JSON.stringify(settings), credentialContext(id, "totp_sealed"));
+  sealTotp(row: Owner, settings: TotpSettings): string {
+    return this.#vault.sealText(JSON.stringify(settings), credentialContext(row, "totp_sealed"));
   }
 
   openTotp(row: CredentialRow): TotpSettings | undefined {
-    return row.totp_sealed === null ? undefined : (JSON.parse(this.#vault.openText(row.totp_sealed, credentialContext(row.id, "totp_sealed"))) as TotpSettings);
+    return row.totp_sealed === null ? undefined : (JSON.parse(this.#vault.openText(row.totp_sealed, credentialContext(row, "totp_sealed"))) as TotpSettings);
   }
 }
 
@@ -107,53 +116,59 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: ApiDeps): v
     return page.items.map((row) => show(row));
   });
 
-  app.post("/credentials", { config: { operationId: "createCredential" } }, async (request, reply) => {
-    const body = request.body as CreateCredentialRequest;
-    const totp = body.totp_secret === undefined ? undefined : totpOf(body.totp_secret);
-    const project = await request.scope.project();
-    const id = newId("credential");
-    const now = new Date().toISOString();
-    const row: CredentialRow = {
-      id,
-      project_id: project.id,
-      name: body.name,
-      domain: normalizeDomain(body.domain),
-      sso_provider: body.sso_provider ?? null,
-      value_keys: Object.keys(body.values).sort(),
-      values_sealed: vault.sealValues(id, body.values),
-      totp_sealed: totp === undefined ? null : vault.sealTotp(id, totp),
-      created_at: now,
-      updated_at: now,
-    };
-    await stores.credentials.insert(row);
-    return reply.code(201).send(show(row, totp));
-  });
+  app.post(
+    "/credentials",
+    { bodyLimit: limits.schemas.CreateCredentialRequest.maxBytes, config: { operationId: "createCredential" } },
+    async (request, reply) => {
+      const body = request.body as CreateCredentialRequest;
+      const totp = body.totp_secret === undefined ? undefined : totpOf(body.totp_secret);
+      const project = await request.scope.project();
+      const owner = { id: newId("credential"), project_id: project.id, domain: normalizeDomain(body.domain) };
+      const now = new Date().toISOString();
+      const row: CredentialRow = {
+        ...owner,
+        name: body.name,
+        sso_provider: body.sso_provider ?? null,
+        value_keys: Object.keys(body.values).sort(),
+        values_sealed: vault.sealValues(owner, body.values),
+        totp_sealed: totp === undefined ? null : vault.sealTotp(owner, totp),
+        created_at: now,
+        updated_at: now,
+      };
+      await stores.credentials.insert(row);
+      return reply.code(201).send(show(row, totp));
+    },
+  );
 
   app.get<{ Params: { id_or_name: string } }>("/credentials/:id_or_name", { config: { operationId: "getCredential" } }, async (request) =>
     show(await credentialOf((await request.scope.project()).id, request.params.id_or_name)),
   );
 
-  app.patch<{ Params: { id_or_name: string } }>("/credentials/:id_or_name", { config: { operationId: "updateCredential" } }, async (request) => {
-    const body = request.body as UpdateCredentialRequest;
-    const totp = body.totp_secret === undefined || body.totp_secret === "" ? undefined : totpOf(body.totp_secret);
-    const projectId = (await request.scope.project()).id;
-    const found = await credentialOf(projectId, request.params.id_or_name);
-    const changesValues = body.values !== undefined || (body.remove_value_keys?.length ?? 0) > 0;
-    const updated = await stores.credentials.update(projectId, found.id, (current) => {
-      const values = changesValues ? mergedValues(vault.openValues(current), body.remove_value_keys ?? [], body.values ?? {}) : undefined;
-      return {
-        ...current,
-        name: body.name ?? current.name,
-        sso_provider: body.sso_provider === undefined ? current.sso_provider : body.sso_provider || null,
-        value_keys: values === undefined ? current.value_keys : Object.keys(values).sort(),
-        values_sealed: values === undefined ? current.values_sealed : vault.sealValues(current.id, values),
-        totp_sealed: body.totp_secret === undefined ? current.totp_sealed : totp === undefined ? null : vault.sealTotp(current.id, totp),
-        updated_at: new Date().toISOString(),
-      };
-    });
-    if (updated === undefined) throw new NotFoundError(`The credential ${found.id} was deleted meanwhile.`);
-    return show(updated, totp);
-  });
+  app.patch<{ Params: { id_or_name: string } }>(
+    "/credentials/:id_or_name",
+    { bodyLimit: limits.schemas.UpdateCredentialRequest.maxBytes, config: { operationId: "updateCredential" } },
+    async (request) => {
+      const body = request.body as UpdateCredentialRequest;
+      const totp = body.totp_secret === undefined || body.totp_secret === "" ? undefined : totpOf(body.totp_secret);
+      const projectId = (await request.scope.project()).id;
+      const found = await credentialOf(projectId, request.params.id_or_name);
+      const changesValues = body.values !== undefined || (body.remove_value_keys?.length ?? 0) > 0;
+      const updated = await stores.credentials.update(projectId, found.id, (current) => {
+        const values = changesValues ? mergedValues(vault.openValues(current), body.remove_value_keys ?? [], body.values ?? {}) : undefined;
+        return {
+          ...current,
+          name: body.name ?? current.name,
+          sso_provider: body.sso_provider === undefined ? current.sso_provider : body.sso_provider || null,
+          value_keys: values === undefined ? current.value_keys : Object.keys(values).sort(),
+          values_sealed: values === undefined ? current.values_sealed : vault.sealValues(current, values),
+          totp_sealed: body.totp_secret === undefined ? current.totp_sealed : totp === undefined ? null : vault.sealTotp(current, totp),
+          updated_at: new Date().toISOString(),
+        };
+      });
+      if (updated === undefined) throw new NotFoundError(`The credential ${found.id} was deleted meanwhile.`);
+      return show(updated, totp);
+    },
+  );
 
   app.delete<{ Params: { id_or_name: string } }>("/credentials/:id_or_name", { config: { operationId: "deleteCredential" } }, async (request, reply) => {
     const projectId = (await request.scope.project()).id;

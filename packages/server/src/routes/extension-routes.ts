@@ -63,10 +63,13 @@ export async function registerExtensionRoutes(app: FastifyInstance, { stores }: 
   // The archive is hashed before a byte is sent, from the same open file that is then
   // streamed: what arrives is exactly what was uploaded, or an error instead of a body.
   app.get<{ Params: { id_or_name: string } }>("/extensions/:id_or_name", { config: { operationId: "downloadExtension" } }, async (request, reply) => {
-    const extension = await extensionOf(stores.extensions, (await request.scope.project()).id, request.params.id_or_name);
-    const file = await open(await stores.extensions.archivePath(extension.id), "r").catch((error: unknown) => {
-      if ((error as { code?: unknown }).code === "ENOENT") throw new NotFoundError(`The extension ${extension.id} was deleted meanwhile.`);
-      throw error;
+    const projectId = (await request.scope.project()).id;
+    const extension = await extensionOf(stores.extensions, projectId, request.params.id_or_name);
+    const file = await open(await stores.extensions.archivePath(extension.id), "r").catch(async (error: unknown) => {
+      if ((error as { code?: unknown }).code !== "ENOENT") throw error;
+      // Deleted meanwhile is a 404; an archive missing under a live record is the server's fault.
+      if ((await stores.extensions.get(projectId, extension.id)) === undefined) throw new NotFoundError(`The extension ${extension.id} was deleted meanwhile.`);
+      throw new Error(`The archive of extension ${extension.id} is missing from the extensions folder.`, { cause: error });
     });
     try {
       const hash = createHash("sha256");

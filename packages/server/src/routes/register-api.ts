@@ -13,6 +13,7 @@ import { registerBrowserRoutes } from "./browser-routes.js";
 import { registerCredentialRoutes } from "./credential-routes.js";
 import { registerExtensionRoutes } from "./extension-routes.js";
 import { registerLimitRoutes } from "./limit-routes.js";
+import { registerProfileRoutes } from "./profile-routes.js";
 import { registerProjectRoutes } from "./project-routes.js";
 import { registerWebMcpRoutes } from "./webmcp-routes.js";
 
@@ -145,5 +146,6 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     registerWebMcpRoutes(api, deps);
     await registerExtensionRoutes(api, deps);
     registerCredentialRoutes(api, deps);
+    registerProfileRoutes(api, deps);
   });
 }

@@ -100,6 +100,37 @@ export interface SandboxSpec {
   executablePath: string;
   /** Chromium's flags. */
   flags: readonly string[];
+  /**
+   * A tar on the host of storage folders to unpack into the profile before Chromium
+   * starts (bound read-only at {@link SANDBOX_PROFILE_SEED}); a failure exits with
+   * {@link PROFILE_SEED_FAILED} before Chromium runs.
+   */
+  profileSeed?: string | undefined;
+  /** Once Chromium exits, write a tar of its storage folders ({@link PROFILE_STATE_PATHS}) to fd 5. */
+  saveProfile?: boolean | undefined;
+}
+
+/** Where a profile's saved state appears inside the sandbox. */
+export const SANDBOX_PROFILE_SEED = "/run/profile-seed.tar";
+/** The exit code of a sandbox whose profile state could not be unpacked. */
+export const PROFILE_SEED_FAILED = 70;
+/**
+ * What of Chromium's profile a saved profile keeps: what a logged-in site needs beside its
+ * cookies (which are read over DevTools, session cookies included), without caches.
+ */
+export const PROFILE_STATE_PATHS = ["Default/Local Storage", "Default/IndexedDB", "Default/WebStorage"] as const;
+
+/** The shell words that start Chromium: unpack the saved state first, read it back after, or neither. */
+function startScript(spec: SandboxSpec, browserDir: string): string {
+  const seed =
+    spec.profileSeed === undefined
+      ? ""
+      : `tar -x -f ${SANDBOX_PROFILE_SEED} -C '${browserDir}' --no-same-owner --no-same-permissions || exit ${PROFILE_SEED_FAILED}; `;
+  if (spec.saveProfile !== true) return `${seed}exec "$@"`;
+  const paths = PROFILE_STATE_PATHS.map((path) => `'${path}'`).join(" ");
+  // Chromium must not hold fd 5, or the server would wait on it; tar's complaints about
+  // folders a site never made are not errors.
+  return `${seed}"$@" 5>&-; code=$?; cd '${browserDir}' && tar -c -f - --ignore-failed-read ${paths} >&5 2>/dev/null; exit $code`;
 }
 
 /**
@@ -113,7 +144,7 @@ export interface SandboxSpec {
  */
 export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[] } {
   const { layout, browserDir } = spec;
-  for (const path of [browserDir, spec.proxySocket, spec.extensionsDir]) {
+  for (const path of [browserDir, spec.proxySocket, spec.extensionsDir, ...(spec.profileSeed === undefined ? [] : [spec.profileSeed])]) {
     // socat reads its address with ':' and ',' as separators; the shell gets it as an argument.
     if (!/^\/[A-Za-z0-9._/-]+$/.test(path))
       throw new RangeError(
@@ -188,6 +219,7 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     "--ro-bind",
     spec.proxySocket,
     SANDBOX_PROXY_SOCKET,
+    ...(spec.profileSeed === undefined ? [] : ["--ro-bind", spec.profileSeed, SANDBOX_PROFILE_SEED]),
     // The rest (the root bwrap builds, /dev) read-only: no uncapped place is left.
     "--remount-ro",
     "/dev",
@@ -199,7 +231,7 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     "/bin/sh",
     "-c",
     // The relay must not hold the DevTools pipe (fds 3 and 4), or the pipe would outlive Chromium.
-    `socat TCP-LISTEN:${RELAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$1" </dev/null >/dev/null 2>&1 3>&- 4>&- & shift; exec "$@"`,
+    `socat TCP-LISTEN:${RELAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$1" </dev/null >/dev/null 2>&1 3>&- 4>&- 5>&- & shift; ${startScript(spec, browserDir)}`,
     "sandbox",
     SANDBOX_PROXY_SOCKET,
     spec.executablePath,

@@ -66,10 +66,21 @@ export interface LoadedSecretsKey {
  * The key that encrypts stored secrets: `configured` (64 hex characters, from
  * `--secrets-key` or its environment variable) when given, else the one in `file`. A
  * missing file is created (32 random bytes, mode 0600, never overwriting one that
- * appeared meanwhile); an existing one is read, never rewritten.
+ * appeared meanwhile) only when `mayCreate` (the database holds no secret yet): a lost
+ * key is never replaced by a new one; an existing file is read, never rewritten.
  */
-export function loadSecretsKey(file: string, configured: string | undefined): LoadedSecretsKey {
+export function loadSecretsKey(file: string, configured: string | undefined, mayCreate = true): LoadedSecretsKey {
   if (configured !== undefined) return { key: parseSecretsKey(configured, "--secrets-key"), source: "--secrets-key", created: false };
+  if (!mayCreate) {
+    try {
+      return { key: readKeyFile(file), source: file, created: false };
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "ENOENT") throw error;
+      throw new SecretsKeyError(
+        `${file} is missing, but the database holds secrets sealed with a key: restore the file from a backup, or give the key with --secrets-key. No key was written.`,
+      );
+    }
+  }
   const key = randomBytes(SECRETS_KEY_BYTES);
   let fd: number;
   try {

@@ -3,11 +3,16 @@ import { SecretBox, SecretOpenError } from "./secret-box.js";
 const CHECK_CONTEXT = "browser-service:secrets-check";
 const CHECK_TEXT = "browser-service secrets key check";
 
-/** What a credential's sealed column is bound to: its row and column. */
-export const credentialContext = (id: string, column: "values_sealed" | "totp_sealed"): string => `browser-service:credential:${id}:${column}`;
+/**
+ * What a credential's sealed column is bound to: its project, row, domain (which never
+ * changes) and column, so a sealed value moved to another row, project or domain does
+ * not open there.
+ */
+export const credentialContext = (field: { project_id: string; id: string; domain: string }, column: "values_sealed" | "totp_sealed"): string =>
+  `browser-service:credential:${field.project_id}:${field.id}:${field.domain}:${column}`;
 
-/** What a profile's saved state is bound to: its profile. */
-export const profileContext = (id: string): string => `browser-service:profile:${id}:snapshot`;
+/** What a profile's saved state is bound to: its project and profile. */
+export const profileContext = (projectId: string, id: string): string => `browser-service:profile:${projectId}:${id}:snapshot`;
 
 /** The stored check value: one value sealed with the current key. */
 export interface KeyCheckStore {
@@ -37,7 +42,7 @@ export class SecretsKeyMismatchError extends Error {
     super(
       `The secrets key from ${source} does not open the secrets this database holds: another key sealed them. ` +
         "Start with that key (--secrets-key or BROWSER_SERVICE_SECRETS_KEY, or the secrets.key of the data directory that first stored them); " +
-        "every node sharing a database needs the same one. To change keys, give the old one as --secrets-key-previous. Nothing was changed.",
+        "every node sharing a database needs the same one. To change keys, give the old one as --secrets-key-previous. No stored secret was changed.",
     );
     this.name = "SecretsKeyMismatchError";
   }

@@ -23,6 +23,8 @@ export interface DataDirLayout {
   warmBrowsersDir: string;
   /** The key that encrypts stored secrets, made at the first start unless one is given. */
   secretsKeyFile: string;
+  /** Profiles' saved state, sealed, one `<profile id>.<random>.state` file per save (SQLite only). */
+  profilesDir: string;
 }
 
 /** The layout of the data directory `root` (relative paths resolve against the cwd). */
@@ -38,6 +40,7 @@ export function dataDirLayout(root: string): DataDirLayout {
     keyRequestsDir: join(absolute, "key-requests"),
     warmBrowsersDir: join(absolute, "warm-browsers"),
     secretsKeyFile: join(absolute, "secrets.key"),
+    profilesDir: join(absolute, "profiles"),
   };
 }
 
@@ -63,6 +66,17 @@ export function archiveFileName(extensionId: string): string {
 /** Whether a file of the extensions folder is an archive the server stored (the folder may hold others). */
 export function isArchiveFileName(name: string): boolean {
   return name.endsWith(".zip") && isIdOf("extension", name.slice(0, -".zip".length));
+}
+
+/** The name of a file of profile `profileId`'s saved state: its id, a random part, `.state`. */
+export function profileStateFileName(profileId: string): string {
+  return `${profileId}.${randomUUID()}.state`;
+}
+
+/** Whether a file of the profiles folder is saved state the server wrote (the folder may hold others). */
+export function isProfileStateFileName(name: string): boolean {
+  const match = /^([a-z]+_[a-z2-7]{24})\.[0-9a-f-]{36}\.state$/.exec(name);
+  return match !== null && isIdOf("profile", match[1] as string);
 }
 
 /** A new, unused path for an upload being received. */
@@ -140,7 +154,7 @@ export function ensureDataDir(layout: DataDirLayout): DataDirState {
   if (state === undefined) throw new DataDirNotOwnedError(layout);
   chmodSync(layout.root, PRIVATE_DIR_MODE);
   if (state !== "marked") writeFileSync(layout.markerFile, MARKER_TEXT, { mode: PRIVATE_FILE_MODE });
-  for (const dir of [layout.extensionsDir, layout.uploadsDir, layout.keyRequestsDir, layout.warmBrowsersDir]) {
+  for (const dir of [layout.extensionsDir, layout.uploadsDir, layout.keyRequestsDir, layout.warmBrowsersDir, layout.profilesDir]) {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     chmodSync(dir, PRIVATE_DIR_MODE);
   }

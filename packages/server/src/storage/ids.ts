@@ -29,6 +29,7 @@ const ID_PREFIXES = {
   extension: "ext_",
   browser: "brw_",
   credential: "cred_",
+  profile: "prof_",
 } as const;
 
 /** A new id for `kind`: its prefix and 24 lowercase base32 characters (120 random bits). */
