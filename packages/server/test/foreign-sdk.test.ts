@@ -65,4 +65,22 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
     await kernel.credentials.delete("foreign-login");
     await expect(kernel.credentials.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
   });
+
+  it("creates, renames, lists, downloads and deletes a profile, and starts a browser with it", async () => {
+    const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
+    const created = await kernel.profiles.create({ name: "foreign-profile" });
+    expect(created).toMatchObject({ name: "foreign-profile", last_used_at: null });
+    const renamed = await kernel.profiles.update(created.id, { name: "foreign-renamed" });
+    expect(renamed.name).toBe("foreign-renamed");
+    expect((await kernel.profiles.list({ name: "foreign-renamed" })).getPaginatedItems().map((each) => each.id)).toEqual([created.id]);
+    const browser = await kernel.browsers.create({ profile: { name: "foreign-renamed", save_changes: true } });
+    expect((browser as unknown as { profile: unknown }).profile).toEqual({ id: created.id, name: "foreign-renamed", save_changes: true });
+    await kernel.browsers.deleteByID((browser as unknown as { id: string }).id);
+    expect((await kernel.profiles.retrieve(created.id)).last_used_at).toEqual(expect.any(String));
+    const download = await kernel.profiles.download(created.id);
+    const archive = Buffer.from(await download.arrayBuffer());
+    expect(archive.toString("utf8", 0, 28)).toBe("browser-service/cookies.json");
+    await kernel.profiles.delete(created.id);
+    await expect(kernel.profiles.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+  });
 });

@@ -1,5 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -96,6 +97,22 @@ async function stateIn(browser: Browser): Promise<Record<string, string | null>>
   });
   await driver.disconnect();
   return found;
+}
+
+/** The pids of this process's children whose command is `name`. */
+function childProcessesNamed(name: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const command = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        return command === name && parent === process.pid ? [Number(pid)] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 const nothing = { session: null, remember: null, local: null, indexed: null };
@@ -215,7 +232,6 @@ describe("a profile's saved state", () => {
       if (t.database === undefined) {
         const files = readdirSync(join(t.dataDir, "profiles"));
         expect(files).toHaveLength(1);
-        const { readFileSync } = await import("node:fs");
         expect(readFileSync(join(t.dataDir, "profiles", files[0]!)).includes(Buffer.from("carol-secret-marker"))).toBe(false);
       } else {
         const rows = await storedRows<{ sealed: Buffer }>(t, "SELECT sealed FROM profile_snapshots");
@@ -224,6 +240,121 @@ describe("a profile's saved state", () => {
       }
     } finally {
       rmSync(t.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a new secrets key", () => {
+  it("seals profiles' saved state again, which the next browser loads", async () => {
+    let t = await startTestServer();
+    const dataDir = t.dataDir;
+    try {
+      const client = t.client();
+      const profile = await client.profiles.create({ name: "rotated" });
+      const browser = await client.browsers.create({ profile: { id: profile.id, save_changes: true } });
+      await logIn(browser, "erin");
+      await t.close({ keepData: true });
+      const old = readFileSync(join(dataDir, "secrets.key"), "utf8").trim();
+      const next = randomBytes(32).toString("hex");
+      t = await startTestServer({ dataDir, secretsKey: next, previousSecretsKey: old });
+      await t.close({ keepData: true });
+      // The old key opens nothing any more; the new one opens the saved state.
+      await expect(startTestServer({ dataDir })).rejects.toMatchObject({ code: "secrets_key_mismatch" });
+      t = await startTestServer({ dataDir, secretsKey: next });
+      const reader = await t.client().browsers.create({ profile: { id: profile.id } });
+      expect(await stateIn(reader)).toEqual(all("erin"));
+    } finally {
+      await t.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("when a saving browser ends", () => {
+  it("saves at its timeout and at the server's shutdown; a crash saves nothing and the profile keeps what it had", async () => {
+    let now = 0;
+    let t = await startTestServer({ browserTimeouts: { clock: () => now, sweepMs: 10 } });
+    const dataDir = t.dataDir;
+    try {
+      const client = t.client();
+      const profile = await client.profiles.create({ name: "ends" });
+      // Its timeout: the server ends it as DELETE would, and saves.
+      const timed = await client.browsers.create({ profile: { id: profile.id, save_changes: true }, timeout_seconds: 10 });
+      await logIn(timed, "timeout");
+      now += 11_000;
+      await expect.poll(async () => (await client.browsers.list()).some((each) => each.id === timed.id)).toBe(false);
+      await expect.poll(async () => (await client.profiles.get(profile.id)).size_bytes).toBeGreaterThan(0);
+      // A crash: its process killed from outside. The record says crashed, the profile is as it was.
+      const saved = await client.profiles.get(profile.id);
+      const crashing = await client.browsers.create({ profile: { id: profile.id, save_changes: true } });
+      await logIn(crashing, "crash");
+      // The only browser running: the one sandbox this process started.
+      const sandboxes = childProcessesNamed("bwrap");
+      expect(sandboxes).toHaveLength(1);
+      process.kill(-(sandboxes[0] ?? 0), "SIGKILL");
+      await expect.poll(async () => (await client.browsers.get(crashing.id)).status).toBe("crashed");
+      expect(await client.profiles.get(profile.id)).toEqual({ ...saved, last_used_at: crashing.created_at });
+      // A crashed browser holds the profile no more: another may save into it.
+      const last = await client.browsers.create({ profile: { id: profile.id, save_changes: true } });
+      expect(await stateIn(last)).toEqual(all("timeout"));
+      await logIn(last, "shutdown");
+      await t.close({ keepData: true });
+      t = await startTestServer({ dataDir });
+      const after = await t.client().browsers.create({ profile: { id: profile.id } });
+      expect(await stateIn(after)).toEqual(all("shutdown"));
+    } finally {
+      await t.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a profile whose saved state cannot be loaded with 422, starting nothing and keeping no slot", async () => {
+    const t = await startTestServer();
+    try {
+      const client = t.client();
+      const profile = await client.profiles.create({ name: "broken" });
+      const browser = await client.browsers.create({ profile: { id: profile.id, save_changes: true } });
+      await logIn(browser, "dave");
+      await client.browsers.delete(browser.id);
+      await t.close({ keepData: true });
+      // Bytes changed at rest: they no longer open with the key.
+      if (t.database === undefined) {
+        const dir = join(t.dataDir, "profiles");
+        const [file] = readdirSync(dir);
+        const bytes = readFileSync(join(dir, file!));
+        bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 1;
+        writeFileSync(join(dir, file!), bytes);
+      } else {
+        await storedRows(t, "UPDATE profile_snapshots SET sealed = sealed || '\\x00'::bytea");
+      }
+      const again = await startTestServer({ dataDir: t.dataDir });
+      try {
+        await expect(again.client().browsers.create({ profile: { id: profile.id } })).rejects.toMatchObject({ status: 422, code: "profile_load_failed" });
+        expect((await again.client().limits.get()).concurrent_sessions_used).toBe(0);
+        expect(await again.client().browsers.list()).toEqual([]);
+      } finally {
+        await again.close({ keepData: true });
+      }
+    } finally {
+      rmSync(t.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a server running browsers without their sandbox", () => {
+  it("refuses to save into a profile with 503, since its state is read back only inside one", async () => {
+    const t = await startTestServer({ unsafeNoSandbox: true });
+    try {
+      const profile = await t.client().profiles.create({ name: "needs-sandbox" });
+      const refused = (await t
+        .client()
+        .browsers.create({ profile: { id: profile.id, save_changes: true } })
+        .catch((error: unknown) => error)) as { status: number; code: string; message: string };
+      expect(refused).toMatchObject({ status: 503, code: "browser_unavailable" });
+      expect(refused.message).toMatch(/sandbox/);
+      expect((await t.client().limits.get()).concurrent_sessions_used).toBe(0);
+    } finally {
+      await t.close();
     }
   });
 });

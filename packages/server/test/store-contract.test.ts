@@ -274,6 +274,71 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     expect(await stores.credentials.delete(projectId, "cred_a")).toBe(false);
   });
 
+  it("keeps profiles: by id or name, renamed, their state replaced whole, held by a saving browser", async () => {
+    const { stores, first } = await started();
+    const projectId = first.project.id;
+    const made = (name: string | null, id: string) => ({
+      id,
+      name,
+      created_at: "2026-12-01T00:00:00.000Z",
+      updated_at: "2026-12-01T00:00:00.000Z",
+      last_used_at: null,
+      size_bytes: 0,
+    });
+    await stores.profiles.insert(projectId, made("alpha", "prof_a"));
+    await stores.profiles.insert(projectId, made(null, "prof_b"));
+    await expect(stores.profiles.insert(projectId, made("alpha", "prof_c"))).rejects.toMatchObject({ code: "name_conflict" });
+    expect(await stores.profiles.get(projectId, "alpha")).toEqual(made("alpha", "prof_a"));
+    expect(await stores.profiles.get("proj_other", "prof_a")).toBeUndefined();
+    expect((await stores.profiles.list(projectId, { offset: 0, limit: 10, query: "ALP" })).items.map((each) => each.id)).toEqual(["prof_a"]);
+    expect((await stores.profiles.list(projectId, { offset: 0, limit: 1 })).hasMore).toBe(true);
+    await expect(stores.profiles.rename(projectId, "prof_b", "alpha")).rejects.toMatchObject({ code: "name_conflict" });
+    expect((await stores.profiles.rename(projectId, "prof_b", "beta"))?.name).toBe("beta");
+    expect(await stores.profiles.readSnapshot("prof_a")).toBeUndefined();
+    expect(await stores.profiles.saveSnapshot("prof_a", Buffer.from("one"), 3)).toBe(true);
+    expect(await stores.profiles.saveSnapshot("prof_a", Buffer.from("two!"), 4)).toBe(true);
+    expect(await stores.profiles.readSnapshot("prof_a")).toEqual(Buffer.from("two!"));
+    expect((await stores.profiles.get(projectId, "prof_a"))?.size_bytes).toBe(4);
+    expect(await stores.profiles.saveSnapshot("prof_gone", Buffer.from("x"), 1)).toBe(false);
+    expect(await stores.profiles.removeUnreferencedSnapshots()).toBe(0);
+    expect(await stores.profiles.resealAll((profile, sealed) => Buffer.concat([sealed, Buffer.from(profile.project_id === projectId ? "+" : "?")]))).toBe(1);
+    expect(await stores.profiles.readSnapshot("prof_a")).toEqual(Buffer.from("two!+"));
+    // A browser that saves into it holds it; a crashed one does not.
+    const saver = await stores.browsers.reserve({
+      orgId: first.org.id,
+      projectId,
+      name: undefined,
+      planLimit: 10,
+      timeoutSeconds: 60,
+      profile: { id: "prof_a", name: "alpha", save: true },
+    });
+    await expect(
+      stores.browsers.reserve({
+        orgId: first.org.id,
+        projectId,
+        name: undefined,
+        planLimit: 10,
+        timeoutSeconds: 60,
+        profile: { id: "prof_a", name: "alpha", save: true },
+      }),
+    ).rejects.toMatchObject({ code: "profile_in_use" });
+    const reader = await stores.browsers.reserve({
+      orgId: first.org.id,
+      projectId,
+      name: undefined,
+      planLimit: 10,
+      timeoutSeconds: 60,
+      profile: { id: "prof_a", name: "alpha", save: false },
+    });
+    await expect(stores.profiles.delete(projectId, "prof_a")).rejects.toMatchObject({ code: "profile_in_use" });
+    await stores.browsers.remove(saver.id);
+    await stores.browsers.remove(reader.id);
+    expect(await stores.profiles.delete("proj_other", "prof_a")).toBe(false);
+    expect(await stores.profiles.delete(projectId, "prof_a")).toBe(true);
+    expect(await stores.profiles.readSnapshot("prof_a")).toBeUndefined();
+    expect(await stores.profiles.delete(projectId, "prof_a")).toBe(false);
+  });
+
   it("keeps browser names unique in a project while they live", async () => {
     const { stores, first } = await started();
     const reservation = { orgId: first.org.id, projectId: first.project.id, name: "agent", planLimit: 10, timeoutSeconds: 60 };

@@ -99,3 +99,11 @@ export class BrowserLaunchError extends Error {
     this.name = "BrowserLaunchError";
   }
 }
+
+/** This launcher runs browsers where a profile's state cannot be loaded or read back (without their sandbox). */
+export class ProfilesUnsupportedError extends BrowserLaunchError {
+  constructor(message: string) {
+    super(message);
+    this.name = "ProfilesUnsupportedError";
+  }
+}

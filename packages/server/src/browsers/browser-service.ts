@@ -5,7 +5,14 @@ import { ApiError, BrowserUnavailableError, HostMemoryLowError, InternalError, P
 import type { ProfileState } from "../profiles/profile-archive.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { BrowserEventLog } from "./browser-event-log.js";
-import { BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions, ProfileLoadError } from "./browser-launcher.js";
+import {
+  BrowserLaunchError,
+  type BrowserLauncher,
+  type LaunchedBrowser,
+  type LaunchOptions,
+  ProfileLoadError,
+  ProfilesUnsupportedError,
+} from "./browser-launcher.js";
 import type { BrowserReservation, BrowserRow, BrowserStore } from "./browser-store.js";
 import { type ExtensionToLoad, loadExtensions } from "./extension-loading.js";
 import { availableMemoryBytes } from "./host-memory.js";
@@ -341,6 +348,7 @@ export class BrowserService {
       launched = await this.#launcher.launch(options);
     } catch (error) {
       if (error instanceof ProfileLoadError) throw new ProfileLoadFailedError(error.message, error);
+      if (error instanceof ProfilesUnsupportedError) throw new BrowserUnavailableError(error, error.message);
       // Chromium missing, not runnable, or dying before it answered: a documented 503 the
       // client can tell from a fault of the server itself.
       if (error instanceof BrowserLaunchError) throw new BrowserUnavailableError(error);

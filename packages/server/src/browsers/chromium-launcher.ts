@@ -37,6 +37,7 @@ import {
   type LaunchedBrowser,
   type LaunchOptions,
   ProfileLoadError,
+  ProfilesUnsupportedError,
   ProfileTooLargeError,
 } from "./browser-launcher.js";
 
@@ -245,8 +246,8 @@ export class ChromiumLauncher implements BrowserLauncher {
       cgroups = opened.cgroups;
     }
     if (this.#unsafeNoSandbox && (options.profileState !== undefined || options.saveProfile === true)) {
-      throw new BrowserLaunchError(
-        "Profiles need browsers in their sandbox, which this server runs without (--unsafe-no-sandbox): a profile's state is unpacked and read back only inside it.",
+      throw new ProfilesUnsupportedError(
+        "This server runs browsers without their sandbox (--unsafe-no-sandbox), where a profile's state can be neither loaded nor saved: it is unpacked and read back only inside the sandbox. No browser was started.",
       );
     }
     const label = String(++this.#launches);

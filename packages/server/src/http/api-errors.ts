@@ -301,11 +301,12 @@ export class OutcomeUnknownError extends ApiError {
  * paths of the server's machine.
  */
 export class BrowserUnavailableError extends ApiError {
-  constructor(cause?: unknown) {
+  /** `reason`, when given, is said to the client: a setting of the service, not a fault to hide. */
+  constructor(cause?: unknown, reason?: string) {
     super(
       503,
       "browser_unavailable",
-      "The service could not start a browser; no browser was started. Quote X-Request-Id when reporting it.",
+      reason ?? "The service could not start a browser; no browser was started. Quote X-Request-Id when reporting it.",
       cause === undefined ? {} : { cause },
     );
   }
