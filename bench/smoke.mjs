@@ -21,6 +21,7 @@ const RUNS = [
   ["browsers.mjs", "--creates", "2", "--rounds", "1", "--seconds", "1"],
   ["budgets.mjs", "--smoke"],
   ["extensions.mjs", "--creates", "2"],
+  ["profiles.mjs", "--creates", "1", "--mib", "2"],
   ["webmcp.mjs", "--requests", "10"],
   ["live-view.mjs", "--seconds", "1"],
   ["webmcp-helpers.mjs"],

@@ -338,14 +338,16 @@ describe("a server on PostgreSQL", () => {
     const database = await freshDatabase();
     const launcher = new TrackingLauncher();
     const cluster = { leaseTtlMs: 2_000 };
-    const running = await createServer({ dataDir: firstDir, database, nodeId: "same", warmBrowsers: 0, launcher, cluster });
+    // Nodes of one database share its secrets key.
+    const secretsKey = "a".repeat(64);
+    const running = await createServer({ dataDir: firstDir, database, nodeId: "same", warmBrowsers: 0, launcher, cluster, secretsKey });
     try {
       const headers = { authorization: `Bearer ${running.firstStart?.key.secret}` };
       const created = await running.app.inject({ method: "POST", url: "/browsers", headers });
       expect(created.statusCode).toBe(201);
       const pid = launcher.latest().pid as number;
       // The second waits out one lease length (the first might have just died), then sees it renewed.
-      await expect(createServer({ dataDir: secondDir, database, nodeId: "same", warmBrowsers: 0, launcher, cluster })).rejects.toMatchObject({
+      await expect(createServer({ dataDir: secondDir, database, nodeId: "same", warmBrowsers: 0, launcher, cluster, secretsKey })).rejects.toMatchObject({
         code: "node_id_in_use",
       });
       expect(processExists(pid)).toBe(true);

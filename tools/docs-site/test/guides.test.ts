@@ -43,13 +43,14 @@ afterAll(async () => {
 });
 
 describe("the guides", () => {
-  it("are the five the site promises, in order", () => {
+  it("are the six the site promises, in order", () => {
     expect(guides.map((guide) => guide.title)).toEqual([
       "Getting started with the client",
       "WebMCP with the helpers",
       "The MCP bridge",
       "Extensions",
       "Watch a browser",
+      "Log in once, use it everywhere",
     ]);
   });
 

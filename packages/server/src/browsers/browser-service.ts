@@ -55,6 +55,9 @@ export interface CreateBrowserInput {
   profile?: { id: string; name: string | null; save: boolean; state: ProfileState | undefined };
 }
 
+/** How long a browser that saves into its profile may take to give its cookies at its end. */
+const COOKIES_TIMEOUT_MS = 5_000;
+
 /** Where a browser's state goes when it ends, for a browser that saves into its profile. */
 export interface ProfileSaver {
   /** The most a profile's saved state may hold, in bytes. */
@@ -496,7 +499,13 @@ export class BrowserService {
     const profiles = this.#profiles;
     if (saver === undefined || profiles === undefined || launched.closeAndSave === undefined) return launched.close();
     try {
-      const { cookies } = (await launched.cdp.call("Storage.getCookies", {})) as { cookies: unknown[] };
+      let timer: NodeJS.Timeout | undefined;
+      const { cookies } = (await Promise.race([
+        launched.cdp.call("Storage.getCookies", {}),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`The browser did not give its cookies within ${COOKIES_TIMEOUT_MS} ms.`)), COOKIES_TIMEOUT_MS);
+        }),
+      ]).finally(() => clearTimeout(timer))) as { cookies: unknown[] };
       const storage = await launched.closeAndSave(profiles.maxBytes);
       await profiles.save(saver, { cookies, storage });
       this.#log.info({ browser: id, profile: saver.id, bytes: storage.length }, "saved the browser's state into its profile");

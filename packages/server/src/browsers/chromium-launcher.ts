@@ -23,6 +23,7 @@ import {
   DEFAULT_DOWNLOAD_BYTES,
   DEFAULT_PROFILE_BYTES,
   DEFAULT_SHM_BYTES,
+  PROFILE_SAVE_FAILED,
   PROFILE_SEED_FAILED,
   RELAY_PORT,
   readSystemLayout,
@@ -489,7 +490,13 @@ export class ChromiumLauncher implements BrowserLauncher {
       if (tooLarge) throw new ProfileTooLargeError(maxBytes);
       if (exit.signal !== null || exit.overBudget !== undefined)
         throw new Error(`The browser did not close by itself (signal ${exit.signal}); its storage was not read back.`);
-      return Buffer.concat(chunks);
+      if (exit.code === PROFILE_SAVE_FAILED) throw new Error("The browser's storage could not be read back whole; it was not saved.");
+      const storage = Buffer.concat(chunks);
+      // A whole tar is whole blocks ending in two zero ones: anything else was cut short.
+      if (storage.length < 1024 || storage.length % 512 !== 0 || storage.subarray(-1024).some((byte) => byte !== 0)) {
+        throw new Error("The browser's storage came back cut short; it was not saved.");
+      }
+      return storage;
     };
     const launched: LaunchedBrowser = {
       cdp: router,

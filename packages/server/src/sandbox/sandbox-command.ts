@@ -114,6 +114,8 @@ export interface SandboxSpec {
 export const SANDBOX_PROFILE_SEED = "/run/profile-seed.tar";
 /** The exit code of a sandbox whose profile state could not be unpacked. */
 export const PROFILE_SEED_FAILED = 70;
+/** The exit code of a sandbox whose storage could not be read back whole after Chromium closed. */
+export const PROFILE_SAVE_FAILED = 71;
 /**
  * What of Chromium's profile a saved profile keeps: what a logged-in site needs beside its
  * cookies (which are read over DevTools, session cookies included), without caches.
@@ -130,7 +132,8 @@ function startScript(spec: SandboxSpec, browserDir: string): string {
   const paths = PROFILE_STATE_PATHS.map((path) => `'${path}'`).join(" ");
   // Chromium must not hold fd 5, or the server would wait on it; tar's complaints about
   // folders a site never made are not errors.
-  return `${seed}"$@" 5>&-; code=$?; cd '${browserDir}' && tar -c -f - --ignore-failed-read ${paths} >&5 2>/dev/null; exit $code`;
+  // GNU tar's 1 is "a file changed as it was read", which it still writes whole; 2 and up are fatal.
+  return `${seed}"$@" 5>&-; code=$?; cd '${browserDir}' || exit ${PROFILE_SAVE_FAILED}; tar -c -f - --ignore-failed-read ${paths} >&5 2>/dev/null; [ $? -le 1 ] || exit ${PROFILE_SAVE_FAILED}; exit $code`;
 }
 
 /**

@@ -14,8 +14,8 @@ export interface SpecOperation {
   /** The path template, such as `/org/projects/{id}`. */
   path: string;
   parameters: { name: string; in: "path" | "query" | "header"; required: boolean; schema: JsonSchema }[];
-  /** The request body's media type and schema, if the operation takes one. */
-  body?: { mediaType: string; required: boolean; schema: JsonSchema };
+  /** The request body's media type and schema, if the operation takes one, and its own size bound (`x-max-bytes`). */
+  body?: { mediaType: string; required: boolean; schema: JsonSchema; maxBytes?: number };
 }
 
 /** A value drawn from what exists on the server when the request is sent (ids, names, tool refs). */
@@ -35,6 +35,10 @@ export interface Pools {
   browsers: string[];
   authConnections: string[];
   toolRefs: string[];
+  /** Ids and names of the default project's extensions, credentials and profiles. */
+  extensions: string[];
+  credentials: string[];
+  profiles: string[];
 }
 
 /** How a request authenticates. */
@@ -104,7 +108,8 @@ export function specOperations(spec: OpenApiDocument): SpecOperation[] {
       if (operation.requestBody !== undefined) {
         const requestBody = resolve(operation.requestBody) as { required?: boolean; content: Record<string, { schema: JsonSchema }> };
         const [mediaType, content] = Object.entries(requestBody.content)[0] as [string, { schema: JsonSchema }];
-        body = { mediaType, required: requestBody.required === true, schema: content.schema };
+        const maxBytes = resolve(content.schema)["x-max-bytes"];
+        body = { mediaType, required: requestBody.required === true, schema: content.schema, ...(typeof maxBytes === "number" ? { maxBytes } : {}) };
       }
       operations.push({ operationId: operation.operationId, method: method.toUpperCase(), path, parameters, ...(body ? { body } : {}) });
     }
@@ -129,6 +134,12 @@ const PATH_POOLS: Readonly<Record<string, keyof Pools>> = {
   "/browsers/{id_or_name}/webmcp/tools:id_or_name": "browsers",
   "/browsers/{id_or_name}/webmcp/invoke:id_or_name": "browsers",
   "/auth/connections/{id}:id": "authConnections",
+  "/extensions/{id_or_name}:id_or_name": "extensions",
+  "/extensions/{id_or_name}/metadata:id_or_name": "extensions",
+  "/credentials/{id_or_name}:id_or_name": "credentials",
+  "/credentials/{id_or_name}/totp-code:id_or_name": "credentials",
+  "/profiles/{id_or_name}:id_or_name": "profiles",
+  "/profiles/{id_or_name}/download:id_or_name": "profiles",
 };
 
 // Strings that read as integers to a lax parser but are not plain decimal digits.
@@ -418,8 +429,10 @@ export class RequestFactory {
         .constantFrom(10_000, 100_000)
         .map((depth): BodyPlan => ({ kind: "text", text: `${"[".repeat(depth)}${"]".repeat(depth)}`, contentType: "application/json" })),
     });
+    // Just past the operation's own bound (x-max-bytes, else every JSON body's 1 MiB + 4 KiB), and twice it.
+    const maxBytes = body.maxBytes ?? 1024 * 1024 + 4 * 1024;
     add("body too large", [413], {
-      body: fc.constantFrom(2 * 1024 * 1024, 1024 * 1024 + 5 * 1024).map((size): BodyPlan => ({ kind: "bytes", size, contentType: "application/json" })),
+      body: fc.constantFrom(2 * maxBytes, maxBytes + 1024).map((size): BodyPlan => ({ kind: "bytes", size, contentType: "application/json" })),
     });
     if (body.required) {
       add("body empty", [400], {

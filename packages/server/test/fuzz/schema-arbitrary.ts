@@ -74,6 +74,8 @@ const SUPPORTED = new Set([
   "required",
   "additionalProperties",
   "minProperties",
+  "maxProperties",
+  "propertyNames",
   "items",
   "maxItems",
   "uniqueItems",
@@ -234,9 +236,10 @@ export class SchemaArbitraries {
     else if (Array.isArray(s.enum)) values = fc.constantFrom(...(s.enum as unknown[]));
     else if (Array.isArray(s.oneOf)) values = fc.oneof(...(s.oneOf as JsonSchema[]).map((branch, i) => this.valid(branch, `${pointer}/oneOf/${i}`)));
     else {
-      const type = s.type;
-      if (typeof type !== "string") throw new Error(`schema-arbitrary: ${pointer || "/"} needs one type, has ${JSON.stringify(type)}`);
+      const type = nullable(s.type);
+      if (type === undefined) throw new Error(`schema-arbitrary: ${pointer || "/"} needs one type (or one and "null"), has ${JSON.stringify(s.type)}`);
       values = this.#validOfType(type, s, pointer);
+      if (Array.isArray(s.type)) values = fc.oneof(values, fc.constant(null));
     }
     return s.not === undefined ? values : values.filter((value) => !this.#breaksNot(s.not as JsonSchema, value, pointer));
   }
@@ -318,9 +321,12 @@ export class SchemaArbitraries {
     for (const [name, property] of this.#properties(s))
       if (!(property.not !== undefined && isEmptySchema(property.not))) model[name] = this.valid(property, `${pointer}/${name}`);
     const open = s.additionalProperties === true || (s.additionalProperties === undefined && s.properties === undefined);
-    const values =
-      open && Object.keys(model).length === 0
-        ? fc.dictionary(edgyString({ maxLength: 10 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 })
+    const maxKeys = Math.min(6, typeof s.maxProperties === "number" ? s.maxProperties : 6);
+    const map = this.#mapOf(s, pointer);
+    const values = map
+      ? fc.dictionary(map.keys, map.values, { maxKeys })
+      : open && Object.keys(model).length === 0
+        ? fc.dictionary(edgyString({ maxLength: 10 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys })
         : fc.record(model, { requiredKeys: [...required] });
     const minProperties = typeof s.minProperties === "number" ? s.minProperties : 0;
     return minProperties > 0 ? values.filter((value) => Object.keys(value).length >= minProperties) : values;
@@ -363,9 +369,9 @@ export class SchemaArbitraries {
             .map(([a, b]) => ({ ...(a as object), ...(b as object) })),
         );
     }
-    if (typeof s.type === "string") {
-      const type = s.type;
-      add("type", fc.constantFrom(...wrongTypes([type])));
+    const type = nullable(s.type);
+    if (type !== undefined) {
+      add("type", fc.constantFrom(...wrongTypes(Array.isArray(s.type) ? [type, "null"] : [type])));
       if (type === "string") out.push(...this.#stringViolations(s, pointer));
       if (type === "integer" || type === "number") out.push(...numberViolations(s, pointer, type));
       if (type === "object") out.push(...this.#objectViolations(s, pointer));
@@ -466,9 +472,44 @@ export class SchemaArbitraries {
     return out;
   }
 
+  /** Keys and values of a map: an object whose entries are all alike (`additionalProperties` a schema, `propertyNames` its keys). */
+  #mapOf(s: JsonSchema, pointer: string): { keys: fc.Arbitrary<string>; values: fc.Arbitrary<unknown> } | undefined {
+    if (typeof s.additionalProperties !== "object" || s.additionalProperties === null || s.properties !== undefined) return undefined;
+    // Property names are strings whether the schema says so or not.
+    const names = s.propertyNames === undefined ? undefined : ({ type: "string", ...(s.propertyNames as JsonSchema) } as JsonSchema);
+    const keys = names === undefined ? edgyString({ minLength: 1, maxLength: 10 }) : (this.valid(names, `${pointer}/propertyNames`) as fc.Arbitrary<string>);
+    return { keys, values: this.valid(s.additionalProperties as JsonSchema, `${pointer}/additionalProperties`) };
+  }
+
   #objectViolations(s: JsonSchema, pointer: string): Violation[] {
     const out: Violation[] = [];
     const base = this.#validObject(s, pointer);
+    const map = this.#mapOf(s, pointer);
+    if (map) {
+      if (typeof s.maxProperties === "number") {
+        const max = s.maxProperties;
+        out.push({ pointer, rule: "maxProperties", values: fc.constant(Object.fromEntries(Array.from({ length: max + 1 }, (_, i) => [`k${i}`, "v"]))) });
+        // Keys of the map's own pattern, to be sure each is one the server takes.
+        if (s.propertyNames !== undefined)
+          out.push({
+            pointer,
+            rule: "maxProperties",
+            values: fc
+              .uniqueArray(map.keys, { minLength: max + 1, maxLength: max + 1 })
+              .chain((keys) => fc.tuple(...keys.map(() => map.values)).map((items) => Object.fromEntries(keys.map((key, i) => [key, items[i]])))),
+          });
+      }
+      if (s.propertyNames !== undefined) {
+        for (const inner of this.violations({ type: "string", ...(s.propertyNames as JsonSchema) }, `${pointer}/propertyNames`)) {
+          if (inner.rule === "type") continue;
+          out.push({ ...inner, values: fc.tuple(inner.values, map.values).map(([key, value]) => defineKey({}, String(key), value)) });
+        }
+      }
+      for (const inner of this.violations(s.additionalProperties as JsonSchema, `${pointer}/additionalProperties`)) {
+        out.push({ ...inner, values: fc.tuple(map.keys, inner.values).map(([key, value]) => defineKey({}, key, value)) });
+      }
+      return out;
+    }
     const properties = this.#properties(s);
     for (const name of (s.required ?? []) as string[]) {
       out.push({ pointer: `${pointer}/${name}`, rule: "required", values: base.map((value) => withoutKey(value, name)) });
@@ -522,6 +563,13 @@ function numberViolations(s: JsonSchema, pointer: string, type: string): Violati
     out.push({ pointer, rule: "maximum", values: fc.oneof(fc.constantFrom(...huge), fc.integer({ min: max + 1, max: Number.MAX_SAFE_INTEGER })) });
   }
   return out;
+}
+
+/** The type of `type` when it is one type, or one type and `"null"`; `undefined` otherwise. */
+function nullable(type: unknown): string | undefined {
+  if (typeof type === "string") return type;
+  if (Array.isArray(type) && type.length === 2 && type.includes("null")) return type.find((each) => each !== "null") as string;
+  return undefined;
 }
 
 function isEmptySchema(schema: unknown): boolean {

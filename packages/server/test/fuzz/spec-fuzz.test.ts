@@ -52,13 +52,29 @@ const ORDER = [
   "getBrowser",
   "listWebMcpTools",
   "invokeWebMcpTool",
+  "listExtensions",
+  "getExtension",
+  "downloadExtension",
+  "listCredentials",
+  "getCredential",
+  "getCredentialTotpCode",
+  "listProfiles",
+  "getProfile",
+  "downloadProfile",
   "createProject",
   "updateProject",
   "updateOrgLimits",
   "updateProjectLimits",
   "uploadExtension",
+  "createCredential",
+  "updateCredential",
+  "createProfile",
+  "updateProfile",
   "createBrowser",
   "deleteBrowser",
+  "deleteExtension",
+  "deleteCredential",
+  "deleteProfile",
   "deleteProject",
 ];
 
@@ -105,7 +121,7 @@ let scopedKey: string;
 let browser: Browser;
 let allowed5xx: Allowed5xx;
 let factory: RequestFactory;
-const pools: Pools = { projects: [], activeProjectIds: [], browsers: [], authConnections: [], toolRefs: [] };
+const pools: Pools = { projects: [], activeProjectIds: [], browsers: [], authConnections: [], toolRefs: [], extensions: [], credentials: [], profiles: [] };
 const counts = { requests: 0, raw: 0, operations: 0, raced: 0 };
 // Statuses answered, by operation: what the fuzzer reached, printed with the counts.
 const statuses = new Map<string, Map<string, number>>();
@@ -156,6 +172,10 @@ async function refreshPools(): Promise<void> {
   pools.browsers = browsers.flatMap((row) => [row.id, ...(row.name ? [row.name] : [])]);
   const running = browsers.find((row) => row.id === browser.id && row.status === "running");
   pools.toolRefs = running ? (await client.webmcp.listTools(browser.id)).tools.map((tool) => tool.tool_ref) : ["no-browser"];
+  const idsAndNames = (rows: readonly { id: string; name: string | null }[]) => rows.flatMap((row) => [row.id, ...(row.name ? [row.name] : [])]);
+  pools.extensions = idsAndNames(await client.extensions.list({ limit: 100 }));
+  pools.credentials = idsAndNames(await client.credentials.list({ limit: 100 }));
+  pools.profiles = idsAndNames(await client.profiles.list({ limit: 100 }));
 }
 
 const excerpt = (text: string, max = 300) => (text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text);
@@ -250,6 +270,9 @@ beforeAll(async () => {
   pools.authConnections = ["mac_plain", "mac_expired_flow", "mac_other_project", "mac_unknown"];
   allowed5xx = documented5xx((await checkChromium(process.env.CHROMIUM_PATH ?? "/usr/bin/chromium")).usable);
   browser = await t.client().browsers.create({ name: "fuzz-browser", start_url: pages.url("/fuzz") });
+  await t.client().extensions.upload({ file: goodExtensionZip(), name: "fuzz-extension" });
+  await t.client().credentials.create({ name: "fuzz-credential", domain: "fuzz.example", values: { username: "u" }, totp_secret: "JBSWY3DPEHPK3PXPJBSWY3DP" });
+  await t.client().profiles.create({ name: "fuzz-profile" });
   await waitForTools(t.client(), browser.id, (tools) => tools.length === 3);
   sender = new HttpSender(t.url);
   // start_url: this machine's pages only (a valid URL elsewhere would send Chromium there); tool_ref: mostly real tools.
@@ -258,6 +281,8 @@ beforeAll(async () => {
     fc.webPath().map((path) => `${pages.origin()}${path.startsWith("/") ? path : `/${path}`}`),
   );
   const toolRefs = fc.nat().map((index) => new PoolPick("toolRefs", index));
+  const totpSecrets = fc.constantFrom("JBSWY3DPEHPK3PXP", "jbsw y3dp ehpk 3pxp", "otpauth://totp/x?secret=JBSWY3DPEHPK3PXP&digits=8&algorithm=SHA256");
+  const fewValues = fc.dictionary(fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/), fc.string({ minLength: 1, maxLength: 40 }), { maxKeys: 5 });
   // WebMcpInvokeRequest.input, as its description restricts it: ASCII property names, well-formed strings (of any script).
   // biome-ignore lint/suspicious/noControlCharactersInRegex: a name is made of any ASCII characters, controls included; \p{Cc} is only the controls.
   const asciiName = fc.string({ unit: fc.stringMatching(/^[\x00-\x7f]$/), maxLength: 12 }).filter((name) => name !== "__proto__");
@@ -266,6 +291,10 @@ beforeAll(async () => {
   factory = new RequestFactory(spec, {
     formats: { uri: loopbackUrls },
     overrides: {
+      // Valid secrets, and few values: a random string is no base32, and 50 random values
+      // merged into the stored ones pass the cap, both rightly refused.
+      createCredential: { "/totp_secret": totpSecrets, "/values": fewValues },
+      updateCredential: { "/totp_secret": fc.oneof(totpSecrets, fc.constant("")), "/values": fewValues },
       invokeWebMcpTool: {
         "/tool_ref": fc.oneof({ weight: 3, arbitrary: toolRefs }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }),
         "/input": input,
