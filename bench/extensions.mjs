@@ -10,11 +10,12 @@
 //   node bench/extensions.mjs            (after `pnpm build`)
 //   node bench/extensions.mjs --creates 30
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
+import { quiet } from "./support/quiet.mjs";
 
 const { values } = parseArgs({ options: { creates: { type: "string", default: "15" } } });
 const CREATES = Number(values.creates);
@@ -25,25 +26,6 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((
 function fail(message) {
   console.error(`bench/extensions: ${message}`);
   process.exit(1);
-}
-
-function cpuTimes() {
-  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
-  const idle = fields[3] + (fields[4] ?? 0);
-  const total = fields.reduce((sum, value) => sum + value, 0);
-  return { busy: total - idle, total };
-}
-
-/** Waits (10 s at most) until under 15 % of the CPU is busy over two 250 ms windows in a row. */
-async function quiet() {
-  if (!existsSync("/proc/stat")) return sleep(300);
-  const started = performance.now();
-  for (let calm = 0; calm < 2 && performance.now() - started < 10_000; ) {
-    const before = cpuTimes();
-    await sleep(250);
-    const after = cpuTimes();
-    calm = (after.busy - before.busy) / Math.max(1, after.total - before.total) < 0.15 ? calm + 1 : 0;
-  }
 }
 
 /** A content-script extension zipped by the system's `zip`, or by Python when it has none. */

@@ -12,12 +12,13 @@
 //   node bench/profiles.mjs            (after `pnpm build`)
 //   node bench/profiles.mjs --creates 20 --mib 10
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ChromiumLauncher, createServer } from "../packages/server/dist/index.js";
+import { quiet } from "./support/quiet.mjs";
 
 const { values } = parseArgs({ options: { creates: { type: "string", default: "12" }, mib: { type: "string", default: "10" } } });
 const CREATES = Number(values.creates);
@@ -29,25 +30,6 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((
 function fail(message) {
   console.error(`bench/profiles: ${message}`);
   process.exit(1);
-}
-
-function cpuTimes() {
-  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
-  const idle = fields[3] + (fields[4] ?? 0);
-  const total = fields.reduce((sum, value) => sum + value, 0);
-  return { busy: total - idle, total };
-}
-
-/** Waits (10 s at most) until under 15 % of the CPU is busy over two 250 ms windows in a row. */
-async function quiet() {
-  if (!existsSync("/proc/stat")) return sleep(300);
-  const started = performance.now();
-  for (let calm = 0; calm < 2 && performance.now() - started < 10_000; ) {
-    const before = cpuTimes();
-    await sleep(250);
-    const after = cpuTimes();
-    calm = (after.busy - before.busy) / Math.max(1, after.total - before.total) < 0.15 ? calm + 1 : 0;
-  }
 }
 
 // The site: `/fill` stores MIB MiB in its IndexedDB (random, so nothing compresses it),

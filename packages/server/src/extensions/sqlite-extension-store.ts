@@ -1,7 +1,7 @@
-import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { NameConflictError } from "../http/api-errors.js";
-import { archiveFileName, isArchiveFileName } from "../storage/data-dir.js";
+import { archiveFileName, fsyncDirectory, isArchiveFileName } from "../storage/data-dir.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import {
@@ -13,15 +13,6 @@ import {
   type ExtensionUse,
   newExtension,
 } from "./extension-store.js";
-
-function fsyncDirectory(dir: string): void {
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** {@link ExtensionStore} in SQLite, its archives `<id>.zip` in the extensions folder. */
 export class SqliteExtensionStore implements Synchronous<ExtensionStore> {

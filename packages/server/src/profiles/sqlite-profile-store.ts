@@ -1,19 +1,10 @@
-import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NameConflictError, ProfileInUseError } from "../http/api-errors.js";
-import { isProfileStateFileName, PRIVATE_FILE_MODE, profileStateFileName } from "../storage/data-dir.js";
+import { fsyncDirectory, isProfileStateFileName, PRIVATE_FILE_MODE, profileStateFileName } from "../storage/data-dir.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import { PROFILE_COLUMNS, type Profile, type ProfilePage, type ProfileStore } from "./profile-store.js";
-
-function fsyncDirectory(dir: string): void {
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 const nameTaken = (name: string | null) => new NameConflictError(`A profile named "${name}" already exists in this project; choose another name.`);
 

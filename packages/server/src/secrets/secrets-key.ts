@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-import { PRIVATE_FILE_MODE } from "../storage/data-dir.js";
+import { fsyncDirectory, PRIVATE_FILE_MODE } from "../storage/data-dir.js";
 import { SECRETS_KEY_BYTES } from "./secret-box.js";
 
 /** A secrets key that cannot be used: malformed, unreadable, or readable by others. */
@@ -26,15 +26,6 @@ export function parseSecretsKey(text: string, source: string): Buffer {
     );
   }
   return Buffer.from(trimmed, "hex");
-}
-
-function fsyncDirectory(dir: string): void {
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The key in `file`, which must be a regular file only its owner can read. */

@@ -1,5 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { isIdOf } from "./ids.js";
 
@@ -57,6 +70,16 @@ const MARKER_TEXT =
 
 /** The first 16 bytes of every SQLite 3 database file. */
 const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
+
+/** Syncs a folder's entries to disk, so that a file renamed or created in it stays after a crash. */
+export function fsyncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** The name of a stored extension archive: the extension's id and `.zip`. */
 export function archiveFileName(extensionId: string): string {
