@@ -131,6 +131,7 @@ describe("profiles", () => {
       updated_at: profile.created_at,
       last_used_at: null,
       size_bytes: 0,
+      last_save_error: null,
     });
     const first = await client.browsers.create({ profile: { name: "shop-session", save_changes: true } });
     expect(first.profile).toEqual({ id: profile.id, name: "shop-session", save_changes: true });
@@ -223,10 +224,18 @@ describe("a profile's saved state", () => {
     await page.evaluate(() => localStorage.setItem("big", "x".repeat(1024 * 1024)));
     await driver.disconnect();
     await client.browsers.delete(big.id);
-    expect(await client.profiles.get(profile.id)).toEqual({ ...saved, last_used_at: big.created_at });
-    const after = await client.browsers.create({ profile: { id: profile.id } });
+    // The profile is as it was, and says why the save was given up.
+    const refused = await client.profiles.get(profile.id);
+    expect(refused).toEqual({
+      ...saved,
+      last_used_at: big.created_at,
+      last_save_error: { code: "profile_too_large", message: expect.stringMatching(/262144/), browser_id: big.id, at: expect.any(String) },
+    });
+    const after = await client.browsers.create({ profile: { id: profile.id, save_changes: true } });
     expect(await stateIn(after)).toEqual(all("carol-secret-marker"));
     await client.browsers.delete(after.id);
+    // A save that goes through clears it.
+    expect((await client.profiles.get(profile.id)).last_save_error).toBeNull();
     await t.close({ keepData: true });
     try {
       if (t.database === undefined) {

@@ -284,6 +284,7 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
       updated_at: "2026-12-01T00:00:00.000Z",
       last_used_at: null,
       size_bytes: 0,
+      last_save_error: null,
     });
     await stores.profiles.insert(projectId, made("alpha", "prof_a"));
     await stores.profiles.insert(projectId, made(null, "prof_b"));
@@ -296,9 +297,13 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     expect((await stores.profiles.rename(projectId, "prof_b", "beta"))?.name).toBe("beta");
     expect(await stores.profiles.readSnapshot("prof_a")).toBeUndefined();
     expect(await stores.profiles.saveSnapshot("prof_a", Buffer.from("one"), 3)).toBe(true);
+    const error = { code: "profile_too_large" as const, message: "too large", browser_id: "brw_x", at: "2026-12-01T00:00:01.000Z" };
+    await stores.profiles.recordSaveError("prof_a", error);
+    expect((await stores.profiles.get(projectId, "prof_a"))?.last_save_error).toEqual(error);
+    expect(await stores.profiles.readSnapshot("prof_a")).toEqual(Buffer.from("one"));
     expect(await stores.profiles.saveSnapshot("prof_a", Buffer.from("two!"), 4)).toBe(true);
     expect(await stores.profiles.readSnapshot("prof_a")).toEqual(Buffer.from("two!"));
-    expect((await stores.profiles.get(projectId, "prof_a"))?.size_bytes).toBe(4);
+    expect(await stores.profiles.get(projectId, "prof_a")).toMatchObject({ size_bytes: 4, last_save_error: null });
     expect(await stores.profiles.saveSnapshot("prof_gone", Buffer.from("x"), 1)).toBe(false);
     expect(await stores.profiles.removeUnreferencedSnapshots()).toBe(0);
     expect(await stores.profiles.resealAll((profile, sealed) => Buffer.concat([sealed, Buffer.from(profile.project_id === projectId ? "+" : "?")]))).toBe(1);

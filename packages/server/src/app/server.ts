@@ -424,6 +424,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         if (profileStates === undefined) throw new Error("A browser ended before the secrets key was checked; its profile was not saved.");
         return profileStates.save(profile, state);
       },
+      failed: async (profile, browserId, error) => profileStates?.failed(profile, browserId, error),
     },
     pool: warmPool,
     committed: () => openedStores.durable(),

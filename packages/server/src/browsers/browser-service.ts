@@ -64,6 +64,8 @@ export interface ProfileSaver {
   maxBytes: number;
   /** Stores `state` as profile `profile`'s, replacing what it had, all or nothing. */
   save(profile: { id: string; projectId: string }, state: ProfileState): Promise<void>;
+  /** Records on the profile why browser `browserId`'s state was not saved into it. */
+  failed(profile: { id: string; projectId: string }, browserId: string, error: unknown): Promise<void>;
 }
 
 /** The `Storage.setCookies` form of cookies `Storage.getCookies` gave: a session cookie has no expiry. */
@@ -511,6 +513,11 @@ export class BrowserService {
       this.#log.info({ browser: id, profile: saver.id, bytes: storage.length }, "saved the browser's state into its profile");
     } catch (error) {
       this.#log.error({ browser: id, profile: saver.id, err: error }, "the browser's state was not saved; its profile keeps its previous state");
+      await profiles
+        .failed(saver, id, error)
+        .catch((recordError: unknown) =>
+          this.#log.error({ browser: id, profile: saver.id, err: recordError }, "could not record on the profile why it was not saved"),
+        );
     } finally {
       await launched.close();
     }

@@ -1,13 +1,19 @@
 import { NameConflictError, ProfileInUseError } from "../http/api-errors.js";
 import { isStorableText } from "../storage/database.js";
 import { isPgUniqueViolation, type PgDatabase, type PgValue } from "../storage/pg-database.js";
-import { PROFILE_COLUMNS, type Profile, type ProfilePage, type ProfileStore } from "./profile-store.js";
+import {
+  fromStoredProfile,
+  PROFILE_COLUMNS,
+  type Profile,
+  type ProfilePage,
+  type ProfileSaveError,
+  type ProfileStore,
+  type StoredProfile,
+} from "./profile-store.js";
 
 const nameTaken = (name: string | null) => new NameConflictError(`A profile named "${name}" already exists in this project; choose another name.`);
 
-// BIGINT comes back as text from pg; the API's sizes are numbers.
-type StoredProfile = Omit<Profile, "size_bytes"> & { size_bytes: string | number };
-const fromStored = (row: StoredProfile): Profile => ({ ...row, size_bytes: Number(row.size_bytes) });
+const fromStored = fromStoredProfile;
 
 /**
  * {@link ProfileStore} in PostgreSQL: each saved state is a row of `profile_snapshots`,
@@ -97,7 +103,10 @@ export class PgProfileStore implements ProfileStore {
 
   async saveSnapshot(id: string, sealed: Buffer, sizeBytes: number): Promise<boolean> {
     return this.#db.transaction(async () => {
-      const changed = await this.#db.run("UPDATE profiles SET size_bytes = $1, updated_at = $2 WHERE id = $3", [sizeBytes, new Date().toISOString(), id]);
+      const changed = await this.#db.run(
+        "UPDATE profiles SET size_bytes = $1, updated_at = $2, save_error_code = NULL, save_error_message = NULL, save_error_browser_id = NULL, save_error_at = NULL WHERE id = $3",
+        [sizeBytes, new Date().toISOString(), id],
+      );
       if (changed === 0) return false;
       await this.#db.run("INSERT INTO profile_snapshots (profile_id, sealed) VALUES ($1, $2) ON CONFLICT (profile_id) DO UPDATE SET sealed = excluded.sealed", [
         id,
@@ -105,6 +114,16 @@ export class PgProfileStore implements ProfileStore {
       ]);
       return true;
     });
+  }
+
+  async recordSaveError(id: string, error: ProfileSaveError): Promise<void> {
+    await this.#db.run("UPDATE profiles SET save_error_code = $1, save_error_message = $2, save_error_browser_id = $3, save_error_at = $4 WHERE id = $5", [
+      error.code,
+      error.message,
+      error.browser_id,
+      error.at,
+      id,
+    ]);
   }
 
   async resealAll(reseal: (profile: { id: string; project_id: string }, sealed: Buffer) => Buffer): Promise<number> {

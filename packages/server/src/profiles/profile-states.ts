@@ -43,6 +43,23 @@ export class ProfileStates {
     return sealed === undefined ? undefined : unpackProfileState(this.#vault.openBytes(sealed, profileContext(projectId, id)));
   }
 
+  /**
+   * Records on profile `profile` why browser `browserId`'s state was not saved: past the
+   * cap (`profile_too_large`, with the sizes), or anything else (`profile_not_saved`,
+   * said plainly: a database's or the system's message stays in the server's log).
+   */
+  async failed(profile: { id: string; projectId: string }, browserId: string, error: unknown): Promise<void> {
+    const tooLarge = (error as { code?: unknown } | undefined)?.code === "profile_too_large";
+    await this.#store.recordSaveError(profile.id, {
+      code: tooLarge ? "profile_too_large" : "profile_not_saved",
+      message: tooLarge
+        ? (error as Error).message
+        : "The browser's state could not be read back whole and stored (it did not close by itself, or its storage came back cut short); the profile keeps its previous state.",
+      browser_id: browserId,
+      at: new Date().toISOString(),
+    });
+  }
+
   /** Replaces the state of profile `id`, all or nothing; past {@link maxBytes}, nothing is stored. */
   async save(profile: { id: string; projectId: string }, state: ProfileState): Promise<void> {
     const archive = packProfileState(state);

@@ -4,7 +4,15 @@ import { NameConflictError, ProfileInUseError } from "../http/api-errors.js";
 import { fsyncDirectory, isProfileStateFileName, PRIVATE_FILE_MODE, profileStateFileName } from "../storage/data-dir.js";
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import type { Synchronous } from "../storage/unit-of-work-gate.js";
-import { PROFILE_COLUMNS, type Profile, type ProfilePage, type ProfileStore } from "./profile-store.js";
+import {
+  fromStoredProfile,
+  PROFILE_COLUMNS,
+  type Profile,
+  type ProfilePage,
+  type ProfileSaveError,
+  type ProfileStore,
+  type StoredProfile,
+} from "./profile-store.js";
 
 const nameTaken = (name: string | null) => new NameConflictError(`A profile named "${name}" already exists in this project; choose another name.`);
 
@@ -43,10 +51,10 @@ export class SqliteProfileStore implements Synchronous<ProfileStore> {
 
   get(projectId: string, idOrName: string): Profile | undefined {
     if (!isStorableText(idOrName)) return undefined;
-    return (
-      this.#db.get<Profile>(`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE project_id = ? AND id = ?`, [projectId, idOrName]) ??
-      this.#db.get<Profile>(`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE project_id = ? AND name = ?`, [projectId, idOrName])
-    );
+    const row =
+      this.#db.get<StoredProfile>(`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE project_id = ? AND id = ?`, [projectId, idOrName]) ??
+      this.#db.get<StoredProfile>(`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE project_id = ? AND name = ?`, [projectId, idOrName]);
+    return row === undefined ? undefined : fromStoredProfile(row);
   }
 
   list(projectId: string, { offset, limit, name, query }: ProfilePage): { items: Profile[]; hasMore: boolean } {
@@ -62,12 +70,12 @@ export class SqliteProfileStore implements Synchronous<ProfileStore> {
       where.push("(instr(lower(name), lower(?)) > 0 OR id = ?)");
       params.push(query, query);
     }
-    const rows = this.#db.all<Profile>(`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ? OFFSET ?`, [
+    const rows = this.#db.all<StoredProfile>(`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ? OFFSET ?`, [
       ...params,
       limit + 1,
       offset,
     ]);
-    return { items: rows.slice(0, limit), hasMore: rows.length > limit };
+    return { items: rows.slice(0, limit).map(fromStoredProfile), hasMore: rows.length > limit };
   }
 
   rename(projectId: string, id: string, name: string): Profile | undefined {
@@ -79,7 +87,8 @@ export class SqliteProfileStore implements Synchronous<ProfileStore> {
           projectId,
           id,
         ]);
-        return changed === 0 ? undefined : this.#db.get<Profile>(`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE id = ?`, [id]);
+        const row = changed === 0 ? undefined : this.#db.get<StoredProfile>(`SELECT ${PROFILE_COLUMNS} FROM profiles WHERE id = ?`, [id]);
+        return row === undefined ? undefined : fromStoredProfile(row);
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw nameTaken(name);
@@ -119,7 +128,10 @@ export class SqliteProfileStore implements Synchronous<ProfileStore> {
       previous = this.#db.transaction(() => {
         const row = this.#db.get<{ snapshot: string | null }>("SELECT snapshot FROM profiles WHERE id = ?", [id]);
         if (row === undefined) return undefined;
-        this.#db.run("UPDATE profiles SET snapshot = ?, size_bytes = ?, updated_at = ? WHERE id = ?", [name, sizeBytes, new Date().toISOString(), id]);
+        this.#db.run(
+          "UPDATE profiles SET snapshot = ?, size_bytes = ?, updated_at = ?, save_error_code = NULL, save_error_message = NULL, save_error_browser_id = NULL, save_error_at = NULL WHERE id = ?",
+          [name, sizeBytes, new Date().toISOString(), id],
+        );
         return row.snapshot;
       });
     } catch (error) {
@@ -132,6 +144,18 @@ export class SqliteProfileStore implements Synchronous<ProfileStore> {
     }
     if (previous !== null) rmSync(join(this.#dir, previous), { force: true });
     return true;
+  }
+
+  recordSaveError(id: string, error: ProfileSaveError): void {
+    this.#db.transaction(() =>
+      this.#db.run("UPDATE profiles SET save_error_code = ?, save_error_message = ?, save_error_browser_id = ?, save_error_at = ? WHERE id = ?", [
+        error.code,
+        error.message,
+        error.browser_id,
+        error.at,
+        id,
+      ]),
+    );
   }
 
   resealAll(reseal: (profile: { id: string; project_id: string }, sealed: Buffer) => Buffer): number {
