@@ -21,7 +21,8 @@ interface OperationInit extends RequestOptions {
  */
 export function createResources(operations: readonly OperationRow[], call: Call): Resources {
   const resources: Record<string, Record<string, unknown>> = {};
-  for (const [resource, name, method, path, pathParam, input, rules] of operations) {
+  for (const [resource, name, method, path, input, rules] of operations) {
+    const pathParam = /\{(\w+)\}/.exec(path)?.[1];
     // Synchronous but for a multipart body (files are read): a list or a get costs no
     // extra promise.
     const build = (args: unknown[], form?: FormData): OperationInit => {

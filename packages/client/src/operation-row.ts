@@ -19,16 +19,15 @@ export interface OperationRules {
 
 /**
  * One row of the generated operation table: the facade's resource and method name (from
- * `x-client`), the HTTP method and path, the path parameter's name (`""` for none), where
- * the argument after it goes (`query`, a `json` or multipart `form` body, or `""` for
- * nothing), and the operation's rules.
+ * `x-client`), the HTTP method and path (whose one `{placeholder}`, if any, names the
+ * path parameter), where the argument after it goes (`query`, a `json` or multipart
+ * `form` body, or `""` for nothing), and the operation's rules.
  */
 export type OperationRow = readonly [
   resource: string,
   method: string,
   httpMethod: string,
   path: string,
-  pathParam: string,
   input: "" | "query" | "json" | "form",
   rules?: OperationRules,
 ];

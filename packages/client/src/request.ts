@@ -71,7 +71,7 @@ export function createCall(settings: Settings, transport: Transport, operations:
   let clientHeaders: Headers | undefined;
   const noRules: OperationRules = {};
   const rules = new Map<string, Map<string, OperationRules>>();
-  for (const [, , method, path, , , rule] of operations) {
+  for (const [, , method, path, , rule] of operations) {
     let byPath = rules.get(method);
     if (byPath === undefined) rules.set(method, (byPath = new Map()));
     byPath.set(path, rule ?? noRules);

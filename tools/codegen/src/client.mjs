@@ -12,7 +12,8 @@ function row(op) {
   if (op.conditional) rules.conditional = true;
   if (op.binary) rules.binary = true;
   if (op.files) rules.files = op.files;
-  const cells = [op.resource, op.method, op.httpMethod, op.path, op.pathParam, op.input];
+  // The path parameter's name is the path's one {placeholder}: the facade reads it there.
+  const cells = [op.resource, op.method, op.httpMethod, op.path, op.input];
   if (Object.keys(rules).length) cells.push(rules);
   return `  ${JSON.stringify(cells)},`;
 }

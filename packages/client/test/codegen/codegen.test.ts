@@ -28,22 +28,16 @@ describe("the client generator", () => {
 
   it("derives the rules from the document", () => {
     const row = (resource: string, method: string) => operations.find(([r, m]) => r === resource && m === method)!;
-    expect(row("webmcp", "invoke")).toEqual([
-      "webmcp",
-      "invoke",
-      "POST",
-      "/browsers/{id_or_name}/webmcp/invoke",
-      "id_or_name",
-      "json",
-      { noRetry: true, timeoutSec: 60 },
-    ]);
-    expect(row("projects", "list")[6]).toEqual({ paged: true });
-    expect(row("browsers", "list")[6]).toEqual({ paged: true });
-    expect(row("extensions", "upload")).toEqual(["extensions", "upload", "POST", "/extensions", "", "form", { files: { file: "application/zip" } }]);
-    expect(row("projects", "delete")).toEqual(["projects", "delete", "DELETE", "/org/projects/{id}", "id", ""]);
-    expect(operations.filter((r) => r[6]?.noRetry).map((r) => r[1])).toEqual(["invoke"]);
-    expect(row("webmcp", "listTools")[6]).toEqual({ conditional: true });
-    expect(operations.filter((r) => r[6]?.conditional).map((r) => r[1])).toEqual(["listTools"]);
+    expect(row("webmcp", "invoke")).toEqual(["webmcp", "invoke", "POST", "/browsers/{id_or_name}/webmcp/invoke", "json", { noRetry: true, timeoutSec: 60 }]);
+    expect(row("projects", "list")[5]).toEqual({ paged: true });
+    expect(row("browsers", "list")[5]).toEqual({ paged: true });
+    expect(row("extensions", "upload")).toEqual(["extensions", "upload", "POST", "/extensions", "form", { files: { file: "application/zip" } }]);
+    expect(row("projects", "delete")).toEqual(["projects", "delete", "DELETE", "/org/projects/{id}", ""]);
+    expect(operations.filter((r) => r[5]?.noRetry).map((r) => r[1])).toEqual(["invoke"]);
+    expect(row("webmcp", "listTools")[5]).toEqual({ conditional: true });
+    expect(operations.filter((r) => r[5]?.conditional).map((r) => r[1])).toEqual(["listTools"]);
+    // Bytes, not JSON, for an archive: the facade resolves to a Uint8Array.
+    expect(operations.filter((r) => r[5]?.binary).map(([resource, method]) => `${resource}.${method}`)).toEqual(["extensions.download", "profiles.download"]);
   });
 
   it("declares each facade method with the types of @browser-service/types", async () => {

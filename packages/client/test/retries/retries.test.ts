@@ -144,7 +144,7 @@ describe.each(transports)("retries over the %s", (_, transport) => {
 describe("an operation marked noRetry in the table", () => {
   it("is not retried even when its method is idempotent", async () => {
     const settings = resolveOptions(testOptions(server.url), "");
-    const call = createCall(settings, nodeTransport, [["limits", "get", "GET", "/org/limits", "", "", { noRetry: true }]]);
+    const call = createCall(settings, nodeTransport, [["limits", "get", "GET", "/org/limits", "", { noRetry: true }]]);
     server.route("GET", "/org/limits", unavailable, { body: limits });
     await expect(call("GET", "/org/limits", { maxRetries: 5 })).rejects.toMatchObject({ status: 503 });
     expect(server.requests).toHaveLength(1);
