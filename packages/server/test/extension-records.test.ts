@@ -109,9 +109,14 @@ describe("extension records", () => {
     await expect(client.extensions.download(extension.id)).rejects.toMatchObject({ status: 500 });
     writeFileSync(stored, zip);
     expect(Buffer.from(await client.extensions.download(extension.id)).equals(zip)).toBe(true);
-    // An archive gone from under its live record is the server's fault, not a missing extension.
     rmSync(stored);
-    await expect(client.extensions.download(extension.id)).rejects.toMatchObject({ status: 500, code: "internal_error" });
+    if (t.database === undefined) {
+      // An archive gone from under its live record is the server's fault, not a missing extension.
+      await expect(client.extensions.download(extension.id)).rejects.toMatchObject({ status: 500, code: "internal_error" });
+    } else {
+      // On PostgreSQL the file is only this node's copy: the archive is read again from the database.
+      expect(Buffer.from(await client.extensions.download(extension.id)).equals(zip)).toBe(true);
+    }
     expect((await client.extensions.get(extension.id)).id).toBe(extension.id);
   });
 
