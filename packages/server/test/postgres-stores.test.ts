@@ -357,7 +357,7 @@ describe("a server on PostgreSQL", () => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(processExists(pid)).toBe(true);
       // The refused server let its data directory go.
-      const other = await createServer({ dataDir: secondDir, database, nodeId: "other", warmBrowsers: 0, cluster });
+      const other = await createServer({ dataDir: secondDir, database, nodeId: "other", warmBrowsers: 0, cluster, secretsKey });
       await other.close();
     } finally {
       await running.close();
