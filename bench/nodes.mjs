@@ -35,6 +35,7 @@ const CREATES = Number(values.creates);
 const CALLS = Number(values.calls);
 const ROUNDS = Number(values.rounds);
 const SECRET = "bench-nodes-secret-0123456789abcdef";
+const SECRETS_KEY = "b".repeat(64);
 const bin = new URL("../packages/server/bin/browser-service-server.mjs", import.meta.url).pathname;
 
 function fail(message) {
@@ -87,6 +88,9 @@ async function postgresSetup(cluster, name, count) {
       `http://127.0.0.1:${port}`,
       "--node-secret",
       SECRET,
+      // Every node of a database seals and opens its secrets with the same key.
+      "--secrets-key",
+      SECRETS_KEY,
     ];
     const started = await startListening([bin, "--data-dir", newDir(), "--host", "127.0.0.1", ...flags]);
     children.push(started.child);
