@@ -317,6 +317,26 @@ describe("when a saving browser ends", () => {
     }
   });
 
+  it("saves when a DevTools client closes the browser (Browser.close), as DELETE would", async () => {
+    const t = await startTestServer();
+    try {
+      const client = t.client();
+      const profile = await client.profiles.create({ name: "closed-by-client" });
+      const browser = await client.browsers.create({ profile: { id: profile.id, save_changes: true } });
+      await logIn(browser, "frank");
+      const driver = await drive(browser.cdp_ws_url);
+      driven.push(driver);
+      const session = await driver.playwright.newBrowserCDPSession();
+      await session.send("Browser.close");
+      await expect.poll(async () => (await client.browsers.list()).some((each) => each.id === browser.id)).toBe(false);
+      await expect.poll(async () => (await client.profiles.get(profile.id)).size_bytes).toBeGreaterThan(0);
+      const reader = await client.browsers.create({ profile: { id: profile.id } });
+      expect(await stateIn(reader)).toEqual(all("frank"));
+    } finally {
+      await t.close();
+    }
+  });
+
   it("refuses a profile whose saved state cannot be loaded with 422, starting nothing and keeping no slot", async () => {
     const t = await startTestServer();
     try {

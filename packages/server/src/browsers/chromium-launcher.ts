@@ -460,8 +460,15 @@ export class ChromiumLauncher implements BrowserLauncher {
       return closing;
     };
     const saved = (child.stdio as unknown as (Readable | null | undefined)[])[5] ?? undefined;
+    // A broken pipe before anyone reads it is told to the save that reads it (closeAndSave):
+    // an 'error' event without a listener would end the server for every tenant.
+    let savedError: unknown;
+    saved?.on("error", (error: unknown) => {
+      savedError ??= error;
+    });
     const closeAndSave = async (maxBytes: number): Promise<Buffer> => {
       if (saved === undefined) throw new Error("This browser was not launched to save its profile.");
+      if (savedError !== undefined) throw new Error("The pipe the browser's storage comes back on broke; it was not saved.", { cause: savedError });
       const chunks: Buffer[] = [];
       let size = 0;
       let tooLarge = false;
