@@ -26,6 +26,10 @@ async function writeMark(cdpWsUrl: string, origin: string, mark: string): Promis
       localStorage.setItem("mark", value);
       localStorage.setItem("padding", "p".repeat(2 * 1024 * 1024));
     }, mark);
+    // A page's write reaches Chromium's storage asynchronously; a browser closed in that
+    // instant never had it (README). A second tab seeing the mark proves it arrived.
+    const witness = await driver.open(origin);
+    await expect.poll(() => witness.evaluate(() => localStorage.getItem("mark"))).toBe(mark);
   } finally {
     await driver.disconnect();
   }
