@@ -75,7 +75,15 @@ describe("bundled OpenAPI document", () => {
     const found = operations.map(({ path, method }) => `${method.toUpperCase()} ${path}`).sort();
     expect(found).toEqual(
       [
+        "GET /auth/connections",
+        "POST /auth/connections",
         "GET /auth/connections/{id}",
+        "PATCH /auth/connections/{id}",
+        "DELETE /auth/connections/{id}",
+        "POST /auth/connections/{id}/login",
+        "POST /auth/connections/{id}/submit",
+        "GET /auth/connections/{id}/events",
+        "GET /auth/connections/{id}/timeline",
         "GET /org/projects",
         "POST /org/projects",
         "GET /org/projects/{id}",
@@ -116,6 +124,18 @@ describe("bundled OpenAPI document", () => {
 /** Codes each operation must declare, from the seed's Errors part and the decisions. */
 const requiredCodes: Record<string, Record<string, string[]>> = {
   "GET /auth/connections/{id}": { 401: ["unauthorized"], 404: ["not_found", "project_not_found"], 500: ["internal_error"] },
+  "POST /auth/connections": { 400: ["bad_request"], 404: ["project_not_found", "credential_not_found"], 409: ["auth_connection_exists"] },
+  "PATCH /auth/connections/{id}": { 400: ["bad_request"], 404: ["not_found", "credential_not_found"] },
+  "DELETE /auth/connections/{id}": { 404: ["not_found", "project_not_found"] },
+  "POST /auth/connections/{id}/login": { 404: ["not_found"], 409: ["flow_in_progress"] },
+  "POST /auth/connections/{id}/submit": {
+    400: ["bad_request", "invalid_submission"],
+    404: ["not_found"],
+    409: ["flow_not_awaiting_input", "stale_interaction"],
+    413: ["payload_too_large"],
+  },
+  "GET /auth/connections/{id}/events": { 404: ["not_found"], 409: ["no_flow"] },
+  "GET /auth/connections/{id}/timeline": { 400: ["bad_request"], 404: ["not_found"] },
   "GET /org/projects": { 403: ["forbidden"], 404: ["projects_disabled", "project_not_found"] },
   "POST /org/projects": { 400: ["bad_request"], 404: ["projects_disabled"], 409: ["name_conflict"] },
   "GET /org/projects/{id}": { 404: ["projects_disabled", "not_found"] },

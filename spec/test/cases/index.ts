@@ -1,3 +1,4 @@
+import { authConnectionCases } from "./auth-connections.js";
 import { browserConfigCases } from "./browser-config.js";
 import { credentialCases } from "./credentials.js";
 import { managedAuthCases } from "./managed-auth.js";
@@ -11,6 +12,7 @@ export type { SchemaCase } from "./types.js";
 /** Every row of the rule table, across all areas of the spec. */
 export const schemaCases: readonly SchemaCase[] = [
   ...managedAuthCases,
+  ...authConnectionCases,
   ...browserConfigCases,
   ...platformCases,
   ...credentialCases,
