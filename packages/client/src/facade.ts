@@ -7,7 +7,7 @@ import { toFormData } from "./upload.js";
 
 /** The request of one facade call, in openapi-fetch's terms, with the per-call options. */
 interface OperationInit extends RequestOptions {
-  parseAs?: "arrayBuffer";
+  parseAs?: "arrayBuffer" | "stream";
   params: { path: Record<string, unknown> | undefined; query: (Record<string, unknown> & { offset?: number }) | undefined };
   body: unknown;
 }
@@ -15,7 +15,8 @@ interface OperationInit extends RequestOptions {
 /**
  * Builds the facade (`client.projects.list()`, ...) from the generated operation table.
  * Each method takes the path parameter if the operation has one, then its query or body
- * if it has one, then {@link RequestOptions}, and resolves to the parsed body. A paged
+ * if it has one, then {@link RequestOptions}, and resolves to the parsed body (an
+ * event stream's `ReadableStream`, as soon as its headers arrive). A paged
  * list also gets `<method>All`, an async iterator over every item, and an operation that
  * answers `If-None-Match` gets `<method>IfChanged(id, etag, options)`.
  */
@@ -34,7 +35,7 @@ export function createResources(operations: readonly OperationRow[], call: Call)
         // An operation without a path parameter has no path to fill.
         params: { path: pathParam ? { [pathParam]: id } : undefined, query: input === "query" ? (value as OperationInit["params"]["query"]) : undefined },
         body: form ?? (input === "json" ? value : undefined),
-        ...(rules?.binary ? { parseAs: "arrayBuffer" as const } : {}),
+        ...(rules?.binary ? { parseAs: "arrayBuffer" as const } : rules?.stream ? { parseAs: "stream" as const } : {}),
       };
     };
     // The generator gives every multipart operation its `files`.
@@ -46,7 +47,10 @@ export function createResources(operations: readonly OperationRow[], call: Call)
         ? async (...args: unknown[]) => (await call(method, path, await prepare(args))).data
         : rules?.binary
           ? async (...args: unknown[]) => new Uint8Array(((await call(method, path, build(args))).data as ArrayBuffer | undefined) ?? new ArrayBuffer(0))
-          : async (...args: unknown[]) => (await call(method, path, build(args))).data;
+          : rules?.stream
+            ? // A body the server sent empty is an empty stream, not undefined.
+              async (...args: unknown[]) => ((await call(method, path, build(args))).data as ReadableStream | undefined) ?? new Blob().stream()
+            : async (...args: unknown[]) => (await call(method, path, build(args))).data;
     if (rules?.conditional) {
       // The same request with `If-None-Match` (when there is a version to name); a 304 is no error here.
       group[`${name}IfChanged`] = async (id: unknown, etag: string | null | undefined, options: RequestOptions = {}) => {

@@ -13,6 +13,11 @@ export interface OperationRules {
   conditional?: true;
   /** The success body is bytes, not JSON: the facade resolves to a `Uint8Array` of them. */
   binary?: true;
+  /**
+   * The success body is a stream of Server-Sent Events (`text/event-stream`): the facade
+   * resolves to its `ReadableStream` once the headers arrive, and the timeout covers only those.
+   */
+  stream?: true;
   /** Binary parts of a multipart body, by name, with their content types. */
   files?: Record<string, string>;
 }

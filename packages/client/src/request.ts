@@ -123,7 +123,13 @@ export function createCall(settings: Settings, transport: Transport, operations:
       retryDelayMs: settings.retryDelayMs,
       maxRetryDelayMs: settings.maxRetryDelayMs,
     };
-    const response = await send(url, { ...rest, method, headers: finalHeaders, body: payload ?? null }, policy, transport);
+    // A body read as a stream is handed over as it arrives (an event stream may never end).
+    const response = await send(
+      url,
+      { ...rest, method, headers: finalHeaders, body: payload ?? null, ...(parseAs === "stream" ? { stream: true } : {}) },
+      policy,
+      transport,
+    );
     const data = await readBody(response, method, parseAs);
     // Node's transport builds the Response only when the caller looks at it (a facade call never does).
     return {

@@ -1,20 +1,32 @@
 import { describe, expectTypeOf, it } from "vitest";
 import type {
   BrowserProxyConfig,
+  CreateAuthConnectionRequestBody,
+  CreateAuthConnectionResponse,
   CreateProjectErrorCode,
   CredentialReference,
   DeleteProjectResponse,
   ErrorCode,
   Extension,
+  FollowAuthConnectionResponse,
   InvokeWebMcpToolErrorResponses,
   InvokeWebMcpToolRequestBody,
+  ListAuthConnectionsResponse,
+  ListAuthConnectionTimelineResponse,
   ListProjectsQuery,
   ListProjectsResponse,
+  LoginAuthConnectionRequestBody,
   ManagedAuth,
+  ManagedAuthCreateRequest,
+  ManagedAuthEvent,
+  ManagedAuthLoginRequest,
+  ManagedAuthSubmitRequest,
+  ManagedAuthTimelineEvent,
   OrgLimits,
   OTLPDestinationRef,
   Project,
   paths,
+  SubmitAuthConnectionErrorCode,
   UpdateProjectLimitsRequest,
   WebMcpInvocationResult,
   WebMcpToolSource,
@@ -46,6 +58,23 @@ describe("exactly-one-of shapes", () => {
     // @ts-expect-error auto must be true
     const autoFalse: CredentialReference = { provider: "vault", auto: false };
     void [byName, byPath, auto, mixed, autoFalse];
+  });
+
+  it("keeps a submit to field values or one choice", () => {
+    const values: ManagedAuthSubmitRequest = { interaction_id: "int_1", field_values: { fld_code: "492039" } };
+    const choice: ManagedAuthSubmitRequest = { selected_choice_id: "mfa_sms_1" };
+    // @ts-expect-error field values and a choice together
+    const both: ManagedAuthSubmitRequest = { field_values: {}, selected_choice_id: "mfa_sms_1" };
+    // @ts-expect-error neither
+    const neither: ManagedAuthSubmitRequest = { interaction_id: "int_1" };
+    void [values, choice, both, neither];
+  });
+
+  it("tells a flow's events apart by `event`", () => {
+    const kind = (event: ManagedAuthEvent) =>
+      event.event === "managed_auth_state" ? event.flow_status : event.event === "error" ? event.error.code : event.timestamp;
+    expectTypeOf(kind).returns.toEqualTypeOf<string>();
+    expectTypeOf<ManagedAuthEvent["event"]>().toEqualTypeOf<"managed_auth_state" | "error" | "sse_heartbeat">();
   });
 
   it("keeps OTLP destinations to id or name", () => {
@@ -86,6 +115,20 @@ describe("operation types", () => {
     expectTypeOf<DeleteProjectResponse>().toEqualTypeOf<void>();
   });
 
+  it("types the auth connection operations", () => {
+    expectTypeOf<CreateAuthConnectionRequestBody>().toEqualTypeOf<ManagedAuthCreateRequest>();
+    expectTypeOf<CreateAuthConnectionResponse>().toEqualTypeOf<ManagedAuth>();
+    expectTypeOf<ListAuthConnectionsResponse>().toEqualTypeOf<ManagedAuth[]>();
+    expectTypeOf<ListAuthConnectionTimelineResponse>().toEqualTypeOf<ManagedAuthTimelineEvent[]>();
+    expectTypeOf<LoginAuthConnectionRequestBody>().toEqualTypeOf<ManagedAuthLoginRequest>();
+    expectTypeOf<FollowAuthConnectionResponse>().toEqualTypeOf<ReadableStream<Uint8Array<ArrayBuffer>>>();
+    expectTypeOf<ManagedAuthCreateRequest["credential"]>().toEqualTypeOf<{ name: string } | undefined>();
+    expectTypeOf<
+      "flow_in_progress" | "no_flow" | "stale_interaction" | "invalid_submission" | "auth_connection_exists" | "credential_not_found"
+    >().toExtend<ErrorCode>();
+    expectTypeOf<"stale_interaction">().toExtend<SubmitAuthConnectionErrorCode>();
+  });
+
   it("types the WebMCP invoke body, result and its 504 body", () => {
     expectTypeOf<InvokeWebMcpToolRequestBody>().toEqualTypeOf<{
       tool_ref: string;
@@ -105,7 +148,12 @@ describe("operation types", () => {
 
   it("exposes paths for openapi-fetch", () => {
     expectTypeOf<keyof paths>().toEqualTypeOf<
+      | "/auth/connections"
       | "/auth/connections/{id}"
+      | "/auth/connections/{id}/login"
+      | "/auth/connections/{id}/submit"
+      | "/auth/connections/{id}/events"
+      | "/auth/connections/{id}/timeline"
       | "/org/projects"
       | "/org/projects/{id}"
       | "/org/limits"

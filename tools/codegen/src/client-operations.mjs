@@ -38,11 +38,31 @@ function isPaged(document, success) {
   return headers.includes("x-has-more") && headers.includes("x-next-offset") && schema?.type === "array";
 }
 
-/** Whether the success body is bytes (any media type but JSON), which the facade returns unparsed. */
-function isBinary(op, success) {
+/** The media type of Server-Sent Events, whose body the facade hands over as it arrives. */
+export const eventStreamType = "text/event-stream";
+
+/** The one media type of the success body, if it has one. */
+function successMediaType(op, success) {
   const mediaTypes = Object.keys(success.content ?? {});
   if (mediaTypes.length > 1) fail(op, `the facade reads one success media type, not ${mediaTypes.join(", ")}`);
-  return mediaTypes.length === 1 && mediaTypes[0] !== "application/json";
+  return mediaTypes[0];
+}
+
+/** Whether the success body is bytes (any media type but JSON and event streams), which the facade returns unparsed. */
+function isBinary(op, success) {
+  const mediaType = successMediaType(op, success);
+  return mediaType !== undefined && mediaType !== "application/json" && mediaType !== eventStreamType;
+}
+
+/**
+ * Whether the success body is a stream of Server-Sent Events, which never ends while the
+ * server has more to say: the facade resolves to the body's stream once the headers
+ * arrive, instead of reading it whole.
+ */
+function isStream(op, success) {
+  if (successMediaType(op, success) !== eventStreamType) return false;
+  if (op.method !== "get") fail(op, `a ${eventStreamType} response is read by a GET, not a ${op.method.toUpperCase()}`);
+  return true;
 }
 
 /**
@@ -73,6 +93,8 @@ function isConditional(op, success) {
  * - `conditional`: the operation answers `If-None-Match` with `304`; the facade adds
  *   `<method>IfChanged`.
  * - `binary`: the success body is not JSON; the facade resolves to its bytes.
+ * - `stream`: the success body is `text/event-stream`; the facade resolves to its
+ *   `ReadableStream` as soon as the headers arrive.
  */
 export function describeOperations(document) {
   const seen = new Set();
@@ -104,6 +126,7 @@ export function describeOperations(document) {
       timeoutSec: body.timeoutSec,
       conditional: isConditional(op, success),
       binary: isBinary(op, success),
+      stream: isStream(op, success),
     };
   });
   for (const op of operations) {

@@ -11,6 +11,7 @@ function row(op) {
   if (op.timeoutSec !== undefined) rules.timeoutSec = op.timeoutSec;
   if (op.conditional) rules.conditional = true;
   if (op.binary) rules.binary = true;
+  if (op.stream) rules.stream = true;
   if (op.files) rules.files = op.files;
   // The path parameter's name is the path's one {placeholder}: the facade reads it there.
   const cells = [op.resource, op.method, op.httpMethod, op.path, op.input];
@@ -55,6 +56,13 @@ function methodDocs(op) {
   if (op.noRetry) lines.push("", "Never retried: the server may answer `outcome_unknown`, and a retry could run the action twice.");
   if (op.timeoutSec !== undefined) {
     lines.push("", `The request timeout always exceeds \`timeout_sec\` (default ${op.timeoutSec}).`);
+  }
+  if (op.stream) {
+    lines.push(
+      "",
+      "Resolves to the response body's stream (`text/event-stream`) as soon as the headers arrive: the request timeout covers",
+      "only those, and the `signal` option stops the stream. An error status rejects as for any other call.",
+    );
   }
   return lines;
 }

@@ -12,13 +12,16 @@ const isNotAnything = (node) => node && typeof node === "object" && node.not && 
  * alternative of an "exactly one of" `oneOf` (all alternatives closed objects) also
  * forbids the other alternatives' keys with `false` schemas: they were forbidden already,
  * but now TypeScript sees `key?: never` and rejects an object literal that carries two
- * alternatives' keys at once.
+ * alternatives' keys at once (not needed, and not done, for a `oneOf` with a
+ * `discriminator`, whose alternatives each fix the discriminating property).
  */
 export function forTypeScript(document) {
   const copy = structuredClone(document);
   const visit = (node) => {
     if (!node || typeof node !== "object") return;
-    if (Array.isArray(node.oneOf)) {
+    // A `oneOf` with a discriminator is exclusive by its discriminator's value already:
+    // its alternatives stay references (`A | B | C`).
+    if (Array.isArray(node.oneOf) && !node.discriminator) {
       const alternatives = node.oneOf.map((alt) => deref(copy, alt));
       if (alternatives.length > 1 && alternatives.every(isClosedObject)) {
         const allKeys = new Set(alternatives.flatMap((alt) => Object.keys(alt.properties)));

@@ -35,14 +35,18 @@ function namedExports(document) {
     }
     const responses = [...op.responses].sort(statusOrder);
     const success = responses.find((r) => r.status.startsWith("2"));
-    // A body that is not JSON (an archive) reaches the caller as its exact bytes.
+    // A body that is not JSON (an archive) reaches the caller as its exact bytes; a stream
+    // of Server-Sent Events as the body's stream, read as it arrives.
     const mediaType = Object.keys(success.content ?? {})[0];
+    const isStream = mediaType === "text/event-stream";
     const successType = !mediaType
       ? "void"
       : mediaType === "application/json"
         ? `${at}["responses"][${success.status}]["content"]["application/json"]`
-        : "Uint8Array";
-    const bodyNote = mediaType && mediaType !== "application/json" ? ` (${mediaType}, as bytes)` : "";
+        : isStream
+          ? "ReadableStream<Uint8Array<ArrayBuffer>>"
+          : "Uint8Array";
+    const bodyNote = !mediaType || mediaType === "application/json" ? "" : isStream ? ` (${mediaType}, as the body's stream)` : ` (${mediaType}, as bytes)`;
     out.push(`/** The ${success.status} response body of \`${op.id}\`${bodyNote}. */\nexport type ${Name}Response = ${successType};\n`);
     const errors = responses.filter((r) => Number(r.status) >= 400);
     const errorMap = errors.map((r) => `  ${r.status}: ${at}["responses"][${r.status}]["content"]["application/json"];`);

@@ -6,6 +6,16 @@ const nullBodyStatuses = new Set([101, 204, 205, 304]);
 /** Response headers by lowercase name; a repeated header has the list of its values. */
 export type ReceivedHeaders = Record<string, string | string[] | undefined>;
 
+/** The `Headers` of headers as undici gives them. */
+export function toHeaders(received: ReceivedHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(received)) {
+    if (typeof value === "string") headers.append(name, value);
+    else for (const each of value ?? []) headers.append(name, each);
+  }
+  return headers;
+}
+
 /**
  * What the Node transport hands the client's request loop: the status, the headers and
  * the body bytes, with the `Response` itself built only when something asks for it
@@ -40,13 +50,7 @@ export class ReceivedResponse {
 
   /** The headers, built on first use. */
   get headers(): Headers {
-    if (this.#headers === undefined) {
-      this.#headers = new Headers();
-      for (const [name, value] of Object.entries(this.#receivedHeaders)) {
-        if (typeof value === "string") this.#headers.append(name, value);
-        else for (const each of value ?? []) this.#headers.append(name, each);
-      }
-    }
+    this.#headers ??= toHeaders(this.#receivedHeaders);
     return this.#headers;
   }
 

@@ -38,6 +38,10 @@ describe("the client generator", () => {
     expect(operations.filter((r) => r[5]?.conditional).map((r) => r[1])).toEqual(["listTools"]);
     // Bytes, not JSON, for an archive: the facade resolves to a Uint8Array.
     expect(operations.filter((r) => r[5]?.binary).map(([resource, method]) => `${resource}.${method}`)).toEqual(["extensions.download", "profiles.download"]);
+    // Server-Sent Events: the facade resolves to the body's stream at the headers.
+    expect(row("authConnections", "follow")).toEqual(["authConnections", "follow", "GET", "/auth/connections/{id}/events", "", { stream: true }]);
+    expect(operations.filter((r) => r[5]?.stream).map(([resource, method]) => `${resource}.${method}`)).toEqual(["authConnections.follow"]);
+    expect(row("authConnections", "timeline")[5]).toEqual({ paged: true });
   });
 
   it("declares each facade method with the types of @browser-service/types", async () => {
@@ -49,6 +53,8 @@ describe("the client generator", () => {
     );
     expect(facade).toContain('upload(body: FormBody<T.UploadExtensionRequestBody, "file">, options?: RequestOptions)');
     expect(facade).toContain("create(body?: T.CreateBrowserRequestBody, options?: RequestOptions)");
+    expect(facade).toContain('login(id: T.LoginAuthConnectionPathParams["id"], body?: T.LoginAuthConnectionRequestBody, options?: RequestOptions)');
+    expect(facade).toContain('follow(id: T.FollowAuthConnectionPathParams["id"], options?: RequestOptions): Promise<T.FollowAuthConnectionResponse>;');
     expect(facade).toContain(
       'listToolsIfChanged(id_or_name: T.ListWebMcpToolsPathParams["id_or_name"], etag: string | null | undefined, options?: RequestOptions): Promise<ConditionalResponse<T.ListWebMcpToolsResponse>>;',
     );
@@ -83,6 +89,13 @@ describe("the client generator", () => {
         d.paths["/org/projects"]!.post.parameters = [{ name: "dry_run", in: "query", schema: { type: "boolean" } }];
       };
       await expect(variant(edit)).rejects.toThrow("query parameters or a body, not both");
+    });
+
+    it("an event stream answering anything but a GET", async () => {
+      const edit = (d: OpenApiDocument) => {
+        d.paths["/auth/connections/{id}/login"]!.post.responses["200"].content = { "text/event-stream": { schema: { type: "string" } } };
+      };
+      await expect(variant(edit)).rejects.toThrow("a text/event-stream response is read by a GET, not a POST");
     });
 
     it("a 304 without If-None-Match, or without an ETag", async () => {

@@ -1,4 +1,16 @@
-import type { Browser, Extension, ManagedAuth, OrgLimits, Project, ProjectLimits, WebMcpInvocationResult, WebMcpToolList } from "@browser-service/types";
+import type {
+  Browser,
+  Extension,
+  ManagedAuth,
+  ManagedAuthLoginResponse,
+  ManagedAuthSubmitResponse,
+  ManagedAuthTimelineEvent,
+  OrgLimits,
+  Project,
+  ProjectLimits,
+  WebMcpInvocationResult,
+  WebMcpToolList,
+} from "@browser-service/types";
 import { describe, expectTypeOf, it } from "vitest";
 import { type APIError, type BrowserServiceClient, createClient, type OutcomeUnknownError } from "../../src/index.js";
 
@@ -12,6 +24,15 @@ describe("facade types", () => {
     expectTypeOf(client.projects.getLimits("proj_1")).resolves.toEqualTypeOf<ProjectLimits>();
     expectTypeOf(client.limits.get()).resolves.toEqualTypeOf<OrgLimits>();
     expectTypeOf(client.authConnections.get("conn_1")).resolves.toEqualTypeOf<ManagedAuth>();
+    expectTypeOf(client.authConnections.create({ domain: "example.com", profile_name: "shop" })).resolves.toEqualTypeOf<ManagedAuth>();
+    expectTypeOf(client.authConnections.update("conn_1", { login_url: "" })).resolves.toEqualTypeOf<ManagedAuth>();
+    expectTypeOf(client.authConnections.delete("conn_1")).resolves.toEqualTypeOf<void>();
+    expectTypeOf(client.authConnections.login("conn_1")).resolves.toEqualTypeOf<ManagedAuthLoginResponse>();
+    expectTypeOf(client.authConnections.submit("conn_1", { selected_choice_id: "c1" })).resolves.toEqualTypeOf<ManagedAuthSubmitResponse>();
+    expectTypeOf(client.authConnections.follow("conn_1")).resolves.toEqualTypeOf<ReadableStream<Uint8Array<ArrayBuffer>>>();
+    expectTypeOf(client.authConnections.timelineAll("conn_1", { type: "health_check" })).toEqualTypeOf<
+      AsyncGenerator<ManagedAuthTimelineEvent, void, undefined>
+    >();
     expectTypeOf(client.browsers.create()).resolves.toEqualTypeOf<Browser>();
     expectTypeOf(client.webmcp.listTools("b1")).resolves.toEqualTypeOf<WebMcpToolList>();
     expectTypeOf(client.webmcp.invoke("b1", { tool_ref: "t", input: {} })).resolves.toEqualTypeOf<WebMcpInvocationResult>();
@@ -40,6 +61,12 @@ describe("facade types", () => {
     void client.projects.updateLimits("p1", { max_pooled_sessions: 3 });
     // @ts-expect-error not a query parameter of listProjects
     void client.projects.list({ sort: "name" });
+    // @ts-expect-error profile_name is required
+    void client.authConnections.create({ domain: "example.com" });
+    // @ts-expect-error field values or a choice, not both
+    void client.authConnections.submit("conn_1", { field_values: {}, selected_choice_id: "c1" });
+    // @ts-expect-error only a credential of the project, by name
+    void client.authConnections.update("conn_1", { credential: { provider: "vault", path: "kv/x" } });
   });
 
   it("takes a path, bytes, a Blob or a stream as the upload file", () => {
