@@ -13,6 +13,7 @@ import { sharedTestConfig } from "../../vitest.shared.js";
 const ON_POSTGRES_TOO = [
   "test/auth.test.ts",
   "test/auth-connections.test.ts",
+  "test/auth-flows.test.ts",
   "test/browsers.test.ts",
   "test/browser-extensions.test.ts",
   "test/credentials.test.ts",

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
+import { type LoginSites, startLoginSites } from "@browser-service/test-pages/login-sites";
 import Kernel, { toFile } from "@onkernel/sdk";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markingExtension } from "./support/extension-zips.js";
 import { useTestServer } from "./support/test-server.js";
 
@@ -82,5 +83,50 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
     expect(archive.toString("utf8", 0, 28)).toBe("browser-service/cookies.json");
     await kernel.profiles.delete(created.id);
     await expect(kernel.profiles.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  describe("auth.connections", () => {
+    let sites: LoginSites;
+    beforeAll(async () => {
+      sites = await startLoginSites();
+    });
+    afterAll(async () => {
+      await sites?.close();
+    });
+
+    it("creates a connection, logs in through two steps it is asked for, follows the events and reads the timeline", async () => {
+      const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
+      const created = await kernel.auth.connections.create({
+        domain: "localhost",
+        profile_name: "foreign-auth",
+        login_url: sites.url("localhost", "/two-step/login"),
+        save_credentials: false,
+      });
+      expect(created).toMatchObject({ domain: "localhost", profile_name: "foreign-auth", status: "NEEDS_AUTH" });
+      const started = await kernel.auth.connections.login(created.id);
+      expect(started).toMatchObject({ id: created.id, flow_type: "LOGIN" });
+      const answers: Record<string, string> = { identifier: sites.user.username, password: sites.user.password };
+      const seen: { event: string; flow_status?: string; flow_step?: string }[] = [];
+      const asked = new Set<string>();
+      for await (const event of await kernel.auth.connections.follow(created.id)) {
+        seen.push(event as (typeof seen)[number]);
+        if (event.event !== "managed_auth_state" || event.flow_step !== "AWAITING_INPUT") continue;
+        // That SDK knows no interaction_id: a pause is told apart by the fields it asks for.
+        const fields = event.fields ?? [];
+        const pause = fields.map((field) => field.id).join();
+        if (asked.has(pause)) continue;
+        asked.add(pause);
+        await kernel.auth.connections.submit(created.id, { field_values: Object.fromEntries(fields.map((field) => [field.id, answers[field.type] ?? ""])) });
+      }
+      expect(asked.size).toBe(2);
+      expect(seen.at(-1)).toMatchObject({ event: "managed_auth_state", flow_status: "SUCCESS", flow_step: "COMPLETED" });
+      expect(await kernel.auth.connections.retrieve(created.id)).toMatchObject({ status: "AUTHENTICATED", flow_status: "SUCCESS" });
+      const listed = (await kernel.auth.connections.list({ profile_name: "foreign-auth" })).getPaginatedItems();
+      expect(listed.map((each) => each.id)).toEqual([created.id]);
+      const timeline = (await kernel.auth.connections.timeline(created.id)).getPaginatedItems();
+      expect(timeline[0]).toMatchObject({ type: "login", status: "SUCCESS" });
+      await kernel.auth.connections.delete(created.id);
+      await expect(kernel.auth.connections.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    });
   });
 });

@@ -2,17 +2,25 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ManagedAuth } from "@browser-service/types";
+import type { ManagedAuth, ManagedAuthTimelineEvent } from "@browser-service/types";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { initializeOrganization } from "../src/app/first-start.js";
 import { loadFixtures } from "../src/app/load-fixtures.js";
 import { openSqliteStores } from "../src/app/stores.js";
-import type { AuthConnectionStore, StoredAuthConnection } from "../src/auth-connections/auth-connection-store.js";
+import type {
+  AuthConnectionPage,
+  AuthConnectionRow,
+  AuthConnectionStore,
+  StoredAuthConnection,
+  TimelinePage,
+} from "../src/auth-connections/auth-connection-store.js";
 import { connectionAt } from "../src/auth-connections/flow-expiry.js";
+import { LoginFlows } from "../src/auth-connections/login-flows.js";
 import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
 import { BrowserService } from "../src/browsers/browser-service.js";
 import { BrowserUrls } from "../src/cdp/public-url.js";
+import { CredentialSeals } from "../src/credentials/credential-seals.js";
 import { NotFoundError } from "../src/http/api-errors.js";
 import { installErrorHandling } from "../src/http/error-handler.js";
 import { RateLimits } from "../src/http/rate-limiter.js";
@@ -33,17 +41,61 @@ import { managedAuth } from "./support/fixtures.js";
 
 /** {@link AuthConnectionStore} in memory: the whole contract, no database. */
 class MemoryAuthConnectionStore implements AuthConnectionStore {
-  readonly #byId = new Map<string, StoredAuthConnection>();
+  readonly #byId = new Map<string, AuthConnectionRow>();
+  readonly #timelines = new Map<string, ManagedAuthTimelineEvent[]>();
+
+  #mine(projectId: string, id: string): AuthConnectionRow | undefined {
+    const row = this.#byId.get(id);
+    return row?.projectId === projectId ? row : undefined;
+  }
 
   async get(projectId: string, id: string, now = Date.now()): Promise<ManagedAuth> {
-    const stored = this.#byId.get(id);
-    if (stored === undefined || stored.projectId !== projectId) throw new NotFoundError(`No auth connection has the id "${id}" in this project.`);
+    const stored = this.#mine(projectId, id);
+    if (stored === undefined) throw new NotFoundError(`No auth connection has the id "${id}" in this project.`);
     return connectionAt(stored.record, now);
+  }
+
+  async find(projectId: string, id: string): Promise<AuthConnectionRow | undefined> {
+    return this.#mine(projectId, id);
+  }
+
+  async insert(row: AuthConnectionRow): Promise<void> {
+    this.#byId.set(row.record.id, row);
+  }
+
+  async list(projectId: string, page: AuthConnectionPage): Promise<{ items: ManagedAuth[]; hasMore: boolean }> {
+    const all = [...this.#byId.values()].filter((row) => row.projectId === projectId).map((row) => row.record);
+    return { items: all.slice(page.offset, page.offset + page.limit), hasMore: all.length > page.offset + page.limit };
+  }
+
+  async update(projectId: string, id: string, change: (current: AuthConnectionRow) => AuthConnectionRow | undefined): Promise<AuthConnectionRow | undefined> {
+    const current = this.#mine(projectId, id);
+    const next = current === undefined ? undefined : change(current);
+    if (next !== undefined) this.#byId.set(id, next);
+    return next;
+  }
+
+  async delete(projectId: string, id: string): Promise<boolean> {
+    return this.#mine(projectId, id) !== undefined && this.#byId.delete(id);
+  }
+
+  async inProgress(): Promise<AuthConnectionRow[]> {
+    return [...this.#byId.values()].filter((row) => row.record.flow_status === "IN_PROGRESS");
+  }
+
+  async putTimelineEvent(_projectId: string, connectionId: string, event: ManagedAuthTimelineEvent): Promise<void> {
+    const events = (this.#timelines.get(connectionId) ?? []).filter((kept) => kept.id !== event.id);
+    this.#timelines.set(connectionId, [...events, event]);
+  }
+
+  async timeline(_projectId: string, connectionId: string, page: TimelinePage): Promise<{ items: ManagedAuthTimelineEvent[]; hasMore: boolean }> {
+    const all = [...(this.#timelines.get(connectionId) ?? [])].reverse();
+    return { items: all.slice(page.offset, page.offset + page.limit), hasMore: all.length > page.offset + page.limit };
   }
 
   async replaceAll(connections: StoredAuthConnection[]): Promise<void> {
     this.#byId.clear();
-    for (const connection of connections) this.#byId.set(connection.record.id, connection);
+    for (const connection of connections) this.#byId.set(connection.record.id, { ...connection, internals: {} });
   }
 }
 
@@ -87,13 +139,25 @@ async function apiOver(stores: Stores): Promise<FastifyInstance> {
   const app = Fastify();
   installErrorHandling(app);
   const webmcp = new WebMcpService(app.log);
+  const { vault } = await SecretsVault.open(stores.credentials, randomBytes(32), { source: "a test key", resealAll: async () => 0 });
+  const profileStates = new ProfileStates(stores.profiles, vault, 1024 * 1024);
+  const browsers = new BrowserService(stores.browsers, refusingLauncher, 10, app.log, webmcp);
+  const loginFlows = new LoginFlows({
+    connections: stores.authConnections,
+    browsers,
+    credentials: stores.credentials,
+    seals: new CredentialSeals(vault),
+    profiles: stores.profiles,
+    profileStates,
+    log: app.log,
+    flowSeconds: 600,
+  });
   await registerApi(app, {
     stores,
-    ...(await (async () => {
-      const { vault } = await SecretsVault.open(stores.credentials, randomBytes(32), { source: "a test key", resealAll: async () => 0 });
-      return { vault, profileStates: new ProfileStates(stores.profiles, vault, 1024 * 1024) };
-    })()),
-    browsers: new BrowserService(stores.browsers, refusingLauncher, 10, app.log, webmcp),
+    vault,
+    profileStates,
+    loginFlows,
+    browsers,
     webmcp,
     browserUrls: new BrowserUrls(undefined, () => "127.0.0.1"),
     rateLimits: new RateLimits({ perKey: { rate: 0, burst: 1 }, authFailuresPerAddress: { rate: 0, burst: 1 } }),

@@ -68,6 +68,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
       maxPending: config.cdpMaxPending,
     },
     profileStateBytes: config.profileStateBytes,
+    authFlowSeconds: config.authFlowSeconds,
     ...(config.secretsKey === undefined ? {} : { secretsKey: config.secretsKey }),
     ...(config.secretsKeyPrevious === undefined ? {} : { previousSecretsKey: config.secretsKeyPrevious }),
     launcher,

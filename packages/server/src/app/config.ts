@@ -72,6 +72,8 @@ export interface ServerConfig {
   shmBytes: number;
   /** The most a profile's saved state may hold, in bytes. */
   profileStateBytes: number;
+  /** Seconds a login flow may run before it expires. */
+  authFlowSeconds: number;
   /** Memory of all of one browser's processes together, in bytes (its tmpfs files count); past it the browser is ended. */
   browserMemoryBytes: number;
   /** Processes and threads one browser may run at once. */
@@ -150,6 +152,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   downloadBytes: DEFAULT_DOWNLOAD_BYTES,
   profileBytes: DEFAULT_PROFILE_BYTES,
   profileStateBytes: DEFAULT_PROFILE_STATE_BYTES,
+  authFlowSeconds: 600,
   shmBytes: DEFAULT_SHM_BYTES,
   browserMemoryBytes: DEFAULT_RESOURCE_BUDGET.memoryBytes,
   browserMaxProcesses: DEFAULT_RESOURCE_BUDGET.maxProcesses,
@@ -232,6 +235,8 @@ Options (a flag beats its environment variable):
                                                            (default 512; like downloads, held in memory)
   --profile-state-mib <n>  BROWSER_SERVICE_PROFILE_STATE_MIB  most a profile's saved state may hold (default 64, 1 to 1024);
                                                            a browser's state past it is not saved, the profile kept
+  --auth-flow-seconds <n>  BROWSER_SERVICE_AUTH_FLOW_SECONDS  how long a managed auth login flow may run before it
+                                                           ends EXPIRED (default 600, 10 to 3600)
   --shm-mib <n>         BROWSER_SERVICE_SHM_MIB            most a browser may hold in shared memory, /dev/shm (default 256)
   --browser-memory-mib <n>  BROWSER_SERVICE_BROWSER_MEMORY_MIB  memory of one browser's processes together, its profile,
                                                            downloads and /dev/shm included (default 2048); past it the
@@ -465,6 +470,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "download-mib": { type: "string" },
         "profile-mib": { type: "string" },
         "profile-state-mib": { type: "string" },
+        "auth-flow-seconds": { type: "string" },
         "shm-mib": { type: "string" },
         "sandbox-uid-base": { type: "string" },
         "unsafe-no-sandbox": { type: "boolean" },
@@ -548,6 +554,9 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     profileStateBytes:
       numberSetting(values["profile-state-mib"], "--profile-state-mib", env, "BROWSER_SERVICE_PROFILE_STATE_MIB", 1, 1024, MIB) ??
       DEFAULT_CONFIG.profileStateBytes,
+    authFlowSeconds:
+      numberSetting(values["auth-flow-seconds"], "--auth-flow-seconds", env, "BROWSER_SERVICE_AUTH_FLOW_SECONDS", 10, 3600, 1) ??
+      DEFAULT_CONFIG.authFlowSeconds,
     // Chromium's renderers share their pixels through /dev/shm; much less than 64 MiB fails large pages.
     shmBytes: numberSetting(values["shm-mib"], "--shm-mib", env, "BROWSER_SERVICE_SHM_MIB", 64, 65536, MIB) ?? DEFAULT_CONFIG.shmBytes,
     // A headless Chromium with one page needs about 150 MiB; much less cannot start one.

@@ -27,8 +27,10 @@ import { issueApiKey } from "./issue-key.js";
 import { answerKeyRequests } from "./key-requests.js";
 import { loadFixtures } from "./load-fixtures.js";
 import "../http/fastify-augment.js";
+import { LoginFlows } from "../auth-connections/login-flows.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
+import { CredentialSeals } from "../credentials/credential-seals.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { DEFAULT_PROFILE_STATE_BYTES, ProfileStates } from "../profiles/profile-states.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
@@ -111,6 +113,8 @@ export interface CreateServerOptions {
   secretsKey?: string;
   /** The most a profile's saved state may hold, in bytes. Default {@link DEFAULT_PROFILE_STATE_BYTES} (64 MiB). */
   profileStateBytes?: number;
+  /** Seconds a login flow of an auth connection may run, from its start to `flow_expires_at`. Default {@link DEFAULT_CONFIG}'s (600). */
+  authFlowSeconds?: number;
   /** The key the secrets were sealed with before (`--secrets-key-previous`): they are sealed again with `secretsKey` at start. */
   previousSecretsKey?: string;
   /** Checks every response against the spec (tests turn this on). Default off. */
@@ -417,6 +421,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   const profileStateBytes = options.profileStateBytes ?? DEFAULT_PROFILE_STATE_BYTES;
   // Its states are sealed with the key, which is checked below: no browser saves before.
   let profileStates: ProfileStates | undefined;
+  let loginFlows: LoginFlows | undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
     profiles: {
       maxBytes: profileStateBytes,
@@ -483,6 +488,22 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     } else {
       await browsers.recoverAbandoned();
     }
+    loginFlows = new LoginFlows({
+      connections: stores.authConnections,
+      browsers,
+      credentials: stores.credentials,
+      seals: new CredentialSeals(vault),
+      profiles: stores.profiles,
+      profileStates,
+      log: app.log,
+      flowSeconds: options.authFlowSeconds ?? DEFAULT_CONFIG.authFlowSeconds,
+    });
+    // A flow whose browser is gone (this server stopped) ends FAILED, never stuck IN_PROGRESS.
+    const flowsEnded = await loginFlows.recover(async (browserId) => {
+      const row = await stores.browsers.findLaunched(browserId);
+      return row !== undefined && row.status !== "crashed" && cluster !== undefined;
+    });
+    if (flowsEnded > 0) app.log.warn({ count: flowsEnded }, "login flows left running by a stopped server were ended");
     // The first start's key is printed by the caller, outside any response.
     stores.flush();
     const leftOver = warmRecords.endLeftOver();
@@ -543,6 +564,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     await registerApi(app, {
       stores,
       vault,
+      loginFlows,
       profileStates,
       browsers,
       webmcp,
@@ -602,6 +624,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
           }
           clearTimeout(grace);
           try {
+            await loginFlows?.stopAll();
             await browsers.closeAll();
             await launcher.close?.();
           } finally {

@@ -472,8 +472,13 @@ export class BrowserService {
     return this.#running.get(browserId)?.cdp;
   }
 
-  /** Stops the browser if it runs, then deletes its record (freeing its slot and name). */
-  async delete(row: BrowserRow): Promise<void> {
+  /**
+   * Stops the browser if it runs, then deletes its record (freeing its slot and name).
+   * With `discardChanges`, a browser that saves into its profile ends without saving
+   * (a login flow that failed leaves the profile as it was).
+   */
+  async delete(row: BrowserRow, options: { discardChanges?: boolean } = {}): Promise<void> {
+    if (options.discardChanges === true) this.#savers.delete(row.id);
     await this.#stop(row.id);
   }
 

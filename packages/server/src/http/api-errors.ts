@@ -148,6 +148,55 @@ export class NameConflictError extends ApiError {
   }
 }
 
+/** 409 `auth_connection_exists`: the profile already has a connection for the domain. */
+export class AuthConnectionExistsError extends ApiError {
+  constructor(message: string) {
+    super(409, "auth_connection_exists", message);
+  }
+}
+
+/** 404 `credential_not_found`: a reference to no credential of the project. */
+export class CredentialNotFoundError extends ApiError {
+  constructor(message: string) {
+    super(404, "credential_not_found", message);
+  }
+}
+
+/** 409 `flow_in_progress`: a login flow of the connection runs and has not expired. */
+export class FlowInProgressError extends ApiError {
+  constructor(message: string) {
+    super(409, "flow_in_progress", message);
+  }
+}
+
+/** 409 `flow_not_awaiting_input`: no flow of the connection waits for fields or a choice. */
+export class FlowNotAwaitingInputError extends ApiError {
+  constructor(message: string) {
+    super(409, "flow_not_awaiting_input", message);
+  }
+}
+
+/** 409 `stale_interaction`: the submit names an interaction that is no longer the current one. */
+export class StaleInteractionError extends ApiError {
+  constructor(message: string) {
+    super(409, "stale_interaction", message);
+  }
+}
+
+/** 400 `invalid_submission`: unknown field ids, a choice not offered, a required field missing. */
+export class InvalidSubmissionError extends ApiError {
+  constructor(message: string) {
+    super(400, "invalid_submission", message);
+  }
+}
+
+/** 409 `no_flow`: the connection never started a login flow, so there is nothing to follow. */
+export class NoFlowError extends ApiError {
+  constructor(message: string) {
+    super(409, "no_flow", message);
+  }
+}
+
 /** 409 `last_active_project`: the change would leave the organization without an active project. */
 export class LastActiveProjectError extends ApiError {
   constructor(action: "archive" | "delete") {

@@ -1,5 +1,6 @@
 import type { ApiKeyStore } from "../auth/api-key-store.js";
 import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
+import type { LoginFlows } from "../auth-connections/login-flows.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import type { BrowserUrls } from "../cdp/public-url.js";
@@ -66,6 +67,8 @@ export interface ApiDeps {
   vault: SecretsVault;
   /** Profiles' saved state, sealed. */
   profileStates: ProfileStates;
+  /** The login flows of auth connections this node runs. */
+  loginFlows: LoginFlows;
   browsers: BrowserService;
   /** How a browser's URLs (`cdp_ws_url`, `live_view_url`...) are written for a request. */
   browserUrls: BrowserUrls;

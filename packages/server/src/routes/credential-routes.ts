@@ -1,29 +1,17 @@
 import type { CreateCredentialRequest, Credential, UpdateCredentialRequest } from "@browser-service/types";
 import { limits } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
+import { CredentialSeals } from "../credentials/credential-seals.js";
 import type { CredentialRow } from "../credentials/credential-store.js";
+import { normalizeDomain } from "../credentials/domain-names.js";
 import { parseTotpSecret, TotpSecretError, type TotpSettings, totpCode } from "../credentials/totp.js";
 import { NotFoundError, TotpSecretMissingError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import { invalidRequest } from "../http/request-validation.js";
-import { credentialContext, type SecretsVault } from "../secrets/secrets-vault.js";
 import { newId } from "../storage/ids.js";
 import type { ApiDeps } from "./api-deps.js";
 
 const MAX_VALUES = limits.schemas.CredentialValues.maxProperties;
-
-/**
- * A domain as stored: lower case, without a leading `*.` and then a leading `www.` (the
- * seed's rule for `allowed_domains`), each removed only when a name with a dot remains,
- * so `www.com` stays itself.
- */
-export function normalizeDomain(domain: string): string {
-  let host = domain.toLowerCase();
-  for (const prefix of ["*.", "www."]) {
-    if (host.startsWith(prefix) && host.slice(prefix.length).includes(".")) host = host.slice(prefix.length);
-  }
-  return host;
-}
 
 /** The settings of a `totp_secret`, or a 400 naming `/totp_secret` (never its text). */
 function totpOf(secret: string): TotpSettings {
@@ -51,34 +39,6 @@ function show(row: CredentialRow, justSet?: TotpSettings): Credential {
   if (justSet === undefined) return record;
   const { code, expires_at } = totpCode(justSet);
   return { ...record, totp_code: code, totp_code_expires_at: expires_at };
-}
-
-/** What a credential's sealed columns are bound to. */
-type Owner = Pick<CredentialRow, "project_id" | "id" | "domain">;
-
-/** Seals and opens credentials' secret columns, each bound to its row and column. */
-class CredentialSeals {
-  readonly #vault: SecretsVault;
-
-  constructor(vault: SecretsVault) {
-    this.#vault = vault;
-  }
-
-  sealValues(row: Owner, values: Readonly<Record<string, string>>): string {
-    return this.#vault.sealText(JSON.stringify(values), credentialContext(row, "values_sealed"));
-  }
-
-  openValues(row: CredentialRow): Record<string, string> {
-    return JSON.parse(this.#vault.openText(row.values_sealed, credentialContext(row, "values_sealed"))) as Record<string, string>;
-  }
-
-  sealTotp(row: Owner, settings: TotpSettings): string {
-    return this.#vault.sealText(JSON.stringify(settings), credentialContext(row, "totp_sealed"));
-  }
-
-  openTotp(row: CredentialRow): TotpSettings | undefined {
-    return row.totp_sealed === null ? undefined : (JSON.parse(this.#vault.openText(row.totp_sealed, credentialContext(row, "totp_sealed"))) as TotpSettings);
-  }
 }
 
 /** The values after an update: `remove` first, then `merge`; more than the cap is a 400 and nothing changes. */

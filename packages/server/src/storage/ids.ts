@@ -30,6 +30,8 @@ const ID_PREFIXES = {
   browser: "brw_",
   credential: "cred_",
   profile: "prof_",
+  authConnection: "conn_",
+  loginFlow: "flow_",
 } as const;
 
 /** A new id for `kind`: its prefix and 24 lowercase base32 characters (120 random bits). */

@@ -44,6 +44,9 @@ const RUNS_PER_RULE = Math.max(1, Math.round(4 * SCALE));
 // (the browser the WebMCP operations use, projects), so each finds something to act on.
 const ORDER = [
   "getAuthConnection",
+  "listAuthConnections",
+  "listAuthConnectionTimeline",
+  "followAuthConnection",
   "listProjects",
   "getProject",
   "getOrgLimits",
@@ -70,8 +73,13 @@ const ORDER = [
   "updateCredential",
   "createProfile",
   "updateProfile",
+  "createAuthConnection",
+  "updateAuthConnection",
+  "loginAuthConnection",
+  "submitAuthConnection",
   "createBrowser",
   "deleteBrowser",
+  "deleteAuthConnection",
   "deleteExtension",
   "deleteCredential",
   "deleteProfile",
