@@ -14,6 +14,7 @@ const ON_POSTGRES_TOO = [
   "test/auth.test.ts",
   "test/auth-connections.test.ts",
   "test/auth-flows.test.ts",
+  "test/auth-health-checks.test.ts",
   "test/browsers.test.ts",
   "test/browser-extensions.test.ts",
   "test/credentials.test.ts",

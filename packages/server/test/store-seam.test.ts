@@ -79,6 +79,13 @@ class MemoryAuthConnectionStore implements AuthConnectionStore {
     return this.#mine(projectId, id) !== undefined && this.#byId.delete(id);
   }
 
+  async due(now: number, limit: number): Promise<AuthConnectionRow[]> {
+    return [...this.#byId.values()]
+      .filter((row) => row.record.health_checks !== false && (row.internals.nextCheckAt ?? 0) <= now)
+      .sort((a, b) => (a.internals.nextCheckAt ?? 0) - (b.internals.nextCheckAt ?? 0))
+      .slice(0, limit);
+  }
+
   async inProgress(): Promise<AuthConnectionRow[]> {
     return [...this.#byId.values()].filter((row) => row.record.flow_status === "IN_PROGRESS");
   }

@@ -69,6 +69,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     },
     profileStateBytes: config.profileStateBytes,
     authFlowSeconds: config.authFlowSeconds,
+    ...(config.authCheckSeconds === undefined ? {} : { authCheckSeconds: config.authCheckSeconds }),
     ...(config.secretsKey === undefined ? {} : { secretsKey: config.secretsKey }),
     ...(config.secretsKeyPrevious === undefined ? {} : { previousSecretsKey: config.secretsKeyPrevious }),
     launcher,

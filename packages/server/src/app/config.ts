@@ -74,6 +74,8 @@ export interface ServerConfig {
   profileStateBytes: number;
   /** Seconds a login flow may run before it expires. */
   authFlowSeconds: number;
+  /** Checks every auth connection this often instead of its interval; `undefined`: each its own. */
+  authCheckSeconds: number | undefined;
   /** Memory of all of one browser's processes together, in bytes (its tmpfs files count); past it the browser is ended. */
   browserMemoryBytes: number;
   /** Processes and threads one browser may run at once. */
@@ -153,6 +155,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   profileBytes: DEFAULT_PROFILE_BYTES,
   profileStateBytes: DEFAULT_PROFILE_STATE_BYTES,
   authFlowSeconds: 600,
+  authCheckSeconds: undefined,
   shmBytes: DEFAULT_SHM_BYTES,
   browserMemoryBytes: DEFAULT_RESOURCE_BUDGET.memoryBytes,
   browserMaxProcesses: DEFAULT_RESOURCE_BUDGET.maxProcesses,
@@ -237,6 +240,8 @@ Options (a flag beats its environment variable):
                                                            a browser's state past it is not saved, the profile kept
   --auth-flow-seconds <n>  BROWSER_SERVICE_AUTH_FLOW_SECONDS  how long a managed auth login flow may run before it
                                                            ends EXPIRED (default 600, 10 to 3600)
+  --auth-check-seconds <n>  BROWSER_SERVICE_AUTH_CHECK_SECONDS  check every auth connection's session this often
+                                                           instead of its health_check_interval (tests, demos; 1 to 86400)
   --shm-mib <n>         BROWSER_SERVICE_SHM_MIB            most a browser may hold in shared memory, /dev/shm (default 256)
   --browser-memory-mib <n>  BROWSER_SERVICE_BROWSER_MEMORY_MIB  memory of one browser's processes together, its profile,
                                                            downloads and /dev/shm included (default 2048); past it the
@@ -471,6 +476,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
         "profile-mib": { type: "string" },
         "profile-state-mib": { type: "string" },
         "auth-flow-seconds": { type: "string" },
+        "auth-check-seconds": { type: "string" },
         "shm-mib": { type: "string" },
         "sandbox-uid-base": { type: "string" },
         "unsafe-no-sandbox": { type: "boolean" },
@@ -557,6 +563,7 @@ export function parseCommand(argv: string[], env: NodeJS.ProcessEnv = process.en
     authFlowSeconds:
       numberSetting(values["auth-flow-seconds"], "--auth-flow-seconds", env, "BROWSER_SERVICE_AUTH_FLOW_SECONDS", 10, 3600, 1) ??
       DEFAULT_CONFIG.authFlowSeconds,
+    authCheckSeconds: numberSetting(values["auth-check-seconds"], "--auth-check-seconds", env, "BROWSER_SERVICE_AUTH_CHECK_SECONDS", 1, 86400, 1),
     // Chromium's renderers share their pixels through /dev/shm; much less than 64 MiB fails large pages.
     shmBytes: numberSetting(values["shm-mib"], "--shm-mib", env, "BROWSER_SERVICE_SHM_MIB", 64, 65536, MIB) ?? DEFAULT_CONFIG.shmBytes,
     // A headless Chromium with one page needs about 150 MiB; much less cannot start one.

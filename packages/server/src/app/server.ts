@@ -27,6 +27,7 @@ import { issueApiKey } from "./issue-key.js";
 import { answerKeyRequests } from "./key-requests.js";
 import { loadFixtures } from "./load-fixtures.js";
 import "../http/fastify-augment.js";
+import { HealthChecks } from "../auth-connections/health-checks.js";
 import { LoginFlows } from "../auth-connections/login-flows.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
@@ -115,6 +116,12 @@ export interface CreateServerOptions {
   profileStateBytes?: number;
   /** Seconds a login flow of an auth connection may run, from its start to `flow_expires_at`. Default {@link DEFAULT_CONFIG}'s (600). */
   authFlowSeconds?: number;
+  /**
+   * Checks every auth connection's session this often, in seconds, instead of its
+   * `health_check_interval` (`--auth-check-seconds`: tests and demos). Default: each
+   * connection's own interval.
+   */
+  authCheckSeconds?: number;
   /** The key the secrets were sealed with before (`--secrets-key-previous`): they are sealed again with `secretsKey` at start. */
   previousSecretsKey?: string;
   /** Checks every response against the spec (tests turn this on). Default off. */
@@ -422,6 +429,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   // Its states are sealed with the key, which is checked below: no browser saves before.
   let profileStates: ProfileStates | undefined;
   let loginFlows: LoginFlows | undefined;
+  let healthChecks: HealthChecks | undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
     profiles: {
       maxBytes: profileStateBytes,
@@ -504,6 +512,20 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       return row !== undefined && row.status !== "crashed" && cluster !== undefined;
     });
     if (flowsEnded > 0) app.log.warn({ count: flowsEnded }, "login flows left running by a stopped server were ended");
+    healthChecks = new HealthChecks({
+      connections: stores.authConnections,
+      browsers,
+      profiles: stores.profiles,
+      profileStates,
+      flows: loginFlows,
+      projectOf: async (projectId) => {
+        const org = await stores.organizations.find();
+        return org === undefined ? undefined : stores.projects.findById(org.id, projectId);
+      },
+      liveViewUrl: (browserId, token) => browserUrls.forBrowser({}, browserId, token).live_view_url,
+      log: app.log,
+      everySeconds: options.authCheckSeconds,
+    });
     // The first start's key is printed by the caller, outside any response.
     stores.flush();
     const leftOver = warmRecords.endLeftOver();
@@ -597,6 +619,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     },
     async listen() {
       url = await app.listen({ host: options.host ?? DEFAULT_CONFIG.host, port: options.port ?? DEFAULT_CONFIG.port });
+      // Checks start with the listener: a re-authentication's live view URL names its address.
+      healthChecks?.start(options.authCheckSeconds === undefined ? 5_000 : Math.max(200, options.authCheckSeconds * 500));
       return url;
     },
     issueApiKey: (project) => issueApiKey(openedStores, project),
@@ -624,6 +648,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
           }
           clearTimeout(grace);
           try {
+            await healthChecks?.stop();
             await loginFlows?.stopAll();
             await browsers.closeAll();
             await launcher.close?.();

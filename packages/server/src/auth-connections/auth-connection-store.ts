@@ -14,6 +14,11 @@ export interface ConnectionInternals {
   requirements?: string[];
   /** The id of the connection's latest flow: a flow superseded or ended writes nothing more. */
   flowId?: string;
+  /**
+   * When the next health check is due (ms since the epoch); absent: the health checks
+   * schedule one from the connection's interval. Ignored while `health_checks` is false.
+   */
+  nextCheckAt?: number | undefined;
 }
 
 /** A connection as its flows work with it: record and internals. */
@@ -58,6 +63,8 @@ export interface AuthConnectionStore {
   update(projectId: string, id: string, change: (current: AuthConnectionRow) => AuthConnectionRow | undefined): Promise<AuthConnectionRow | undefined>;
   /** Deletes connection `id` of the project and its timeline; `false` when it was gone. */
   delete(projectId: string, id: string): Promise<boolean>;
+  /** Up to `limit` connections of any project whose health check is due at `now` (or is to be scheduled), most overdue first. */
+  due(now: number, limit: number): Promise<AuthConnectionRow[]>;
   /** Every connection whose flow is stored `IN_PROGRESS`, in any project. */
   inProgress(): Promise<AuthConnectionRow[]>;
   /** Stores `event` in the connection's timeline, replacing the event with the same id. */

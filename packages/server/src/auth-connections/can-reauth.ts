@@ -23,3 +23,13 @@ export function reauthOf(
   if (needs.has("choice")) return { can_reauth: false, can_reauth_reason: "requires_customer_input" };
   return needs.size === 0 ? { can_reauth: true, can_reauth_reason: "has_credential" } : { can_reauth: true, can_reauth_reason: "requirements_satisfiable" };
 }
+
+/**
+ * `record` with `health_check_unavailable_reason` as the seed defines it: `no_auth_check_url`
+ * while health checks are on and no page to check the session on is known yet (no login
+ * has succeeded, so no `post_login_url`); omitted otherwise.
+ */
+export function withCheckReason(record: ManagedAuth): ManagedAuth {
+  const { health_check_unavailable_reason: _, ...rest } = record;
+  return record.health_checks !== false && record.post_login_url == null ? { ...rest, health_check_unavailable_reason: "no_auth_check_url" } : rest;
+}

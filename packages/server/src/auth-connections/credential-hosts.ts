@@ -24,7 +24,10 @@ export const SSO_PROVIDER_DOMAINS: readonly string[] = [
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
-const within = (host: string, root: string) => host === root || host.endsWith(`.${root}`);
+/** Whether `host` is `domain` or one of its subdomains. */
+export function isWithin(host: string | undefined, domain: string): boolean {
+  return host !== undefined && (host === domain || host.endsWith(`.${domain}`));
+}
 
 /**
  * Whether a login robot may type a connection's values into a page at `url`: its host is
@@ -41,7 +44,7 @@ export function mayTypeCredentials(url: string, domain: string, allowedDomains: 
   }
   const host = parsed.hostname.toLowerCase();
   if (parsed.protocol !== "https:" && !(parsed.protocol === "http:" && LOOPBACK.test(host))) return false;
-  return [domain, ...allowedDomains, ...SSO_PROVIDER_DOMAINS].some((root) => within(host, normalizeDomain(root)));
+  return [domain, ...allowedDomains, ...SSO_PROVIDER_DOMAINS].some((root) => isWithin(host, normalizeDomain(root)));
 }
 
 /** The host of `url` as a connection's domain reads it, or `undefined` when it is no URL. */

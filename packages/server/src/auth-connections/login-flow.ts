@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ManagedAuth, ManagedAuthChoice, ManagedAuthField } from "@browser-service/types";
 import { type TotpSettings, totpCode } from "../credentials/totp.js";
-import { hostOf, mayTypeCredentials } from "./credential-hosts.js";
+import { hostOf, isWithin, mayTypeCredentials } from "./credential-hosts.js";
 import type { LoginPageDriver } from "./login-page-driver.js";
 import type { LoginInput, LoginPageChoice, LoginPageReading } from "./login-page-reading.js";
 
@@ -240,8 +240,6 @@ export class LoginFlow {
     }
   }
 }
-
-const isWithin = (host: string | undefined, domain: string) => host !== undefined && (host === domain || host.endsWith(`.${domain}`));
 
 /** Whether a code input asks for an authenticator app's code or one sent to the user. */
 function codeType(input: LoginInput, reading: LoginPageReading): "totp_code" | "code" {

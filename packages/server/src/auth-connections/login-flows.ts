@@ -26,7 +26,7 @@ import { newProfile, type ProfileStore } from "../profiles/profile-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import { newId } from "../storage/ids.js";
 import type { AuthConnectionRow, AuthConnectionStore, ConnectionInternals } from "./auth-connection-store.js";
-import { reauthOf } from "./can-reauth.js";
+import { reauthOf, withCheckReason } from "./can-reauth.js";
 import { connectionAt } from "./flow-expiry.js";
 import { type FlowAnswer, type FlowOutcome, type FlowPause, FlowStoppedError, LoginFlow, type StoredValues } from "./login-flow.js";
 import { LoginPageDriver } from "./login-page-driver.js";
@@ -155,7 +155,7 @@ export class LoginFlows {
     }
     this.#running.set(connectionId, running);
     await this.#timeline(running, started.record);
-    this.#notify(connectionId);
+    this.changed(connectionId);
     running.timer = setTimeout(() => void this.#stop(running, "EXPIRED"), deps.flowSeconds * 1000);
     running.timer.unref();
     void this.#run(running, started);
@@ -281,6 +281,8 @@ export class LoginFlows {
         error_code: outcome.code,
         error_message: outcome.message,
         website_error: outcome.websiteError ?? null,
+        // A re-authentication runs because a check found the session expired: failing, nothing holds it.
+        ...(running.type === "REAUTH" ? { status: "NEEDS_AUTH" as const } : {}),
       });
       return;
     }
@@ -300,7 +302,8 @@ export class LoginFlows {
         post_login_url: outcome.postLoginUrl,
         ...(credential === undefined ? {} : { credential: { name: credential.name } }),
       },
-      { succeeded: true, requirements: outcome.requirements },
+      // The next health check counts from this login (see `HealthChecks`).
+      { succeeded: true, requirements: outcome.requirements, nextCheckAt: undefined },
     );
   }
 
@@ -371,12 +374,12 @@ export class LoginFlows {
     const updated = await this.#deps.connections.update(running.projectId, running.connectionId, (current) => {
       if (current.internals.flowId !== running.flowId) return undefined;
       const nextInternals = internals === undefined ? current.internals : { ...current.internals, ...internals };
-      const record = { ...current.record, ...patch };
+      const record = withCheckReason({ ...current.record, ...patch });
       return { ...current, internals: nextInternals, record: internals === undefined ? record : { ...record, ...reauthOf(record, nextInternals, credential) } };
     });
     if (updated === undefined) return;
     await this.#timeline(running, updated.record);
-    this.#notify(running.connectionId);
+    this.changed(running.connectionId);
   }
 
   async #timeline(running: RunningFlow, record: ManagedAuth): Promise<void> {
@@ -395,7 +398,8 @@ export class LoginFlows {
     await this.#deps.connections.putTimelineEvent(running.projectId, running.connectionId, event);
   }
 
-  #notify(connectionId: string): void {
+  /** Tells whoever follows connection `connectionId` that its record changed. */
+  changed(connectionId: string): void {
     for (const listener of this.#listeners.get(connectionId) ?? []) listener();
   }
 

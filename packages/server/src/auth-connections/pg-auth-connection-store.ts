@@ -3,7 +3,7 @@ import { isStorableText } from "../storage/database.js";
 import { isPgUniqueViolation, type PgDatabase, type PgValue } from "../storage/pg-database.js";
 import type { AuthConnectionPage, AuthConnectionRow, AuthConnectionStore, StoredAuthConnection, TimelinePage } from "./auth-connection-store.js";
 import { connectionAt } from "./flow-expiry.js";
-import { connectionExists, connectionNotFound, fromStoredConnection, type StoredConnectionRow } from "./stored-connection.js";
+import { connectionExists, connectionNotFound, fromStoredConnection, nextCheckColumn, type StoredConnectionRow } from "./stored-connection.js";
 
 /** {@link AuthConnectionStore} in PostgreSQL, shared by every node. */
 export class PgAuthConnectionStore implements AuthConnectionStore {
@@ -28,11 +28,12 @@ export class PgAuthConnectionStore implements AuthConnectionStore {
     return row === undefined ? undefined : fromStoredConnection(row);
   }
 
-  async insert({ projectId, record, internals }: AuthConnectionRow): Promise<void> {
+  async insert(row: AuthConnectionRow): Promise<void> {
+    const { projectId, record, internals } = row;
     try {
       await this.#db.run(
-        "INSERT INTO auth_connections (id, project_id, domain, profile_name, from_fixtures, record, internals) VALUES ($1, $2, $3, $4, 0, $5, $6)",
-        [record.id, projectId, record.domain, record.profile_name, JSON.stringify(record), JSON.stringify(internals)],
+        "INSERT INTO auth_connections (id, project_id, domain, profile_name, from_fixtures, record, internals, next_check_at) VALUES ($1, $2, $3, $4, 0, $5, $6, $7)",
+        [record.id, projectId, record.domain, record.profile_name, JSON.stringify(record), JSON.stringify(internals), nextCheckColumn(row)],
       );
     } catch (error) {
       if (isPgUniqueViolation(error)) throw connectionExists(record);
@@ -73,9 +74,10 @@ export class PgAuthConnectionStore implements AuthConnectionStore {
       if (current === undefined) return undefined;
       const next = change(current);
       if (next === undefined) return undefined;
-      await this.#db.run("UPDATE auth_connections SET record = $1, internals = $2 WHERE id = $3", [
+      await this.#db.run("UPDATE auth_connections SET record = $1, internals = $2, next_check_at = $3 WHERE id = $4", [
         JSON.stringify(next.record),
         JSON.stringify(next.internals),
+        nextCheckColumn(next),
         id,
       ]);
       return next;
@@ -89,6 +91,14 @@ export class PgAuthConnectionStore implements AuthConnectionStore {
       if (removed > 0) await this.#db.run("DELETE FROM auth_timeline WHERE connection_id = $1 AND project_id = $2", [id, projectId]);
       return removed > 0;
     });
+  }
+
+  async due(now: number, limit: number): Promise<AuthConnectionRow[]> {
+    const rows = await this.#db.all<StoredConnectionRow>(
+      "SELECT project_id, record, internals FROM auth_connections WHERE next_check_at IS NOT NULL AND next_check_at <= $1 AND from_fixtures = 0 ORDER BY next_check_at LIMIT $2",
+      [now, limit],
+    );
+    return rows.map(fromStoredConnection);
   }
 
   async inProgress(): Promise<AuthConnectionRow[]> {

@@ -3,7 +3,7 @@ import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../stora
 import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { AuthConnectionPage, AuthConnectionRow, AuthConnectionStore, StoredAuthConnection, TimelinePage } from "./auth-connection-store.js";
 import { connectionAt } from "./flow-expiry.js";
-import { connectionExists, connectionNotFound, fromStoredConnection, type StoredConnectionRow } from "./stored-connection.js";
+import { connectionExists, connectionNotFound, fromStoredConnection, nextCheckColumn, type StoredConnectionRow } from "./stored-connection.js";
 
 /** {@link AuthConnectionStore} in SQLite. */
 export class SqliteAuthConnectionStore implements Synchronous<AuthConnectionStore> {
@@ -28,17 +28,14 @@ export class SqliteAuthConnectionStore implements Synchronous<AuthConnectionStor
     return row === undefined ? undefined : fromStoredConnection(row);
   }
 
-  insert({ projectId, record, internals }: AuthConnectionRow): void {
+  insert(row: AuthConnectionRow): void {
+    const { projectId, record, internals } = row;
     try {
       this.#db.transaction(() =>
-        this.#db.run("INSERT INTO auth_connections (id, project_id, domain, profile_name, from_fixtures, record, internals) VALUES (?, ?, ?, ?, 0, ?, ?)", [
-          record.id,
-          projectId,
-          record.domain,
-          record.profile_name,
-          JSON.stringify(record),
-          JSON.stringify(internals),
-        ]),
+        this.#db.run(
+          "INSERT INTO auth_connections (id, project_id, domain, profile_name, from_fixtures, record, internals, next_check_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?)",
+          [record.id, projectId, record.domain, record.profile_name, JSON.stringify(record), JSON.stringify(internals), nextCheckColumn(row)],
+        ),
       );
     } catch (error) {
       if (isUniqueViolation(error)) throw connectionExists(record);
@@ -78,7 +75,12 @@ export class SqliteAuthConnectionStore implements Synchronous<AuthConnectionStor
       if (current === undefined) return undefined;
       const next = change(current);
       if (next === undefined) return undefined;
-      this.#db.run("UPDATE auth_connections SET record = ?, internals = ? WHERE id = ?", [JSON.stringify(next.record), JSON.stringify(next.internals), id]);
+      this.#db.run("UPDATE auth_connections SET record = ?, internals = ?, next_check_at = ? WHERE id = ?", [
+        JSON.stringify(next.record),
+        JSON.stringify(next.internals),
+        nextCheckColumn(next),
+        id,
+      ]);
       return next;
     });
   }
@@ -90,6 +92,15 @@ export class SqliteAuthConnectionStore implements Synchronous<AuthConnectionStor
       if (removed > 0) this.#db.run("DELETE FROM auth_timeline WHERE connection_id = ? AND project_id = ?", [id, projectId]);
       return removed > 0;
     });
+  }
+
+  due(now: number, limit: number): AuthConnectionRow[] {
+    return this.#db
+      .all<StoredConnectionRow>(
+        "SELECT project_id, record, internals FROM auth_connections WHERE next_check_at IS NOT NULL AND next_check_at <= ? AND from_fixtures = 0 ORDER BY next_check_at LIMIT ?",
+        [now, limit],
+      )
+      .map(fromStoredConnection);
   }
 
   inProgress(): AuthConnectionRow[] {

@@ -20,3 +20,11 @@ export const connectionNotFound = (id: string) => new NotFoundError(`No auth con
 /** 409 for a second connection of one profile and domain. */
 export const connectionExists = (record: ManagedAuth) =>
   new AuthConnectionExistsError(`The profile "${record.profile_name}" already has an auth connection for ${record.domain}; change that one instead.`);
+
+/**
+ * The `next_check_at` column of a row: `NULL` without health checks, `0` for one the
+ * health checks are yet to schedule, else when its check is due.
+ */
+export function nextCheckColumn({ record, internals }: AuthConnectionRow): number | null {
+  return record.health_checks === false ? null : (internals.nextCheckAt ?? 0);
+}

@@ -7,7 +7,7 @@ import type {
 } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import type { AuthConnectionRow } from "../auth-connections/auth-connection-store.js";
-import { reauthOf } from "../auth-connections/can-reauth.js";
+import { reauthOf, withCheckReason } from "../auth-connections/can-reauth.js";
 import { connectionAt } from "../auth-connections/flow-expiry.js";
 import { normalizeAllowedDomain, normalizeDomain } from "../credentials/domain-names.js";
 import { CredentialNotFoundError, NoFlowError, NotFoundError } from "../http/api-errors.js";
@@ -79,7 +79,7 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, { stores, log
       ...(body.credential === undefined ? {} : { credential: { name: body.credential.name } }),
       flow_status: null,
     };
-    const row: AuthConnectionRow = { projectId, record: { ...record, ...reauthOf(record, {}, credential) }, internals: {} };
+    const row: AuthConnectionRow = { projectId, record: withCheckReason({ ...record, ...reauthOf(record, {}, credential) }), internals: {} };
     await connections.insert(row);
     // The SDK's promise: a profile that does not exist yet is made.
     if ((await stores.profiles.get(projectId, body.profile_name))?.name !== body.profile_name) {
@@ -123,7 +123,14 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, { stores, log
       if (body.credential !== undefined) record.credential = { name: body.credential.name };
       if (body.login_url === "") delete record.login_url;
       else if (body.login_url !== undefined) record.login_url = body.login_url;
-      return { ...current, record: { ...record, ...reauthOf(record, current.internals, credential) } };
+      // A new interval or checks turned on: the health checks schedule the next check from now.
+      const rescheduled = body.health_check_interval !== undefined || body.health_checks !== undefined;
+      const { nextCheckAt: _, ...kept } = current.internals;
+      return {
+        ...current,
+        internals: rescheduled ? kept : current.internals,
+        record: withCheckReason({ ...record, ...reauthOf(record, current.internals, credential) }),
+      };
     });
     if (updated === undefined) throw new NotFoundError(`No auth connection has the id "${request.params.id}" in this project.`);
     return connectionAt(updated.record, Date.now());

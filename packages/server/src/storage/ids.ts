@@ -32,6 +32,7 @@ const ID_PREFIXES = {
   profile: "prof_",
   authConnection: "conn_",
   loginFlow: "flow_",
+  healthCheck: "chk_",
 } as const;
 
 /** A new id for `kind`: its prefix and 24 lowercase base32 characters (120 random bits). */
