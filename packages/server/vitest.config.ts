@@ -13,8 +13,10 @@ import { sharedTestConfig } from "../../vitest.shared.js";
 const ON_POSTGRES_TOO = [
   "test/auth.test.ts",
   "test/auth-connections.test.ts",
+  "test/auth-flow-faults.test.ts",
   "test/auth-flows.test.ts",
   "test/auth-health-checks.test.ts",
+  "test/auth-hosted-login.test.ts",
   "test/browsers.test.ts",
   "test/browser-extensions.test.ts",
   "test/credentials.test.ts",

@@ -13,7 +13,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ["auth-connections", "credentials", "extensions", "fixtures", "limits", "organization", "profiles", "projects"],
   ["auth"],
   ["browsers"],
-  ["webmcp"],
+  ["managed-auth", "webmcp"],
   ["live-view"],
   ["routes"],
   ["app"],

@@ -16,7 +16,6 @@ import type {
   TimelinePage,
 } from "../src/auth-connections/auth-connection-store.js";
 import { connectionAt } from "../src/auth-connections/flow-expiry.js";
-import { LoginFlows } from "../src/auth-connections/login-flows.js";
 import { BrowserLaunchError, type BrowserLauncher } from "../src/browsers/browser-launcher.js";
 import { BrowserService } from "../src/browsers/browser-service.js";
 import { BrowserUrls } from "../src/cdp/public-url.js";
@@ -24,6 +23,8 @@ import { CredentialSeals } from "../src/credentials/credential-seals.js";
 import { NotFoundError } from "../src/http/api-errors.js";
 import { installErrorHandling } from "../src/http/error-handler.js";
 import { RateLimits } from "../src/http/rate-limiter.js";
+import { HostedAccess } from "../src/managed-auth/hosted-access.js";
+import { LoginFlows } from "../src/managed-auth/login-flows.js";
 import { ProfileStates } from "../src/profiles/profile-states.js";
 import type { ProjectStore } from "../src/projects/project-store.js";
 import type { Stores } from "../src/routes/api-deps.js";
@@ -158,6 +159,7 @@ async function apiOver(stores: Stores): Promise<FastifyInstance> {
     profileStates,
     log: app.log,
     flowSeconds: 600,
+    hosted: new HostedAccess(),
   });
   await registerApi(app, {
     stores,

@@ -27,14 +27,16 @@ import { issueApiKey } from "./issue-key.js";
 import { answerKeyRequests } from "./key-requests.js";
 import { loadFixtures } from "./load-fixtures.js";
 import "../http/fastify-augment.js";
-import { HealthChecks } from "../auth-connections/health-checks.js";
-import { LoginFlows } from "../auth-connections/login-flows.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
 import { CredentialSeals } from "../credentials/credential-seals.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
+import { HealthChecks } from "../managed-auth/health-checks.js";
+import { HostedAccess } from "../managed-auth/hosted-access.js";
+import { LoginFlows } from "../managed-auth/login-flows.js";
 import { DEFAULT_PROFILE_STATE_BYTES, ProfileStates } from "../profiles/profile-states.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
+import { HOSTED_LOGIN_PATH, registerHostedLoginRoutes } from "../routes/hosted-login-routes.js";
 import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endpoint.js";
 import { registerApi } from "../routes/register-api.js";
 import { loadSecretsKey, parseSecretsKey } from "../secrets/secrets-key.js";
@@ -429,6 +431,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   // Its states are sealed with the key, which is checked below: no browser saves before.
   let profileStates: ProfileStates | undefined;
   let loginFlows: LoginFlows | undefined;
+  const hostedAccess = new HostedAccess();
   let healthChecks: HealthChecks | undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
     profiles: {
@@ -505,6 +508,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       profileStates,
       log: app.log,
       flowSeconds: options.authFlowSeconds ?? DEFAULT_CONFIG.authFlowSeconds,
+      hosted: hostedAccess,
     });
     // A flow whose browser is gone (this server stopped) ends FAILED, never stuck IN_PROGRESS.
     const flowsEnded = await loginFlows.recover(async (browserId) => {
@@ -522,7 +526,10 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         const org = await stores.organizations.find();
         return org === undefined ? undefined : stores.projects.findById(org.id, projectId);
       },
-      liveViewUrl: (browserId, token) => browserUrls.forBrowser({}, browserId, token).live_view_url,
+      flowUrls: {
+        liveView: (browserId, token) => browserUrls.forBrowser({}, browserId, token).live_view_url,
+        hosted: (code) => `${browserUrls.forPage({})}${HOSTED_LOGIN_PATH}#code=${code}`,
+      },
       log: app.log,
       everySeconds: options.authCheckSeconds,
     });
@@ -598,6 +605,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       connections,
       peerCalls,
     });
+    registerHostedLoginRoutes(app, { hosted: hostedAccess, connections: stores.authConnections, loginFlows });
     await app.ready();
     // Last, so that a failed start leaves no browser behind.
     warmPool?.start();

@@ -14,6 +14,8 @@ export interface ConnectionInternals {
   requirements?: string[];
   /** The id of the connection's latest flow: a flow superseded or ended writes nothing more. */
   flowId?: string;
+  /** When that flow started (its timeline event's `timestamp`). */
+  flowStartedAt?: string;
   /**
    * When the next health check is due (ms since the epoch); absent: the health checks
    * schedule one from the connection's interval. Ignored while `health_checks` is false.

@@ -57,7 +57,7 @@ export class BrowserUrls {
   forBrowser(headers: IncomingHttpHeaders, browserId: string, token: string | undefined): BrowserUrlSet {
     const host = this.#fixed === undefined ? (hostOf(headers) ?? this.#fallbackHost()) : undefined;
     const ws = this.#fixed?.ws ?? `ws://${host}`;
-    const http = this.#fixed?.http ?? `http://${host}`;
+    const http = this.forPage(headers);
     const path = `/browsers/${encodeURIComponent(browserId)}`;
     const live = (access: LiveViewAccess) => `${http}${path}/live${token === undefined ? "" : `#token=${liveViewToken(token, access)}`}`;
     return {
@@ -65,6 +65,11 @@ export class BrowserUrls {
       live_view_url: live("control"),
       live_view_read_only_url: live("watch"),
     };
+  }
+
+  /** The service's HTTP base URL (no trailing slash) for a page it links to, as {@link forBrowser} chooses it. */
+  forPage(headers: IncomingHttpHeaders): string {
+    return this.#fixed?.http ?? `http://${hostOf(headers) ?? this.#fallbackHost()}`;
   }
 }
 

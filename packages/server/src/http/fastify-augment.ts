@@ -18,7 +18,11 @@ declare module "fastify" {
     orgWideOnly?: string;
     /** The body is a form the handler reads and validates itself. */
     formBody?: boolean;
-    /** A web page of the service (the live view), not an operation of the spec: its response is HTML. */
+    /**
+     * A web page of the service (the live view, the hosted login page) or a call only such
+     * a page makes, not an operation of the spec: its success is the page's own (HTML, or
+     * JSON for the page), its errors the spec's Error.
+     */
     page?: boolean;
   }
 }

@@ -1,6 +1,5 @@
 import type { ApiKeyStore } from "../auth/api-key-store.js";
 import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
-import type { LoginFlows } from "../auth-connections/login-flows.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import type { BrowserUrls } from "../cdp/public-url.js";
@@ -10,6 +9,7 @@ import type { ConnectionCounts } from "../http/connection-limits.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import type { PoolReservationStore } from "../limits/pool-reservation-store.js";
 import type { UsageStore } from "../limits/usage-store.js";
+import type { LoginFlows } from "../managed-auth/login-flows.js";
 import type { Cluster } from "../nodes/cluster.js";
 import type { NodeStore } from "../nodes/node-store.js";
 import type { PeerCalls } from "../nodes/peer-calls.js";

@@ -7,14 +7,15 @@ import type {
 } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import type { AuthConnectionRow } from "../auth-connections/auth-connection-store.js";
-import { reauthOf, withCheckReason } from "../auth-connections/can-reauth.js";
 import { connectionAt } from "../auth-connections/flow-expiry.js";
 import { normalizeAllowedDomain, normalizeDomain } from "../credentials/domain-names.js";
 import { CredentialNotFoundError, NoFlowError, NotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
+import { reauthOf, withCheckReason } from "../managed-auth/can-reauth.js";
 import { newProfile } from "../profiles/profile-store.js";
 import { newId } from "../storage/ids.js";
 import type { ApiDeps } from "./api-deps.js";
+import { HOSTED_LOGIN_PATH } from "./hosted-login-routes.js";
 
 /** A flow status after which a flow moves no more. */
 const TERMINAL = new Set(["SUCCESS", "FAILED", "EXPIRED", "CANCELED"]);
@@ -148,7 +149,10 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, { stores, log
 
   app.post<{ Params: { id: string } }>("/auth/connections/:id/login", { config: { operationId: "loginAuthConnection" } }, async (request) => {
     const project = await request.scope.project();
-    return loginFlows.start(project, request.params.id, "LOGIN", (browserId, token) => browserUrls.forBrowser(request.headers, browserId, token).live_view_url);
+    return loginFlows.start(project, request.params.id, "LOGIN", {
+      liveView: (browserId, token) => browserUrls.forBrowser(request.headers, browserId, token).live_view_url,
+      hosted: (code) => `${browserUrls.forPage(request.headers)}${HOSTED_LOGIN_PATH}#code=${code}`,
+    });
   });
 
   app.post<{ Params: { id: string } }>("/auth/connections/:id/submit", { config: { operationId: "submitAuthConnection" } }, async (request) => {

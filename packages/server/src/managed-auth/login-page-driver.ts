@@ -10,7 +10,9 @@ export class LoginPageError extends Error {
 
 /** How long a page may take to settle after a navigation or a click before it is read as it is. */
 const SETTLE_LIMIT_MS = 15_000;
-const POLL_MS = 200;
+const POLL_MS = 100;
+/** How long after a navigation or a click the page is first read: a navigation a click starts begins within it. */
+const FIRST_LOOK_MS = 150;
 const WORLD = "browser-service-login";
 
 /**
@@ -95,15 +97,12 @@ export class LoginPageDriver {
    * {@link SETTLE_LIMIT_MS} passed (a page that keeps changing is then read as it is).
    */
   async settle(): Promise<void> {
-    await sleep(POLL_MS);
+    await sleep(FIRST_LOOK_MS);
     let last = "";
-    let steady = 0;
     const until = Date.now() + SETTLE_LIMIT_MS;
     while (Date.now() < until) {
       const now = await this.#evaluate("document.readyState + ' ' + location.href").catch(() => "");
-      if (typeof now === "string" && now.startsWith("complete ") && now === last) {
-        if (++steady >= 2) return;
-      } else steady = 0;
+      if (typeof now === "string" && now.startsWith("complete ") && now === last) return;
       last = typeof now === "string" ? now : "";
       await sleep(POLL_MS);
     }

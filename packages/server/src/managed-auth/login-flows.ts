@@ -9,6 +9,8 @@ import type {
   SSOButton,
 } from "@browser-service/types";
 import type { FastifyBaseLogger } from "fastify";
+import type { AuthConnectionRow, AuthConnectionStore, ConnectionInternals } from "../auth-connections/auth-connection-store.js";
+import { connectionAt } from "../auth-connections/flow-expiry.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import type { CredentialSeals } from "../credentials/credential-seals.js";
@@ -25,9 +27,8 @@ import type { ProfileStates } from "../profiles/profile-states.js";
 import { newProfile, type ProfileStore } from "../profiles/profile-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import { newId } from "../storage/ids.js";
-import type { AuthConnectionRow, AuthConnectionStore, ConnectionInternals } from "./auth-connection-store.js";
 import { reauthOf, withCheckReason } from "./can-reauth.js";
-import { connectionAt } from "./flow-expiry.js";
+import type { HostedAccess } from "./hosted-access.js";
 import { type FlowAnswer, type FlowOutcome, type FlowPause, FlowStoppedError, LoginFlow, type StoredValues } from "./login-flow.js";
 import { LoginPageDriver } from "./login-page-driver.js";
 
@@ -42,6 +43,16 @@ export interface LoginFlowsDeps {
   log: FastifyBaseLogger;
   /** How long a flow may run, in seconds, from its start to `flow_expires_at`. */
   flowSeconds: number;
+  /** The codes and tokens of the flows' hosted login pages. */
+  hosted: HostedAccess;
+}
+
+/** The URLs a flow shows, built for the request (or node) that starts it. */
+export interface FlowUrls {
+  /** The live view URL of the flow's browser. */
+  liveView(browserId: string, token: string | undefined): string;
+  /** The hosted login page's URL carrying `code`. */
+  hosted(code: string): string;
 }
 
 interface RunningFlow {
@@ -90,12 +101,7 @@ export class LoginFlows {
    * one runs and has not expired (an expired one is superseded). `liveViewUrl` writes the
    * live view URL of the flow's browser for the request.
    */
-  async start(
-    project: ProjectRow,
-    connectionId: string,
-    type: "LOGIN" | "REAUTH",
-    liveViewUrl: (browserId: string, token: string | undefined) => string,
-  ): Promise<ManagedAuthLoginResponse> {
+  async start(project: ProjectRow, connectionId: string, type: "LOGIN" | "REAUTH", urls: FlowUrls): Promise<ManagedAuthLoginResponse> {
     const deps = this.#deps;
     const row = await deps.connections.find(project.id, connectionId);
     if (row === undefined) throw new NotFoundError(`No auth connection has the id "${connectionId}" in this project.`);
@@ -114,9 +120,11 @@ export class LoginFlows {
     });
     const now = new Date();
     const expiresAt = new Date(now.getTime() + deps.flowSeconds * 1000).toISOString();
-    const live = liveViewUrl(browser.id, deps.browsers.token(browser.id));
+    const live = urls.liveView(browser.id, deps.browsers.token(browser.id));
+    const flowId = newId("loginFlow");
+    const hosted = urls.hosted(deps.hosted.issue({ projectId: project.id, connectionId, flowId, expiresAt: now.getTime() + deps.flowSeconds * 1000 }));
     const running: RunningFlow = {
-      flowId: newId("loginFlow"),
+      flowId,
       projectId: project.id,
       connectionId,
       type,
@@ -126,14 +134,14 @@ export class LoginFlows {
     };
     const started = await deps.connections.update(project.id, connectionId, (current) => ({
       ...current,
-      internals: { ...current.internals, flowId: running.flowId },
+      internals: { ...current.internals, flowId: running.flowId, flowStartedAt: running.startedAt },
       record: {
         ...current.record,
         flow_status: "IN_PROGRESS",
         flow_step: "DISCOVERING",
         flow_type: type,
         flow_expires_at: expiresAt,
-        hosted_url: live,
+        hosted_url: hosted,
         live_view_url: live,
         browser_session_id: browser.id,
         interaction_id: null,
@@ -150,16 +158,18 @@ export class LoginFlows {
       },
     }));
     if (started === undefined) {
+      deps.hosted.revoke(connectionId);
       await deps.browsers.delete(browser, { discardChanges: true });
       throw new NotFoundError(`No auth connection has the id "${connectionId}" in this project.`);
     }
     this.#running.set(connectionId, running);
     await this.#timeline(running, started.record);
     this.changed(connectionId);
-    running.timer = setTimeout(() => void this.#stop(running, "EXPIRED"), deps.flowSeconds * 1000);
+    // At flow_expires_at itself: from then on the record reads EXPIRED, so the browser ends too.
+    running.timer = setTimeout(() => void this.#stop(running, "EXPIRED"), Math.max(0, Date.parse(expiresAt) - Date.now()));
     running.timer.unref();
     void this.#run(running, started);
-    return { id: connectionId, flow_expires_at: expiresAt, flow_type: type, hosted_url: live, live_view_url: live };
+    return { id: connectionId, flow_expires_at: expiresAt, flow_type: type, hosted_url: hosted, live_view_url: live };
   }
 
   /**
@@ -206,6 +216,7 @@ export class LoginFlows {
 
   /** Ends the flow of a connection being deleted (its browser ends without saving); the record is gone, so nothing is written. */
   async cancel(connectionId: string): Promise<void> {
+    this.#deps.hosted.revoke(connectionId);
     const running = this.#running.get(connectionId);
     if (running !== undefined) await this.#stop(running, "CANCELED", false);
   }
@@ -215,11 +226,11 @@ export class LoginFlows {
    * browser is gone or crashed) ends `FAILED` with `flow_interrupted`, never stuck.
    */
   async recover(isRunning: (browserId: string) => Promise<boolean>): Promise<number> {
-    let ended = 0;
+    let count = 0;
     for (const row of await this.#deps.connections.inProgress()) {
       const browserId = row.record.browser_session_id;
       if (browserId != null && (await isRunning(browserId))) continue;
-      await this.#deps.connections.update(row.projectId, row.record.id, (current) =>
+      const ended = await this.#deps.connections.update(row.projectId, row.record.id, (current) =>
         current.record.flow_status !== "IN_PROGRESS"
           ? undefined
           : {
@@ -233,9 +244,17 @@ export class LoginFlows {
               },
             },
       );
-      ended++;
+      const { flowId, flowStartedAt } = row.internals;
+      if (ended !== undefined && flowId !== undefined && flowStartedAt !== undefined) {
+        await this.#deps.connections.putTimelineEvent(
+          row.projectId,
+          row.record.id,
+          timelineEvent({ flowId, type: ended.record.flow_type ?? "LOGIN", startedAt: flowStartedAt, browserId: browserId ?? undefined }, ended.record),
+        );
+      }
+      count++;
     }
-    return ended;
+    return count;
   }
 
   /** Ends every flow of this node (shutdown): each reads `FAILED` with `flow_interrupted`. */
@@ -383,19 +402,8 @@ export class LoginFlows {
   }
 
   async #timeline(running: RunningFlow, record: ManagedAuth): Promise<void> {
-    const event: ManagedAuthTimelineEvent = {
-      id: running.flowId,
-      type: running.type === "LOGIN" ? "login" : "reauth",
-      status: record.flow_status ?? "IN_PROGRESS",
-      timestamp: running.startedAt,
-      updated_at: new Date().toISOString(),
-      browser_session_id: running.browser.id,
-      ...(record.flow_step == null ? {} : { step: record.flow_step }),
-      ...(record.error_code == null ? {} : { error_code: record.error_code }),
-      ...(record.error_message == null ? {} : { error_message: record.error_message }),
-      ...(record.website_error == null ? {} : { website_error: record.website_error }),
-    };
-    await this.#deps.connections.putTimelineEvent(running.projectId, running.connectionId, event);
+    const flow = { flowId: running.flowId, type: running.type, startedAt: running.startedAt, browserId: running.browser.id };
+    await this.#deps.connections.putTimelineEvent(running.projectId, running.connectionId, timelineEvent(flow, record));
   }
 
   /** Tells whoever follows connection `connectionId` that its record changed. */
@@ -475,4 +483,23 @@ export class LoginFlows {
 /** The record's `mfa_options[].type` for a choice's `mfa_type`: the kinds the record has no word for are a switch of method. */
 function mfaOptionType(type: ManagedAuthChoice["mfa_type"]): MFAOption["type"] {
   return type === undefined || type === null ? "sms" : type === "passkey" || type === "other" ? "switch" : type;
+}
+
+/** A flow's event in its connection's timeline, as the record now reads. */
+function timelineEvent(
+  flow: { flowId: string; type: "LOGIN" | "REAUTH"; startedAt: string; browserId: string | undefined },
+  record: ManagedAuth,
+): ManagedAuthTimelineEvent {
+  return {
+    id: flow.flowId,
+    type: flow.type === "LOGIN" ? "login" : "reauth",
+    status: record.flow_status ?? "IN_PROGRESS",
+    timestamp: flow.startedAt,
+    updated_at: new Date().toISOString(),
+    ...(flow.browserId === undefined ? {} : { browser_session_id: flow.browserId }),
+    ...(record.flow_step == null ? {} : { step: record.flow_step }),
+    ...(record.error_code == null ? {} : { error_code: record.error_code }),
+    ...(record.error_message == null ? {} : { error_message: record.error_message }),
+    ...(record.website_error == null ? {} : { website_error: record.website_error }),
+  };
 }

@@ -1,16 +1,16 @@
 import type { ManagedAuth, ManagedAuthTimelineEvent } from "@browser-service/types";
 import type { FastifyBaseLogger } from "fastify";
+import type { AuthConnectionRow, AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
+import { connectionAt } from "../auth-connections/flow-expiry.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import type { ProfileStates } from "../profiles/profile-states.js";
 import type { ProfileStore } from "../profiles/profile-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import { newId } from "../storage/ids.js";
-import type { AuthConnectionRow, AuthConnectionStore } from "./auth-connection-store.js";
 import { withCheckReason } from "./can-reauth.js";
 import { hostOf, isWithin } from "./credential-hosts.js";
-import { connectionAt } from "./flow-expiry.js";
-import type { LoginFlows } from "./login-flows.js";
+import type { FlowUrls, LoginFlows } from "./login-flows.js";
 import { LoginPageDriver } from "./login-page-driver.js";
 
 /** The seed's default `health_check_interval`, in seconds, for a connection stored without one. */
@@ -32,8 +32,8 @@ export interface HealthChecksDeps {
   flows: LoginFlows;
   /** The project a connection belongs to, or `undefined` when it is gone. */
   projectOf: (projectId: string) => Promise<ProjectRow | undefined>;
-  /** The live view URL of a re-authentication's browser (no request to take a host from). */
-  liveViewUrl: (browserId: string, token: string | undefined) => string;
+  /** The URLs of a re-authentication (no request to take a host from). */
+  flowUrls: FlowUrls;
   log: FastifyBaseLogger;
   /** Checks every connection this often instead of its `health_check_interval` (tests, demos). */
   everySeconds?: number | undefined;
@@ -144,7 +144,7 @@ export class HealthChecks {
     const project = await this.#deps.projectOf(projectId);
     if (project === undefined) return;
     await this.#deps.flows
-      .start(project, record.id, "REAUTH", this.#deps.liveViewUrl)
+      .start(project, record.id, "REAUTH", this.#deps.flowUrls)
       .catch((error: unknown) => this.#deps.log.warn({ err: error, connection: record.id }, "a re-authentication could not start"));
   }
 

@@ -1,6 +1,6 @@
 import type { ManagedAuth } from "@browser-service/types";
+import type { ConnectionInternals } from "../auth-connections/auth-connection-store.js";
 import type { CredentialRow } from "../credentials/credential-store.js";
-import type { ConnectionInternals } from "./auth-connection-store.js";
 
 /**
  * `can_reauth` and `can_reauth_reason` from what is stored: a prior successful login, a

@@ -1,0 +1,109 @@
+import { limits, type ManagedAuth, type ManagedAuthSubmitRequest } from "@browser-service/types";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
+import { BadRequestError, UnauthorizedError } from "../http/api-errors.js";
+import { buildInlinePage } from "../http/inline-page.js";
+import { bodyProblems } from "../http/request-validation.js";
+import type { HostedAccess, HostedGrant } from "../managed-auth/hosted-access.js";
+import type { LoginFlows } from "../managed-auth/login-flows.js";
+
+/** Where the hosted login page is served; a flow's `hosted_url` is this path with `#code=…`. */
+export const HOSTED_LOGIN_PATH = "/auth/hosted";
+
+const ASSETS = new URL("../../assets/hosted-login/", import.meta.url);
+/** The code's JSON body: `{"code": "<43 characters>"}` and room to spare. */
+const EXCHANGE_BODY_BYTES = 1024;
+const SCHEME = /^Bearer ([A-Za-z0-9_-]{16,128})$/;
+
+/** What the hosted login page needs from the rest of the server. */
+export interface HostedLoginDeps {
+  hosted: HostedAccess;
+  connections: AuthConnectionStore;
+  loginFlows: LoginFlows;
+}
+
+/**
+ * The page a person opens from a flow's `hosted_url` to finish a login the service
+ * cannot: `GET /auth/hosted` (the page, outside the API: no key), `POST
+ * /auth/hosted/session` (its single-use code for a token), `GET /auth/hosted/state` (the
+ * flow as the page shows it) and `POST /auth/hosted/submit` (a `ManagedAuthSubmitRequest`,
+ * checked as `POST /auth/connections/{id}/submit` checks it). The token reaches that one
+ * connection's current flow and nothing else, and only until the flow's time is over.
+ */
+export function registerHostedLoginRoutes(app: FastifyInstance, deps: HostedLoginDeps): void {
+  const page = buildInlinePage(ASSETS, { style: "hosted.css", script: "hosted.js" }, [
+    "connect-src 'self'",
+    // The browser's live view, for a step a person does in the page itself (a CAPTCHA, an approval).
+    "frame-src 'self'",
+  ]);
+
+  app.get(HOSTED_LOGIN_PATH, { config: { page: true } }, async (_request, reply) =>
+    reply
+      .type("text/html; charset=utf-8")
+      .header("content-security-policy", `${page.contentSecurityPolicy}; frame-ancestors 'none'`)
+      .header("cache-control", "no-store")
+      .header("referrer-policy", "no-referrer")
+      .header("x-content-type-options", "nosniff")
+      .send(page.html),
+  );
+
+  // The page's own calls: like the page, outside the spec (their errors are the spec's Error).
+  app.post(`${HOSTED_LOGIN_PATH}/session`, { bodyLimit: EXCHANGE_BODY_BYTES, config: { page: true } }, async (request, reply) => {
+    const code = (request.body as { code?: unknown } | undefined)?.code;
+    if (typeof code !== "string" || code.length === 0 || code.length > 128)
+      throw new BadRequestError('The body is {"code": "<the code from the hosted_url>"}.');
+    const exchanged = deps.hosted.exchange(code);
+    if (exchanged === undefined) throw new UnauthorizedError("This login link was already used, has ended, or was never issued; ask for a new one.");
+    return reply.header("cache-control", "no-store").send({
+      token: exchanged.token,
+      connection_id: exchanged.grant.connectionId,
+      expires_at: new Date(exchanged.grant.expiresAt).toISOString(),
+    });
+  });
+
+  app.get(`${HOSTED_LOGIN_PATH}/state`, { config: { page: true } }, async (request, reply) => {
+    const grant = grantOf(deps.hosted, request);
+    const record = await currentFlow(deps.connections, grant);
+    return reply.header("cache-control", "no-store").send(pageView(record));
+  });
+
+  app.post(`${HOSTED_LOGIN_PATH}/submit`, { bodyLimit: limits.schemas.ManagedAuthSubmitRequest.maxBytes, config: { page: true } }, async (request, reply) => {
+    const grant = grantOf(deps.hosted, request);
+    await currentFlow(deps.connections, grant);
+    const problems = bodyProblems("submitAuthConnection", request.body);
+    if (problems.length > 0) throw new BadRequestError("The submission does not match ManagedAuthSubmitRequest.", problems);
+    await deps.loginFlows.submit(grant.projectId, grant.connectionId, request.body as ManagedAuthSubmitRequest);
+    return reply.send({ accepted: true });
+  });
+}
+
+function grantOf(hosted: HostedAccess, request: FastifyRequest): HostedGrant {
+  const token = SCHEME.exec(request.headers.authorization ?? "")?.[1];
+  const grant = token === undefined ? undefined : hosted.grantOf(token);
+  if (grant === undefined) throw new UnauthorizedError("This login page's access has ended; open a new link.");
+  return grant;
+}
+
+/** The connection, while the flow the grant was issued for is still its latest. */
+async function currentFlow(connections: AuthConnectionStore, grant: HostedGrant): Promise<ManagedAuth> {
+  const row = await connections.find(grant.projectId, grant.connectionId);
+  if (row === undefined || row.internals.flowId !== grant.flowId) throw new UnauthorizedError("This login was replaced or removed; open a new link.");
+  return (await connections.get(grant.projectId, grant.connectionId)) as ManagedAuth;
+}
+
+/** What the page shows: the flow, never the credential or the connection's settings. */
+function pageView(record: ManagedAuth) {
+  return {
+    domain: record.domain,
+    flow_status: record.flow_status ?? null,
+    flow_step: record.flow_step ?? null,
+    flow_expires_at: record.flow_expires_at ?? null,
+    interaction_id: record.interaction_id ?? null,
+    fields: record.fields ?? [],
+    choices: record.choices ?? [],
+    external_action_message: record.external_action_message ?? null,
+    website_error: record.website_error ?? null,
+    error_message: record.error_message ?? null,
+    live_view_url: record.live_view_url ?? null,
+  };
+}
