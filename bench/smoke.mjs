@@ -22,6 +22,7 @@ const RUNS = [
   ["budgets.mjs", "--smoke"],
   ["extensions.mjs", "--creates", "2"],
   ["profiles.mjs", "--creates", "1", "--mib", "2"],
+  ["auth.mjs", "--logins", "3"],
   ["webmcp.mjs", "--requests", "10"],
   ["live-view.mjs", "--seconds", "1"],
   ["webmcp-helpers.mjs"],
