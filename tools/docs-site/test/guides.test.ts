@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 describe("the guides", () => {
-  it("are the six the site promises, in order", () => {
+  it("are the seven the site promises, in order", () => {
     expect(guides.map((guide) => guide.title)).toEqual([
       "Getting started with the client",
       "WebMCP with the helpers",
@@ -51,6 +51,7 @@ describe("the guides", () => {
       "Extensions",
       "Watch a browser",
       "Log in once, use it everywhere",
+      "Keep an agent logged in",
     ]);
   });
 
