@@ -1,7 +1,7 @@
 import { type LoginSites, startLoginSites } from "@browser-service/test-pages/login-sites";
 import type { ManagedAuth } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FollowedStream, followEvents } from "./support/event-stream.js";
+import { type FollowedStream, followBody } from "./support/event-stream.js";
 import { useTestServer } from "./support/test-server.js";
 import { drive } from "./support/webmcp-driver.js";
 
@@ -37,8 +37,10 @@ async function connect(site: string, values: Record<string, string> | null, extr
   });
 }
 
-function follow(id: string): Promise<FollowedStream> {
-  return followEvents(`${t.url}/auth/connections/${id}/events`, { authorization: `Bearer ${t.orgKey}` });
+/** The connection's events as this project's client follows them. */
+async function follow(id: string): Promise<FollowedStream> {
+  const controller = new AbortController();
+  return followBody(await t.client().authConnections.follow(id, { signal: controller.signal }), controller);
 }
 
 const step = (name: string) => (event: Record<string, unknown>) => event.flow_step === name || TERMINAL.has(String(event.flow_status));

@@ -17,12 +17,17 @@ export async function followEvents(url: string, headers: Record<string, string>)
   if (response.status !== 200 || !String(response.headers.get("content-type")).startsWith("text/event-stream")) {
     throw new Error(`Expected an event stream, got ${response.status}: ${await response.text()}`);
   }
+  return followBody(response.body as ReadableStream<Uint8Array>, controller);
+}
+
+/** Follows the events of an event stream's `body` (a client's `follow()` gives one); `controller` aborts its request. */
+export function followBody(body: ReadableStream<Uint8Array>, controller: AbortController): FollowedStream {
   const events: Record<string, unknown>[] = [];
   const waiters: { match: (event: Record<string, unknown>) => boolean; resolve: (event: Record<string, unknown>) => void }[] = [];
   const ended = (async () => {
     const decoder = new TextDecoder();
     let buffer = "";
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const reader = body.getReader();
     try {
       for (;;) {
         const { done, value } = await reader.read();
