@@ -13,6 +13,7 @@ import { sharedTestConfig } from "../../vitest.shared.js";
 const ON_POSTGRES_TOO = [
   "test/auth.test.ts",
   "test/auth-connections.test.ts",
+  "test/auth-flow-attacks.test.ts",
   "test/auth-flow-faults.test.ts",
   "test/auth-flows.test.ts",
   "test/auth-health-checks.test.ts",

@@ -34,3 +34,7 @@ CREATE TABLE auth_timeline (
   record TEXT NOT NULL
 );
 CREATE INDEX auth_timeline_connection ON auth_timeline (connection_id, seq);
+
+-- A login flow's or a health check's browser is the service's own: it holds a stored
+-- credential's values while it types them, so no API read or DevTools client reaches it.
+ALTER TABLE browsers ADD COLUMN internal INTEGER NOT NULL DEFAULT 0;

@@ -22,11 +22,17 @@ const TERMINAL = new Set(["SUCCESS", "FAILED", "EXPIRED", "CANCELED"]);
 let made = 0;
 
 /** A connection for `site` on `localhost` (its login page given), with a credential of `values` unless `null`. */
-async function connect(site: string, values: Record<string, string> | null, extra: Record<string, unknown> = {}, totpSecret?: string): Promise<ManagedAuth> {
+async function connect(
+  site: string,
+  values: Record<string, string> | null,
+  extra: Record<string, unknown> = {},
+  totpSecret?: string,
+  credentialDomain = "localhost",
+): Promise<ManagedAuth> {
   const client = t.client();
   const name = `${site}-${++made}`;
   if (values !== null) {
-    await client.credentials.create({ name, domain: "localhost", values, ...(totpSecret === undefined ? {} : { totp_secret: totpSecret }) });
+    await client.credentials.create({ name, domain: credentialDomain, values, ...(totpSecret === undefined ? {} : { totp_secret: totpSecret }) });
   }
   return client.authConnections.create({
     domain: "localhost",
@@ -199,7 +205,8 @@ describe("a login flow that asks a person", () => {
 
   it("follows an identity provider on another origin that the connection allows", async () => {
     const client = t.client();
-    const connection = await connect("sso", { username: user.username, password: user.password }, { allowed_domains: ["127.0.0.1"] });
+    // The account is the identity provider's: so is the credential's domain.
+    const connection = await connect("sso", { username: user.username, password: user.password }, { allowed_domains: ["127.0.0.1"] }, undefined, "127.0.0.1");
     await client.authConnections.login(connection.id);
     const stream = await follow(connection.id);
     const choosing = await stream.next(step("AWAITING_INPUT"));

@@ -95,6 +95,23 @@ describe("health checks", () => {
     expect(Date.parse(String(reauth?.timestamp))).toBeGreaterThanOrEqual(Date.parse(String(expired?.timestamp)));
   });
 
+  it("try a stored password the site rejected no more: an account is not locked by retries", async () => {
+    const connection = await loggedIn();
+    await t.client().credentials.update(connection.profile_name, { values: { password: "no longer right" } });
+    sites.expireSessions();
+    const rejected = await until(connection.id, (record) => record.flow_type === "REAUTH" && TERMINAL.has(String(record.flow_status)));
+    expect(rejected).toMatchObject({
+      flow_status: "FAILED",
+      error_code: "login_rejected",
+      status: "NEEDS_AUTH",
+      can_reauth: false,
+      can_reauth_reason: "requires_customer_input",
+    });
+    const later = await until(connection.id, checkedAfter(rejected.last_auth_check_at));
+    await until(connection.id, checkedAfter(later.last_auth_check_at));
+    expect((await timeline(connection.id)).filter((event) => event.type === "reauth")).toHaveLength(1);
+  });
+
   it("mark NEEDS_AUTH without re-authenticating when auto_reauth is off", async () => {
     const connection = await loggedIn({ auto_reauth: false });
     await until(connection.id, checkedAfter(undefined));

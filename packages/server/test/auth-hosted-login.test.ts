@@ -121,6 +121,13 @@ describe("the hosted login page", () => {
       expect(response.status).toBe(401);
       expect(await response.json()).toMatchObject({ code: "unauthorized", message: expect.any(String) });
     }
+    // Without a live token the body is never read: malformed JSON is a 401, not a 400.
+    const unread = await fetch(`${t.url}/auth/hosted/submit`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${"B".repeat(43)}` },
+      body: `${"[".repeat(100_000)}not json`,
+    });
+    expect(unread.status).toBe(401);
     // The token is not an API key.
     const asKey = await fetch(`${t.url}/auth/connections/${connection.id}`, { headers: { authorization: `Bearer ${token}` } });
     expect(asKey.status).toBe(401);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type FirstStart, initializeOrganization } from "../src/app/first-start.js";
 import { openPgStores, openSqliteStores } from "../src/app/stores.js";
+import { TIMELINE_EVENTS_KEPT } from "../src/auth-connections/auth-connection-store.js";
 import type { Stores } from "../src/routes/api-deps.js";
 import { dataDirLayout, newUploadPath } from "../src/storage/data-dir.js";
 import { markingExtension } from "./support/extension-zips.js";
@@ -362,6 +363,64 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     expect(await stores.browsers.findLaunched("brw_missing")).toBeUndefined();
     expect((await stores.browsers.list(first.project.id, 0, 10)).items.map((each) => each.id)).toEqual([row.id]);
     await expect(stores.browsers.getByIdOrName(first.project.id, "nope")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("keeps the service's own browsers out of the project's reads, while they hold a slot and its node finds them", async () => {
+    const { stores, first } = await started();
+    const row = await stores.browsers.reserve({
+      orgId: first.org.id,
+      projectId: first.project.id,
+      name: "flow",
+      planLimit: 10,
+      timeoutSeconds: 60,
+      internal: true,
+    });
+    await stores.browsers.markRunning(row.id, launched, "cd".repeat(32));
+    expect((await stores.browsers.list(first.project.id, 0, 10)).items).toEqual([]);
+    await expect(stores.browsers.getByIdOrName(first.project.id, row.id)).rejects.toMatchObject({ code: "not_found" });
+    await expect(stores.browsers.getByIdOrName(first.project.id, "flow")).rejects.toMatchObject({ code: "not_found" });
+    expect(await stores.browsers.findLaunched(row.id)).toMatchObject({ id: row.id, internal: 1 });
+    await expect(
+      stores.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 1, timeoutSeconds: 60 }),
+    ).rejects.toMatchObject({ code: "concurrency_limit_exceeded" });
+  });
+
+  it("keeps auth connections: due checks, claimed by one writer, and a timeline capped to its newest events", async () => {
+    const { stores, first } = await started();
+    const projectId = first.project.id;
+    const record = {
+      id: "conn_contract",
+      profile_name: "p",
+      domain: "example.com",
+      status: "NEEDS_AUTH",
+      save_credentials: true,
+      record_session: false,
+    } as const;
+    await stores.authConnections.insert({ projectId, record: { ...record, health_checks: true }, internals: {} });
+    await stores.authConnections.insert({ projectId, record: { ...record, id: "conn_off", profile_name: "q", health_checks: false }, internals: {} });
+    // Never scheduled: due at once (to be scheduled); checks off: never due.
+    expect((await stores.authConnections.due(Date.now(), 10)).map((row) => row.record.id)).toEqual(["conn_contract"]);
+    await stores.authConnections.update(projectId, "conn_contract", (current) => ({ ...current, internals: { nextCheckAt: 5_000 } }));
+    expect(await stores.authConnections.due(4_999, 10)).toEqual([]);
+    expect((await stores.authConnections.due(5_000, 10)).map((row) => row.internals.nextCheckAt)).toEqual([5_000]);
+    // Two writers claim the same due time: the second sees the first's change and gives up.
+    const claim = () =>
+      stores.authConnections.update(projectId, "conn_contract", (current) =>
+        current.internals.nextCheckAt === 5_000 ? { ...current, internals: { nextCheckAt: 9_000 } } : undefined,
+      );
+    expect((await Promise.all([claim(), claim()])).filter((won) => won !== undefined)).toHaveLength(1);
+    for (let n = 0; n < TIMELINE_EVENTS_KEPT + 5; n++) {
+      await stores.authConnections.putTimelineEvent(projectId, "conn_contract", {
+        id: `chk_${n}`,
+        type: "health_check",
+        status: "NEEDS_AUTH",
+        timestamp: new Date(n * 1000).toISOString(),
+      });
+    }
+    const kept = await stores.authConnections.timeline(projectId, "conn_contract", { offset: 0, limit: 2000 });
+    expect(kept.items).toHaveLength(TIMELINE_EVENTS_KEPT);
+    expect(kept.items[0]?.id).toBe(`chk_${TIMELINE_EVENTS_KEPT + 4}`);
+    expect(kept.items.at(-1)?.id).toBe("chk_5");
   });
 
   it("records as running only a reservation still starting: one dropped or ended meanwhile stays as it is", async () => {

@@ -605,7 +605,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       connections,
       peerCalls,
     });
-    registerHostedLoginRoutes(app, { hosted: hostedAccess, connections: stores.authConnections, loginFlows });
+    registerHostedLoginRoutes(app, { hosted: hostedAccess, rateLimits, connections: stores.authConnections, loginFlows });
     await app.ready();
     // Last, so that a failed start leaves no browser behind.
     warmPool?.start();

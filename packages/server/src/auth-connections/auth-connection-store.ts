@@ -1,5 +1,8 @@
 import type { ManagedAuth, ManagedAuthTimelineEvent } from "@browser-service/types";
 
+/** How many timeline events a connection keeps, newest first: a check every few seconds must not grow it for ever. */
+export const TIMELINE_EVENTS_KEPT = 1000;
+
 /** A stored connection and the project it belongs to. */
 export interface StoredAuthConnection {
   projectId: string;
@@ -12,6 +15,11 @@ export interface ConnectionInternals {
   succeeded?: boolean;
   /** The kinds of input the last successful login needed (`identifier`, `password`, `totp_code`, `code`, `external_action`, `choice`). */
   requirements?: string[];
+  /**
+   * The site rejected the stored credential in the last flow: no re-authentication tries
+   * it again (an account could be locked) until a login succeeds.
+   */
+  storedRejected?: boolean | undefined;
   /** The id of the connection's latest flow: a flow superseded or ended writes nothing more. */
   flowId?: string;
   /** When that flow started (its timeline event's `timestamp`). */
@@ -69,7 +77,7 @@ export interface AuthConnectionStore {
   due(now: number, limit: number): Promise<AuthConnectionRow[]>;
   /** Every connection whose flow is stored `IN_PROGRESS`, in any project. */
   inProgress(): Promise<AuthConnectionRow[]>;
-  /** Stores `event` in the connection's timeline, replacing the event with the same id. */
+  /** Stores `event` in the connection's timeline, replacing the event with the same id; past {@link TIMELINE_EVENTS_KEPT}, the oldest go. */
   putTimelineEvent(projectId: string, connectionId: string, event: ManagedAuthTimelineEvent): Promise<void>;
   /** One page of a connection's timeline, newest first. */
   timeline(projectId: string, connectionId: string, page: TimelinePage): Promise<{ items: ManagedAuthTimelineEvent[]; hasMore: boolean }>;

@@ -1,7 +1,14 @@
 import type { ManagedAuth, ManagedAuthTimelineEvent } from "@browser-service/types";
 import { isStorableText } from "../storage/database.js";
 import { isPgUniqueViolation, type PgDatabase, type PgValue } from "../storage/pg-database.js";
-import type { AuthConnectionPage, AuthConnectionRow, AuthConnectionStore, StoredAuthConnection, TimelinePage } from "./auth-connection-store.js";
+import {
+  type AuthConnectionPage,
+  type AuthConnectionRow,
+  type AuthConnectionStore,
+  type StoredAuthConnection,
+  TIMELINE_EVENTS_KEPT,
+  type TimelinePage,
+} from "./auth-connection-store.js";
 import { connectionAt } from "./flow-expiry.js";
 import { connectionExists, connectionNotFound, fromStoredConnection, nextCheckColumn, type StoredConnectionRow } from "./stored-connection.js";
 
@@ -110,6 +117,10 @@ export class PgAuthConnectionStore implements AuthConnectionStore {
     await this.#db.run(
       "INSERT INTO auth_timeline (id, connection_id, project_id, type, record) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET record = excluded.record",
       [event.id, connectionId, projectId, event.type, JSON.stringify(event)],
+    );
+    await this.#db.run(
+      "DELETE FROM auth_timeline WHERE connection_id = $1 AND seq <= (SELECT seq FROM auth_timeline WHERE connection_id = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2)",
+      [connectionId, TIMELINE_EVENTS_KEPT],
     );
   }
 

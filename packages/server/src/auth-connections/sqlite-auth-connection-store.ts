@@ -2,6 +2,7 @@ import type { ManagedAuth, ManagedAuthTimelineEvent } from "@browser-service/typ
 import { isStorableText, isUniqueViolation, type SqliteDatabase } from "../storage/database.js";
 import type { Synchronous } from "../storage/unit-of-work-gate.js";
 import type { AuthConnectionPage, AuthConnectionRow, AuthConnectionStore, StoredAuthConnection, TimelinePage } from "./auth-connection-store.js";
+import { TIMELINE_EVENTS_KEPT } from "./auth-connection-store.js";
 import { connectionAt } from "./flow-expiry.js";
 import { connectionExists, connectionNotFound, fromStoredConnection, nextCheckColumn, type StoredConnectionRow } from "./stored-connection.js";
 
@@ -121,6 +122,10 @@ export class SqliteAuthConnectionStore implements Synchronous<AuthConnectionStor
           event.type,
           JSON.stringify(event),
         ]);
+        this.#db.run(
+          "DELETE FROM auth_timeline WHERE connection_id = ? AND seq <= (SELECT seq FROM auth_timeline WHERE connection_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+          [connectionId, connectionId, TIMELINE_EVENTS_KEPT],
+        );
       }
     });
   }

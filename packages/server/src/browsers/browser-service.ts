@@ -53,6 +53,8 @@ export interface CreateBrowserInput {
   placedUnder?: string;
   /** The profile to start from: its saved state (`undefined`: never saved), and whether the browser saves into it. */
   profile?: { id: string; name: string | null; save: boolean; state: ProfileState | undefined };
+  /** The service's own browser (a login flow's, a health check's): hidden from the API's reads, WebMCP and DevTools clients. */
+  internal?: boolean;
 }
 
 /** How long a browser that saves into its profile may take to give its cookies at its end. */
@@ -197,6 +199,7 @@ export class BrowserService {
       extensions,
       ...(input.placedUnder === undefined ? {} : { placedUnder: input.placedUnder }),
       ...(profile === undefined ? {} : { profile: { id: profile.id, name: profile.name, save: profile.save } }),
+      ...(input.internal === true ? { internal: true } : {}),
     };
     // None ready (a burst larger than the pool, or no pool) means a cold launch. A warm
     // browser that must load extensions first is taken as a cold one would start: its

@@ -79,6 +79,8 @@ export interface BrowserRow {
   profile_id: string | null;
   profile_name: string | null;
   profile_save: number;
+  /** 1 for the service's own browser (a login flow's, a health check's): no API read, WebMCP call or DevTools client reaches it. */
+  internal: number;
   /** The node whose process runs it, where several servers share a database; absent: this server's. */
   node_id?: string;
 }
@@ -112,6 +114,8 @@ export interface BrowserReservation {
    * PostgreSQL only: SQLite has no other node to place a create.
    */
   placedUnder?: string;
+  /** The service's own browser (see {@link BrowserRow.internal}). */
+  internal?: boolean;
 }
 
 /**
@@ -139,6 +143,7 @@ export function reservedRow(request: BrowserReservation): BrowserRow {
     profile_id: request.profile?.id ?? null,
     profile_name: request.profile?.name ?? null,
     profile_save: request.profile?.save === true ? 1 : 0,
+    internal: request.internal === true ? 1 : 0,
   };
 }
 
@@ -191,7 +196,7 @@ export interface BrowserStore {
   markCrashed(id: string, reason: CrashReason): Promise<void>;
   /** Deletes a browser's record, freeing its slot and its name. */
   remove(id: string): Promise<void>;
-  /** The launched browser of the project with this id or, failing that, this name; 404 `not_found` otherwise. */
+  /** The launched browser of the project with this id or, failing that, this name, never an internal one; 404 `not_found` otherwise. */
   getByIdOrName(projectId: string, idOrName: string): Promise<BrowserRow>;
   /** The launched browser with this id in any project, with its project's organization; ids only, never names. */
   findLaunched(id: string): Promise<(BrowserRow & { org_id: string }) | undefined>;
@@ -201,7 +206,7 @@ export interface BrowserStore {
    * that the browser-bound paths (WebMCP, DevTools) pay nothing for them.
    */
   extensionsOf(browserIds: readonly string[]): Promise<Map<string, BrowserExtension[]>>;
-  /** One page of the project's launched browsers, oldest first, and whether more follow. */
+  /** One page of the project's launched browsers (never an internal one), oldest first, and whether more follow. */
   list(projectId: string, offset: number, limit: number): Promise<{ items: BrowserRow[]; hasMore: boolean }>;
   /**
    * After an unclean exit of the previous server: every browser it left `starting` or

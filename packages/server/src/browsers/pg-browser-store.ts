@@ -15,9 +15,11 @@ import {
 } from "./browser-store.js";
 
 const COLUMNS =
-  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, node_id, timeout_seconds, profile_id, profile_name, profile_save";
+  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, node_id, timeout_seconds, profile_id, profile_name, profile_save, internal";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
+// What the API's reads show: launched, and not the service's own (a login flow's browser).
+const SHOWN = `${VISIBLE} AND internal = 0`;
 
 /**
  * {@link BrowserStore} in PostgreSQL, for the server (node) `nodeId`: the browsers it
@@ -75,7 +77,7 @@ export class PgBrowserStore implements BrowserStore {
       }
       try {
         await this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, node_id, created_at, timeout_seconds, profile_id, profile_name, profile_save) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, node_id, created_at, timeout_seconds, profile_id, profile_name, profile_save, internal) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
           [
             row.id,
             row.project_id,
@@ -94,6 +96,7 @@ export class PgBrowserStore implements BrowserStore {
             row.profile_id,
             row.profile_name,
             row.profile_save,
+            row.internal,
           ],
         );
       } catch (error) {
@@ -153,8 +156,8 @@ export class PgBrowserStore implements BrowserStore {
   async getByIdOrName(projectId: string, idOrName: string): Promise<BrowserRow> {
     if (!isStorableText(idOrName)) throw new NotFoundError("No browser has an id or name containing a NUL character.");
     const row =
-      (await this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = $1 AND id = $2 AND ${VISIBLE}`, [projectId, idOrName])) ??
-      (await this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = $1 AND name = $2 AND ${VISIBLE}`, [projectId, idOrName]));
+      (await this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = $1 AND id = $2 AND ${SHOWN}`, [projectId, idOrName])) ??
+      (await this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = $1 AND name = $2 AND ${SHOWN}`, [projectId, idOrName]));
     if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
     return row;
   }
@@ -170,7 +173,7 @@ export class PgBrowserStore implements BrowserStore {
   }
 
   async list(projectId: string, offset: number, limit: number): Promise<{ items: BrowserRow[]; hasMore: boolean }> {
-    const rows = await this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = $1 AND ${VISIBLE} ORDER BY seq LIMIT $2 OFFSET $3`, [
+    const rows = await this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = $1 AND ${SHOWN} ORDER BY seq LIMIT $2 OFFSET $3`, [
       projectId,
       limit + 1,
       offset,

@@ -16,9 +16,11 @@ import {
 } from "./browser-store.js";
 
 const COLUMNS =
-  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save";
+  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save, internal";
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = "status IN ('running', 'crashed')";
+// What the API's reads show: launched, and not the service's own (a login flow's browser).
+const SHOWN = `${VISIBLE} AND internal = 0`;
 
 /** {@link BrowserStore} in SQLite. */
 export class SqliteBrowserStore implements Synchronous<BrowserStore> {
@@ -58,7 +60,7 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
       }
       try {
         this.#db.run(
-          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "INSERT INTO browsers (id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save, internal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           [
             row.id,
             row.project_id,
@@ -76,6 +78,7 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
             row.profile_id,
             row.profile_name,
             row.profile_save,
+            row.internal,
           ],
         );
       } catch (error) {
@@ -141,8 +144,8 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
     // No id or name holds a NUL, which SQLite's binding would cut the text at.
     if (!isStorableText(idOrName)) throw new NotFoundError("No browser has an id or name containing a NUL character.");
     const row =
-      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${VISIBLE}`, [projectId, idOrName]) ??
-      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${VISIBLE}`, [projectId, idOrName]);
+      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND id = ? AND ${SHOWN}`, [projectId, idOrName]) ??
+      this.#db.get<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND name = ? AND ${SHOWN}`, [projectId, idOrName]);
     if (!row) throw new NotFoundError(`No browser has the id or name "${idOrName}" in this project.`);
     return row;
   }
@@ -159,7 +162,7 @@ export class SqliteBrowserStore implements Synchronous<BrowserStore> {
   }
 
   list(projectId: string, offset: number, limit: number): { items: BrowserRow[]; hasMore: boolean } {
-    const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${VISIBLE} ORDER BY seq LIMIT ? OFFSET ?`, [
+    const rows = this.#db.all<BrowserRow>(`SELECT ${COLUMNS} FROM browsers WHERE project_id = ? AND ${SHOWN} ORDER BY seq LIMIT ? OFFSET ?`, [
       projectId,
       limit + 1,
       offset,

@@ -4,7 +4,7 @@ import type { CredentialRow } from "../credentials/credential-store.js";
 
 /**
  * `can_reauth` and `can_reauth_reason` from what is stored: a prior successful login, a
- * credential, and what the last login needed (an email link or a code sent to the user
+ * credential the site did not reject in the last flow, and what the last login needed (an email link or a code sent to the user
  * cannot be answered unattended; an authenticator code can, when the credential holds
  * its secret).
  */
@@ -16,6 +16,7 @@ export function reauthOf(
   const needs = new Set(internals.requirements ?? []);
   if (internals.succeeded !== true) return { can_reauth: false, can_reauth_reason: "no_prior_successful_login" };
   if (record.credential === undefined) return { can_reauth: false, can_reauth_reason: "no_credential" };
+  if (internals.storedRejected === true) return { can_reauth: false, can_reauth_reason: "requires_customer_input" };
   if (needs.has("external_action")) return { can_reauth: false, can_reauth_reason: "requires_external_action" };
   if (needs.has("sms_code")) return { can_reauth: false, can_reauth_reason: "requires_sms_code" };
   if (needs.has("email_code") || needs.has("code")) return { can_reauth: false, can_reauth_reason: "requires_email_code" };

@@ -1,32 +1,31 @@
 import { normalizeDomain } from "../credentials/domain-names.js";
 
 /**
- * Identity providers whose sign-in pages take a connection's credentials without being
- * listed in `allowed_domains` (the hosted service's list): each entry allows that host
- * and its subdomains.
+ * Identity providers whose sign-in pages take a connection's values without being listed
+ * in `allowed_domains`: each entry allows that host and its subdomains. Only providers
+ * that serve their own sign-in page: hosts where anyone can open a tenant with a login
+ * page of their own (Okta, Auth0, Cognito, OneLogin, Ping) must be listed by the
+ * connection, the tenant's host exactly.
  */
 export const SSO_PROVIDER_DOMAINS: readonly string[] = [
   "accounts.google.com",
   "login.microsoftonline.com",
   "login.live.com",
-  "okta.com",
-  "oktapreview.com",
-  "auth0.com",
   "appleid.apple.com",
   "github.com",
   "facebook.com",
   "linkedin.com",
-  "amazoncognito.com",
-  "onelogin.com",
-  "pingone.com",
-  "pingidentity.com",
 ];
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
-/** Whether `host` is `domain` or one of its subdomains. */
+const IP_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|\[?[0-9a-f:.]*:[0-9a-f:.]*\]?)$/i;
+
+/** Whether `host` is `domain` or one of its subdomains; an IP address is only itself (`0.1` is no root of `10.0.0.1`). */
 export function isWithin(host: string | undefined, domain: string): boolean {
-  return host !== undefined && (host === domain || host.endsWith(`.${domain}`));
+  if (host === undefined || domain === "") return false;
+  if (IP_ADDRESS.test(host) || IP_ADDRESS.test(domain)) return host === domain;
+  return host === domain || host.endsWith(`.${domain}`);
 }
 
 /**

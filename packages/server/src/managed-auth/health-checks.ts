@@ -157,7 +157,11 @@ export class HealthChecks {
     let browser: BrowserRow;
     try {
       const state = await deps.profileStates.load(project.id, profile.id);
-      browser = await deps.browsers.create(project, { profile: { id: profile.id, name: profile.name, save: false, state }, timeoutSeconds: 120 });
+      browser = await deps.browsers.create(project, {
+        profile: { id: profile.id, name: profile.name, save: false, state },
+        timeoutSeconds: 120,
+        internal: true,
+      });
     } catch (error) {
       deps.log.warn({ err: error, connection: record.id }, "no browser for a health check");
       return { found: "inconclusive", reason: "browser_unavailable" };

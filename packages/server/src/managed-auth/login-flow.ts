@@ -13,6 +13,8 @@ export interface StoredValues {
   totp?: TotpSettings | undefined;
   /** The credential's `sso_provider`: an SSO choice whose label names it is taken without asking. */
   ssoProvider?: string | undefined;
+  /** The credential's domain: its values are typed only on it and its subdomains. */
+  domain?: string | undefined;
 }
 
 /** A person's answer to a pause: values by field id, or the id of a choice. */
@@ -129,7 +131,13 @@ export class LoginFlow {
           this.#requirements.add(entry.field.type);
           if (missing.includes(entry) && entry.field.type === "identifier") this.#learned.identifier = value;
           if (missing.includes(entry) && entry.field.type === "password") this.#learned.password = value;
-          if (!(await this.#page.type(entry.input.selector, value, (url) => this.#mayType(url)))) return this.#notAllowed(await this.#page.url());
+          // A stored value also stays on its credential's own domain, whatever the connection allows.
+          const stored = !missing.includes(entry);
+          const mayGo = (url: string) => this.#mayType(url) && (!stored || isWithin(hostOf(url), this.#stored.domain ?? ""));
+          if (!(await this.#page.type(entry.input.selector, value, mayGo))) {
+            const url = await this.#page.url();
+            return stored && this.#mayType(url) ? this.#notForCredential(url) : this.#notAllowed(url);
+          }
         }
         const last = plan[plan.length - 1]?.input.selector ?? "";
         if (reading.submit === null || !(await this.#page.click(reading.submit))) await this.#page.submitFormOf(last);
@@ -192,6 +200,14 @@ export class LoginFlow {
       status: "FAILED",
       code: "domain_not_allowed",
       message: `The login form at ${hostOf(url) ?? url} is not on ${this.#connection.domain}, its allowed domains or a known identity provider (or not over https); nothing was typed there.`,
+    };
+  }
+
+  #notForCredential(url: string): FlowOutcome {
+    return {
+      status: "FAILED",
+      code: "domain_not_allowed",
+      message: `The login form at ${hostOf(url) ?? url} is not on ${this.#stored.domain}, the domain of the connection's credential; its values are typed nowhere else.`,
     };
   }
 

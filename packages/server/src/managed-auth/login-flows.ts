@@ -117,6 +117,8 @@ export class LoginFlows {
     const browser = await deps.browsers.create(project, {
       profile: { id: profile.id, name: profile.name, save: true, state },
       timeoutSeconds: deps.flowSeconds + 60,
+      // It will hold the credential's values: no key of the project reaches its DevTools.
+      internal: true,
     });
     const now = new Date();
     const expiresAt = new Date(now.getTime() + deps.flowSeconds * 1000).toISOString();
@@ -294,19 +296,25 @@ export class LoginFlows {
       await deps.browsers
         .delete(running.browser, { discardChanges: true })
         .catch((error: unknown) => deps.log.error({ err: error }, "could not end a login browser"));
-      await this.#patch(running, {
-        ...ENDED,
-        flow_status: "FAILED",
-        error_code: outcome.code,
-        error_message: outcome.message,
-        website_error: outcome.websiteError ?? null,
-        // A re-authentication runs because a check found the session expired: failing, nothing holds it.
-        ...(running.type === "REAUTH" ? { status: "NEEDS_AUTH" as const } : {}),
-      });
+      await this.#patch(
+        running,
+        {
+          ...ENDED,
+          flow_status: "FAILED",
+          error_code: outcome.code,
+          error_message: outcome.message,
+          website_error: outcome.websiteError ?? null,
+          // A re-authentication runs because a check found the session expired: failing, nothing holds it.
+          ...(running.type === "REAUTH" ? { status: "NEEDS_AUTH" as const } : {}),
+        },
+        outcome.code === "login_rejected" ? { storedRejected: true } : undefined,
+      );
       return;
     }
     // The profile is saved (the browser ends and stores its state) before anyone reads SUCCESS.
     await deps.browsers.delete(running.browser);
+    // A connection deleted (or a flow superseded) meanwhile keeps nothing of this login.
+    if ((await deps.connections.find(running.projectId, running.connectionId))?.internals.flowId !== running.flowId) return;
     const credential = await this.#saveCredential(running.projectId, row.record, outcome.learned).catch((error: unknown) => {
       deps.log.error({ err: error, connection: running.connectionId }, "could not save the credential of a login");
       return undefined;
@@ -322,7 +330,7 @@ export class LoginFlows {
         ...(credential === undefined ? {} : { credential: { name: credential.name } }),
       },
       // The next health check counts from this login (see `HealthChecks`).
-      { succeeded: true, requirements: outcome.requirements, nextCheckAt: undefined },
+      { succeeded: true, requirements: outcome.requirements, nextCheckAt: undefined, storedRejected: undefined },
     );
   }
 
@@ -436,6 +444,7 @@ export class LoginFlows {
       password: values.password,
       totp: this.#deps.seals.openTotp(row),
       ssoProvider: row.sso_provider ?? undefined,
+      domain: row.domain,
     };
   }
 

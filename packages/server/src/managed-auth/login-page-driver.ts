@@ -17,9 +17,9 @@ const WORLD = "browser-service-login";
 
 /**
  * Drives the one tab of a login flow's browser over DevTools: navigates, reads the page
- * ({@link READ_LOGIN_PAGE}, in an isolated world), types and clicks. Values are typed
- * only after the main frame's URL, read from the browser itself just before, passes
- * `mayType`.
+ * ({@link READ_LOGIN_PAGE}, in an isolated world), fills inputs and clicks. A value is
+ * put in only after the main frame's URL, read from the browser itself just before,
+ * passes `mayType`, and only into the input of that same document.
  */
 export class LoginPageDriver {
   readonly #connection: CdpConnection;
@@ -64,14 +64,31 @@ export class LoginPageDriver {
     return (await this.#evaluate(READ_LOGIN_PAGE)) as LoginPageReading;
   }
 
-  /** Types `text` into the input at `selector` (replacing its value) when the page's URL passes `mayType`; returns whether it did. */
+  /**
+   * Puts `text` into the input at `selector` (replacing its value, then firing `input` and
+   * `change` as typing does) when the page's URL passes `mayType`; returns whether it did.
+   * The value is set on that element by a script of the isolated world, and only while
+   * the document is still of the origin just checked: no keystroke goes to whatever frame
+   * holds the focus, and a page that navigated meanwhile gets nothing.
+   */
   async type(selector: string, text: string, mayType: (url: string) => boolean): Promise<boolean> {
-    const focused = await this.#evaluate(
-      `(() => { const el = document.querySelector(${JSON.stringify(selector)}); if (!el) return false; el.focus(); if (typeof el.select === "function") el.select(); return document.activeElement === el; })()`,
+    const url = await this.url();
+    if (!mayType(url)) return false;
+    const origin = new URL(url).origin;
+    return (
+      (await this.#evaluate(
+        `(() => {
+          if (location.origin !== ${JSON.stringify(origin)}) return false;
+          const el = document.querySelector(${JSON.stringify(selector)});
+          if (!(el instanceof HTMLInputElement)) return false;
+          el.focus();
+          Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, ${JSON.stringify(text)});
+          el.dispatchEvent(new Event("input", { bubbles: true }));
+          el.dispatchEvent(new Event("change", { bubbles: true }));
+          return true;
+        })()`,
+      )) === true
     );
-    if (focused !== true || !mayType(await this.url())) return false;
-    await this.#send("Input.insertText", { text });
-    return true;
   }
 
   /** Clicks the element at `selector`; returns whether it was there. */

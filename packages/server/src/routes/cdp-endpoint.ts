@@ -130,7 +130,10 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuse(socket, new NotFoundError("The browser id in the path is not valid percent-encoding."));
       return;
     }
-    const found = await deps.browserStore.findLaunched(browserId);
+    const launched = await deps.browserStore.findLaunched(browserId);
+    // The service's own browsers (a login flow's, which types stored credentials) take no
+    // DevTools client: to every caller they are as missing as a deleted one.
+    const found = launched?.internal === 1 ? undefined : launched;
     // Another node checked the client's credential for this very browser, and signed that it did.
     const access = found !== undefined && peer?.opens === found.id ? "peer" : await authorized(request, found);
     // One answer whether the browser is missing or another project's: no credential tells them apart.

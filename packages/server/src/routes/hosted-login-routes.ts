@@ -1,11 +1,19 @@
 import { limits, type ManagedAuth, type ManagedAuthSubmitRequest } from "@browser-service/types";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
 import { BadRequestError, UnauthorizedError } from "../http/api-errors.js";
 import { buildInlinePage } from "../http/inline-page.js";
+import type { RateLimits } from "../http/rate-limiter.js";
 import { bodyProblems } from "../http/request-validation.js";
 import type { HostedAccess, HostedGrant } from "../managed-auth/hosted-access.js";
 import type { LoginFlows } from "../managed-auth/login-flows.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The hosted login page's grant, once its token was checked. */
+    hostedGrant?: HostedGrant;
+  }
+}
 
 /** Where the hosted login page is served; a flow's `hosted_url` is this path with `#code=…`. */
 export const HOSTED_LOGIN_PATH = "/auth/hosted";
@@ -18,6 +26,8 @@ const SCHEME = /^Bearer ([A-Za-z0-9_-]{16,128})$/;
 /** What the hosted login page needs from the rest of the server. */
 export interface HostedLoginDeps {
   hosted: HostedAccess;
+  /** Failed codes and tokens count against the client's failed-authentication limit, as bad API keys do. */
+  rateLimits: RateLimits;
   connections: AuthConnectionStore;
   loginFlows: LoginFlows;
 }
@@ -47,13 +57,28 @@ export function registerHostedLoginRoutes(app: FastifyInstance, deps: HostedLogi
       .send(page.html),
   );
 
+  // Before any body is read: a blocked client, or a request without a live token, costs a
+  // map lookup, never the parsing of a large body.
+  const blockedClient: onRequestHookHandler = (request, _reply, done) => done(deps.rateLimits.checkClient(deps.rateLimits.clientKey(request.raw)));
+  const withToken: onRequestHookHandler = (request, _reply, done) => {
+    try {
+      request.hostedGrant = grantOf(deps, request);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  };
+
   // The page's own calls: like the page, outside the spec (their errors are the spec's Error).
-  app.post(`${HOSTED_LOGIN_PATH}/session`, { bodyLimit: EXCHANGE_BODY_BYTES, config: { page: true } }, async (request, reply) => {
+  app.post(`${HOSTED_LOGIN_PATH}/session`, { bodyLimit: EXCHANGE_BODY_BYTES, config: { page: true }, onRequest: blockedClient }, async (request, reply) => {
     const code = (request.body as { code?: unknown } | undefined)?.code;
     if (typeof code !== "string" || code.length === 0 || code.length > 128)
       throw new BadRequestError('The body is {"code": "<the code from the hosted_url>"}.');
     const exchanged = deps.hosted.exchange(code);
-    if (exchanged === undefined) throw new UnauthorizedError("This login link was already used, has ended, or was never issued; ask for a new one.");
+    if (exchanged === undefined) {
+      deps.rateLimits.recordFailedAuth(deps.rateLimits.clientKey(request.raw));
+      throw new UnauthorizedError("This login link was already used, has ended, or was never issued; ask for a new one.");
+    }
     return reply.header("cache-control", "no-store").send({
       token: exchanged.token,
       connection_id: exchanged.grant.connectionId,
@@ -61,26 +86,35 @@ export function registerHostedLoginRoutes(app: FastifyInstance, deps: HostedLogi
     });
   });
 
-  app.get(`${HOSTED_LOGIN_PATH}/state`, { config: { page: true } }, async (request, reply) => {
-    const grant = grantOf(deps.hosted, request);
-    const record = await currentFlow(deps.connections, grant);
+  app.get(`${HOSTED_LOGIN_PATH}/state`, { config: { page: true }, onRequest: withToken }, async (request, reply) => {
+    const record = await currentFlow(deps.connections, request.hostedGrant as HostedGrant);
     return reply.header("cache-control", "no-store").send(pageView(record));
   });
 
-  app.post(`${HOSTED_LOGIN_PATH}/submit`, { bodyLimit: limits.schemas.ManagedAuthSubmitRequest.maxBytes, config: { page: true } }, async (request, reply) => {
-    const grant = grantOf(deps.hosted, request);
-    await currentFlow(deps.connections, grant);
-    const problems = bodyProblems("submitAuthConnection", request.body);
-    if (problems.length > 0) throw new BadRequestError("The submission does not match ManagedAuthSubmitRequest.", problems);
-    await deps.loginFlows.submit(grant.projectId, grant.connectionId, request.body as ManagedAuthSubmitRequest);
-    return reply.send({ accepted: true });
-  });
+  app.post(
+    `${HOSTED_LOGIN_PATH}/submit`,
+    { bodyLimit: limits.schemas.ManagedAuthSubmitRequest.maxBytes, config: { page: true }, onRequest: withToken },
+    async (request, reply) => {
+      const grant = request.hostedGrant as HostedGrant;
+      await currentFlow(deps.connections, grant);
+      const problems = bodyProblems("submitAuthConnection", request.body);
+      if (problems.length > 0) throw new BadRequestError("The submission does not match ManagedAuthSubmitRequest.", problems);
+      await deps.loginFlows.submit(grant.projectId, grant.connectionId, request.body as ManagedAuthSubmitRequest);
+      return reply.send({ accepted: true });
+    },
+  );
 }
 
-function grantOf(hosted: HostedAccess, request: FastifyRequest): HostedGrant {
+function grantOf(deps: HostedLoginDeps, request: FastifyRequest): HostedGrant {
+  const client = deps.rateLimits.clientKey(request.raw);
+  const blocked = deps.rateLimits.checkClient(client);
+  if (blocked) throw blocked;
   const token = SCHEME.exec(request.headers.authorization ?? "")?.[1];
-  const grant = token === undefined ? undefined : hosted.grantOf(token);
-  if (grant === undefined) throw new UnauthorizedError("This login page's access has ended; open a new link.");
+  const grant = token === undefined ? undefined : deps.hosted.grantOf(token);
+  if (grant === undefined) {
+    deps.rateLimits.recordFailedAuth(client);
+    throw new UnauthorizedError("This login page's access has ended; open a new link.");
+  }
   return grant;
 }
 

