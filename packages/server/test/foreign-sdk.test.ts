@@ -128,5 +128,63 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
       await kernel.auth.connections.delete(created.id);
       await expect(kernel.auth.connections.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
     });
+
+    // Every other local site, through that SDK alone: a stored credential where the site
+    // has one, the SDK's own submit for fields and choices, an emailed link opened.
+    const SITES: { site: string; credential?: { domain: string; totp?: boolean }; allowed?: string[]; ends: string }[] = [
+      { site: "password", credential: { domain: "localhost" }, ends: "SUCCESS" },
+      { site: "totp", credential: { domain: "localhost", totp: true }, ends: "SUCCESS" },
+      { site: "mfa", credential: { domain: "localhost" }, ends: "SUCCESS" },
+      { site: "sso", credential: { domain: "127.0.0.1" }, allowed: ["127.0.0.1"], ends: "SUCCESS" },
+      { site: "email-link", ends: "SUCCESS" },
+      { site: "lookalike", credential: { domain: "localhost" }, ends: "FAILED" },
+    ];
+    it.each(SITES)("logs in on the $site site through its events, ending $ends", async ({ site, credential, allowed, ends }) => {
+      const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
+      const name = `foreign-${site}`;
+      if (credential !== undefined) {
+        await kernel.credentials.create({
+          name,
+          domain: credential.domain,
+          values: { username: sites.user.username, password: sites.user.password },
+          ...(credential.totp ? { totp_secret: sites.user.totpSecret } : {}),
+        });
+      }
+      const host = site === "lookalike" ? "127.0.0.1" : "localhost";
+      const created = await kernel.auth.connections.create({
+        domain: "localhost",
+        profile_name: name,
+        login_url: sites.url(host, `/${site}/login`),
+        ...(credential === undefined ? {} : { credential: { name } }),
+        ...(allowed === undefined ? {} : { allowed_domains: allowed }),
+      });
+      await kernel.auth.connections.login(created.id);
+      const answered = new Set<string>();
+      let last: { flow_status?: string } = {};
+      for await (const event of await kernel.auth.connections.follow(created.id)) {
+        if (event.event !== "managed_auth_state") continue;
+        last = event;
+        const pause = JSON.stringify([event.flow_step, event.fields?.map((field) => field.id), event.choices?.map((choice) => choice.id)]);
+        if (answered.has(pause)) continue;
+        if (event.flow_step === "AWAITING_INPUT" && (event.fields ?? []).length > 0) {
+          answered.add(pause);
+          const values = { identifier: sites.user.username, password: sites.user.password, code: "424242" } as Record<string, string>;
+          await kernel.auth.connections.submit(created.id, {
+            field_values: Object.fromEntries((event.fields ?? []).map((field) => [field.id, values[field.type] ?? ""])),
+          });
+        } else if (event.flow_step === "AWAITING_INPUT" && (event.choices ?? []).length > 0) {
+          answered.add(pause);
+          const choices = event.choices ?? [];
+          const chosen = choices.find((choice) => /text me/i.test(choice.label)) ?? choices[0];
+          await kernel.auth.connections.submit(created.id, { selected_choice_id: chosen?.id ?? "" });
+        } else if (event.flow_step === "AWAITING_EXTERNAL_ACTION") {
+          answered.add(pause);
+          await fetch(String(sites.pendingEmailLink()));
+        }
+      }
+      expect(last).toMatchObject({ flow_status: ends });
+      expect((await kernel.auth.connections.retrieve(created.id)).status).toBe(ends === "SUCCESS" ? "AUTHENTICATED" : "NEEDS_AUTH");
+      await kernel.auth.connections.delete(created.id);
+    });
   });
 });
