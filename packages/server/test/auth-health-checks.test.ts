@@ -74,6 +74,8 @@ describe("health checks", () => {
     const checks = (await timeline(connection.id)).filter((event) => event.type === "health_check");
     expect(checks.length).toBeGreaterThanOrEqual(2);
     expect(checks[0]).toMatchObject({ status: "AUTHENTICATED", previous_status: "AUTHENTICATED", browser_session_id: expect.any(String) });
+    // It says when it ended: what a check costs is read off the timeline.
+    expect(Date.parse(String(checks[0]?.updated_at))).toBeGreaterThan(Date.parse(String(checks[0]?.timestamp)));
     expect(checks[0]).not.toHaveProperty("error_code");
     // The check's browser read the profile and ended: no browser is left behind.
     await expect(t.client().browsers.get(String(checks[0]?.browser_session_id))).rejects.toMatchObject({ status: 404 });

@@ -134,6 +134,7 @@ export class HealthChecks {
       type: "health_check",
       status: updated.record.status,
       timestamp: checkedAt,
+      updated_at: new Date().toISOString(),
       previous_status: previous,
       ...(browserId === undefined ? {} : { browser_session_id: browserId }),
       ...(found === "inconclusive" ? { error_code: reason ?? "inconclusive", error_message: inconclusiveMessage(reason) } : {}),
