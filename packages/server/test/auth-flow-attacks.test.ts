@@ -125,6 +125,56 @@ describe("a stored credential's values", () => {
   });
 });
 
+/** The access the live view at `url` grants (its hello message), and its answer to a WebMCP `tools` request. */
+async function liveView(url: string): Promise<{ access: string; tools: Record<string, unknown> }> {
+  const parsed = new URL(url);
+  const token = new URLSearchParams(parsed.hash.slice(1)).get("token");
+  const ws = new WebSocket(`ws://${parsed.host}${parsed.pathname}`, ["browser-service.live-view", `token.${token}`]);
+  const messages: Record<string, unknown>[] = [];
+  const arrived = (type: string) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const look = () => {
+        const found = messages.find((message) => message.type === type);
+        if (found) resolve(found);
+        else setTimeout(look, 20);
+      };
+      look();
+    });
+  ws.on("message", (data: Buffer) => messages.push(JSON.parse(data.toString()) as Record<string, unknown>));
+  try {
+    const hello = await arrived("hello");
+    ws.send(JSON.stringify({ type: "tools" }));
+    return { access: String(hello.access), tools: await arrived("tools") };
+  } finally {
+    ws.terminate();
+  }
+}
+
+describe("a login flow's live view", () => {
+  it("only watches while a stored credential may be on the page, so no click can reveal it", async () => {
+    const client = t.client();
+    await client.credentials.create({ name: "watched", domain: "localhost", values: { username: "u", password: SECRET } });
+    const stored = await client.authConnections.create({
+      domain: "localhost",
+      profile_name: "watched",
+      login_url: sites.url("localhost", "/slow/login"),
+      credential: { name: "watched" },
+    });
+    const started = await client.authConnections.login(stored.id);
+    const watched = await liveView(String(started.live_view_url));
+    expect(watched.access).toBe("watch");
+    // Nor does its live view reach the page's WebMCP tools: the browser is the service's own.
+    expect(watched.tools).toMatchObject({ error: { code: "not_found" } });
+    expect((await client.authConnections.get(stored.id)).live_view_url).toBe(started.live_view_url);
+    await client.authConnections.delete(stored.id);
+    // Without a stored credential a person may act in the browser (a CAPTCHA, an approval).
+    const asked = await client.authConnections.create({ domain: "localhost", profile_name: "asked", login_url: sites.url("localhost", "/slow/login") });
+    const open = await client.authConnections.login(asked.id);
+    expect((await liveView(String(open.live_view_url))).access).toBe("control");
+    await client.authConnections.delete(asked.id);
+  });
+});
+
 describe("where values may be typed", () => {
   it("matches an IP address only as itself, and no multi-tenant sign-in host unless listed", () => {
     expect(isWithin("10.0.0.1", "0.1")).toBe(false);

@@ -527,7 +527,10 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         return org === undefined ? undefined : stores.projects.findById(org.id, projectId);
       },
       flowUrls: {
-        liveView: (browserId, token) => browserUrls.forBrowser({}, browserId, token).live_view_url,
+        liveView: (browserId, token, watchOnly) => {
+          const set = browserUrls.forBrowser({}, browserId, token);
+          return watchOnly ? set.live_view_read_only_url : set.live_view_url;
+        },
         hosted: (code) => `${browserUrls.forPage({})}${HOSTED_LOGIN_PATH}#code=${code}`,
       },
       log: app.log,

@@ -49,8 +49,8 @@ export interface LoginFlowsDeps {
 
 /** The URLs a flow shows, built for the request (or node) that starts it. */
 export interface FlowUrls {
-  /** The live view URL of the flow's browser. */
-  liveView(browserId: string, token: string | undefined): string;
+  /** The live view URL of the flow's browser: with `watchOnly`, the link that only watches. */
+  liveView(browserId: string, token: string | undefined, watchOnly: boolean): string;
   /** The hosted login page's URL carrying `code`. */
   hosted(code: string): string;
 }
@@ -122,7 +122,9 @@ export class LoginFlows {
     });
     const now = new Date();
     const expiresAt = new Date(now.getTime() + deps.flowSeconds * 1000).toISOString();
-    const live = urls.liveView(browser.id, deps.browsers.token(browser.id));
+    // A flow that types a stored credential shows its browser watch-only: a click (say, on a
+    // site's "show password") would reveal a value no key may read back.
+    const live = urls.liveView(browser.id, deps.browsers.token(browser.id), row.record.credential !== undefined);
     const flowId = newId("loginFlow");
     const hosted = urls.hosted(deps.hosted.issue({ projectId: project.id, connectionId, flowId, expiresAt: now.getTime() + deps.flowSeconds * 1000 }));
     const running: RunningFlow = {

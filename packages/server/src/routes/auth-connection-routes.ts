@@ -150,7 +150,10 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, { stores, log
   app.post<{ Params: { id: string } }>("/auth/connections/:id/login", { config: { operationId: "loginAuthConnection" } }, async (request) => {
     const project = await request.scope.project();
     return loginFlows.start(project, request.params.id, "LOGIN", {
-      liveView: (browserId, token) => browserUrls.forBrowser(request.headers, browserId, token).live_view_url,
+      liveView: (browserId, token, watchOnly) => {
+        const set = browserUrls.forBrowser(request.headers, browserId, token);
+        return watchOnly ? set.live_view_read_only_url : set.live_view_url;
+      },
       hosted: (code) => `${browserUrls.forPage(request.headers)}${HOSTED_LOGIN_PATH}#code=${code}`,
     });
   });

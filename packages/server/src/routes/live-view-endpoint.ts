@@ -285,7 +285,8 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
         limits,
         async () => {
           const row = await deps.browserStore.findLaunched(browserId);
-          if (!row) throw new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`);
+          // The service's own browsers (a login flow's) serve no WebMCP, here as through the API.
+          if (!row || row.internal === 1) throw new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`);
           return deps.webmcp.of(row);
         },
         budget,
