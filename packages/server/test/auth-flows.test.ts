@@ -89,8 +89,9 @@ describe("a login flow with a stored credential", () => {
     expect(await accountPage(connection.profile_name, "password")).toContain("Signed in as ada@example.com");
     const timeline = await t.client().authConnections.timeline(connection.id);
     expect(timeline[0]).toMatchObject({ type: "login", status: "SUCCESS", step: "COMPLETED", browser_session_id: done.browser_session_id });
-    // The flow's browser is gone: its slot is free again.
+    // The flow's browser (the service's own, never readable) is gone: its slot is free again.
     await expect(t.client().browsers.get(String(done.browser_session_id))).rejects.toMatchObject({ status: 404 });
+    expect((await t.client().limits.get()).concurrent_sessions_used).toBe(0);
   });
 
   it("generates the TOTP code from the credential's secret and picks the authenticator when asked how", async () => {

@@ -77,7 +77,7 @@ describe("health checks", () => {
     // It says when it ended: what a check costs is read off the timeline.
     expect(Date.parse(String(checks[0]?.updated_at))).toBeGreaterThan(Date.parse(String(checks[0]?.timestamp)));
     expect(checks[0]).not.toHaveProperty("error_code");
-    // The check's browser read the profile and ended: no browser is left behind.
+    // The check's browser is the service's own: no key reads it.
     await expect(t.client().browsers.get(String(checks[0]?.browser_session_id))).rejects.toMatchObject({ status: 404 });
   });
 

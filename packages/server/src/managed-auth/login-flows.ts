@@ -79,6 +79,8 @@ const ENDED = { hosted_url: null, live_view_url: null } as const;
 export class LoginFlows {
   readonly #deps: LoginFlowsDeps;
   readonly #running = new Map<string, RunningFlow>();
+  /** Browsers of ended flows still being ended, by connection: a new flow waits for its profile. */
+  readonly #stopping = new Map<string, Promise<void>>();
   readonly #listeners = new Map<string, Set<() => void>>();
 
   constructor(deps: LoginFlowsDeps) {
@@ -112,6 +114,8 @@ export class LoginFlows {
     }
     const stale = this.#running.get(connectionId);
     if (stale !== undefined) await this.#stop(stale, "EXPIRED");
+    // A flow whose time ran out may still be ending its browser, which holds the profile.
+    await this.#stopping.get(connectionId);
     const profile = await this.#profileOf(project.id, row.record.profile_name);
     const state = await deps.profileStates.load(project.id, profile.id);
     const browser = await deps.browsers.create(project, {
@@ -381,9 +385,12 @@ export class LoginFlows {
     clearTimeout(running.timer);
     this.#running.delete(running.connectionId);
     running.pause?.reject(new FlowStoppedError("The flow was ended."));
-    await this.#deps.browsers
+    const ending = this.#deps.browsers
       .delete(running.browser, { discardChanges: true })
       .catch((error: unknown) => this.#deps.log.error({ err: error }, "could not end a login browser"));
+    this.#stopping.set(running.connectionId, ending);
+    await ending;
+    if (this.#stopping.get(running.connectionId) === ending) this.#stopping.delete(running.connectionId);
     if (!write) return;
     await this.#patch(
       running,
