@@ -210,6 +210,24 @@ describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
     expect((await get(bearer(t.orgKey), address)).statusCode).toBe(429);
   });
 
+  it("counts a hosted login page's wrong codes and tokens as failed authentications, with the API's", async () => {
+    const address = "192.0.2.50";
+    const code = await t.server.app.inject({
+      method: "POST",
+      url: "/auth/hosted/session",
+      headers: { "content-type": "application/json" },
+      payload: JSON.stringify({ code: "never-issued" }),
+      remoteAddress: address,
+    });
+    expect(code.statusCode).toBe(401);
+    const token = await t.server.app.inject({ method: "GET", url: "/auth/hosted/state", headers: bearer("A".repeat(43)), remoteAddress: address });
+    expect(token.statusCode).toBe(401);
+    // Past the burst of two: the address is refused, API keys and hosted pages alike.
+    expect((await get(bearer(t.orgKey), address)).statusCode).toBe(429);
+    const again = await t.server.app.inject({ method: "GET", url: "/auth/hosted/state", headers: bearer("A".repeat(43)), remoteAddress: address });
+    expect([again.statusCode, again.json().code]).toEqual([429, "rate_limited"]);
+  });
+
   it("counts IPv6 clients by their /64", async () => {
     await get(WRONG_KEY, "2001:db8:0:1::1");
     await get(WRONG_KEY, "2001:db8:0:1::2");
