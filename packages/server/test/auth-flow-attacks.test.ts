@@ -6,6 +6,7 @@ import type { ManagedAuth } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { isWithin, mayTypeCredentials } from "../src/managed-auth/credential-hosts.js";
+import { READING_BOUNDS } from "../src/managed-auth/login-page-reading.js";
 import { useTestServer } from "./support/test-server.js";
 
 // A stored credential's values, from the attacker's side: a key holder of the project
@@ -29,6 +30,11 @@ beforeAll(async () => {
       return;
     }
     response.writeHead(200, { "content-type": "text/html" });
+    if (url.pathname === "/many") {
+      // A page of 3,000 buttons and 3,000 inputs: what a flow records of it stays small.
+      response.end(`<!doctype html><title>Pick one</title>${"<button>Account</button>".repeat(3000)}${'<input type="text" name="code">'.repeat(3000)}`);
+      return;
+    }
     if (url.pathname === "/frame") {
       // Another origin's frame: whatever is typed while it holds the focus is reported.
       response.end(
@@ -172,6 +178,22 @@ describe("a login flow's live view", () => {
     const open = await client.authConnections.login(asked.id);
     expect((await liveView(String(open.live_view_url))).access).toBe("control");
     await client.authConnections.delete(asked.id);
+  });
+});
+
+describe("a hostile login page", () => {
+  it("gets at most READING_BOUNDS of its inputs and buttons into the flow's record", async () => {
+    const client = t.client();
+    const connection = await client.authConnections.create({ domain: "localhost", profile_name: "many", login_url: `http://localhost:${port}/many` });
+    await client.authConnections.login(connection.id);
+    let record = await client.authConnections.get(connection.id);
+    while (record.flow_step !== "AWAITING_INPUT" && !TERMINAL.has(String(record.flow_status))) record = await client.authConnections.get(connection.id);
+    expect(record.flow_step).toBe("AWAITING_INPUT");
+    expect((record.fields ?? []).length + (record.choices ?? []).length).toBeGreaterThan(0);
+    expect((record.fields ?? []).length).toBeLessThanOrEqual(READING_BOUNDS.inputs);
+    expect((record.choices ?? []).length).toBeLessThanOrEqual(READING_BOUNDS.choices);
+    expect(JSON.stringify(record).length).toBeLessThan(64 * 1024);
+    await client.authConnections.delete(connection.id);
   });
 });
 

@@ -34,8 +34,12 @@ export interface LoginPageChoice {
   selector: string;
 }
 
+/** The most inputs and choices one reading holds, and the longest selector kept: a page with thousands of buttons, or a DOM thousands deep, costs no more. */
+export const READING_BOUNDS = { inputs: 20, choices: 20, selectorChars: 1000 } as const;
+
 /** The expression that reads a page into a {@link LoginPageReading}. */
 export const READ_LOGIN_PAGE = `(() => {
+  const BOUNDS = ${JSON.stringify(READING_BOUNDS)};
   const fold = (text, max) => String(text || "").replace(/\\s+/g, " ").trim().slice(0, max);
   const visible = (el) => {
     const box = el.getBoundingClientRect();
@@ -75,8 +79,11 @@ export const READ_LOGIN_PAGE = `(() => {
     if (type === "password") kind = "password";
     else if (autocomplete.includes("one-time-code") || /(^|[^a-z])(code|otp|2fa|mfa|totp|verification|passcode)([^a-z]|$)/.test(hints)) kind = "code";
     else if (type === "email" || type === "tel" || /username|email/.test(autocomplete) || /user|e-?mail|login|identifier|phone|account/.test(hints)) kind = "identifier";
+    const selector = selectorOf(el);
+    if (selector.length > BOUNDS.selectorChars) continue;
     if (kind !== "text" && firstLogin === null) firstLogin = el;
-    inputs.push({ kind, selector: selectorOf(el), label: labelOf(el), inputMode: (el.getAttribute("inputmode") || "").toLowerCase(), type, autocomplete });
+    inputs.push({ kind, selector, label: labelOf(el), inputMode: fold(el.getAttribute("inputmode"), 40).toLowerCase(), type: fold(type, 40), autocomplete: fold(autocomplete, 200) });
+    if (inputs.length >= BOUNDS.inputs) break;
   }
   let submit = null;
   const form = firstLogin && firstLogin.form;
@@ -90,7 +97,10 @@ export const READ_LOGIN_PAGE = `(() => {
     const label = fold(el.tagName === "INPUT" ? el.value : el.textContent || el.getAttribute("aria-label"), 200);
     if (!label) continue;
     if (el.tagName === "A" && el.getAttribute("role") !== "button" && !/^(sign in|log in|login|continue|sign on) with /i.test(label)) continue;
-    choices.push({ label, selector: selectorOf(el) });
+    const selector = selectorOf(el);
+    if (selector.length > BOUNDS.selectorChars) continue;
+    choices.push({ label, selector });
+    if (choices.length >= BOUNDS.choices) break;
   }
   const alertEl = [...document.querySelectorAll('[role="alert"], .error, .alert-danger, [aria-live="assertive"]')].find((el) => visible(el) && fold(el.textContent, 1));
   const heading = document.querySelector("h1, h2");
