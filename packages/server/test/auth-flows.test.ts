@@ -219,6 +219,35 @@ describe("a login flow that asks a person", () => {
     expect(await accountPage(connection.profile_name, "sso")).toContain("Signed in as");
   });
 
+  it("offers an account picker's accounts, and picks the same account again without asking", async () => {
+    const client = t.client();
+    const connection = await connect("workspace", { username: user.username, password: user.password });
+    await client.authConnections.login(connection.id);
+    const stream = await follow(connection.id);
+    const choosing = await stream.next(step("AWAITING_INPUT"));
+    const choices = choosing.choices as { id: string; label: string; type: string }[];
+    expect(choices.map((choice) => [choice.type, choice.label])).toEqual([
+      ["account", "Acme Corp"],
+      ["account", "Beta Labs"],
+    ]);
+    expect(choosing.sign_in_options).toEqual(choices.map((choice) => ({ id: choice.id, label: choice.label, description: null })));
+    await client.authConnections.submit(connection.id, { selected_choice_id: choices[1]?.id ?? "" });
+    expect((await stream.ended).at(-1)).toMatchObject({ flow_status: "SUCCESS" });
+    expect(await client.authConnections.get(connection.id)).toMatchObject({
+      sign_in_options: [],
+      can_reauth: true,
+      can_reauth_reason: "requirements_satisfiable",
+    });
+    expect(await accountPage(connection.profile_name, "workspace")).toContain("to Beta Labs");
+    // The session ends; the next login goes through the picker unattended, to the same account.
+    sites.expireSessions();
+    await client.authConnections.login(connection.id);
+    const again = await (await follow(connection.id)).ended;
+    expect(again.filter((event) => event.flow_step === "AWAITING_INPUT")).toEqual([]);
+    expect(again.at(-1)).toMatchObject({ flow_status: "SUCCESS" });
+    expect(sites.submissions("workspace").flatMap((post) => (post.fields.workspace === undefined ? [] : [post.fields.workspace]))).toEqual(["beta", "beta"]);
+  });
+
   it("waits while a person approves an emailed link", async () => {
     const client = t.client();
     const connection = await connect("email-link", { username: user.username });

@@ -136,6 +136,7 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
       { site: "totp", credential: { domain: "localhost", totp: true }, ends: "SUCCESS" },
       { site: "mfa", credential: { domain: "localhost" }, ends: "SUCCESS" },
       { site: "sso", credential: { domain: "127.0.0.1" }, allowed: ["127.0.0.1"], ends: "SUCCESS" },
+      { site: "workspace", credential: { domain: "localhost" }, ends: "SUCCESS" },
       { site: "email-link", ends: "SUCCESS" },
       { site: "lookalike", credential: { domain: "localhost" }, ends: "FAILED" },
     ];

@@ -13,8 +13,9 @@ export type LoginHost = "localhost" | "127.0.0.1";
  * - `email-link`: the email, then a page that waits until the emailed link ({@link LoginSites.pendingEmailLink}) is opened.
  * - `slow`: a login page that never answers.
  * - `lookalike`: the `password` site's login page, to be visited on a domain the robot must not sign in to.
+ * - `workspace`: email and password, then an account picker ("Choose a workspace": Acme Corp or Beta Labs); the account page says which ("Signed in as ada@example.com to Beta Labs").
  */
-export type LoginSiteName = "password" | "two-step" | "totp" | "mfa" | "sso" | "email-link" | "slow" | "lookalike";
+export type LoginSiteName = "password" | "two-step" | "totp" | "mfa" | "sso" | "email-link" | "slow" | "lookalike" | "workspace";
 
 /** One form post a site received. */
 export interface LoginSubmission {

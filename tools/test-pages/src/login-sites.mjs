@@ -1,4 +1,4 @@
-// Small login websites for the tests of the managed-auth login robot: one server, eight
+// Small login websites for the tests of the managed-auth login robot: one server, nine
 // sites under their own path prefix, each signing in the same user its own way. The robot
 // finds forms as it would on real sites, so the pages are ordinary HTML (labels,
 // autocomplete attributes, submit buttons) with no test-only hooks. JavaScript typed by
@@ -11,7 +11,9 @@ const USER = Object.freeze({ username: "ada@example.com", password: "correct hor
 /** The code the `mfa` site "texts" to the user's phone. */
 const SMS_CODE = "424242";
 const HOSTS = new Set(["localhost", "127.0.0.1"]);
-const SITES = new Set(["password", "two-step", "totp", "mfa", "sso", "email-link", "slow", "lookalike"]);
+const SITES = new Set(["password", "two-step", "totp", "mfa", "sso", "email-link", "slow", "lookalike", "workspace"]);
+/** The accounts the `workspace` site's user may sign in to, by id. */
+const WORKSPACES = Object.freeze({ acme: "Acme Corp", beta: "Beta Labs" });
 /** What each site calls itself in its titles: the lookalike copies the `password` site. */
 const BRANDS = {
   password: "Ledger",
@@ -22,6 +24,7 @@ const BRANDS = {
   "email-link": "Postbox",
   slow: "Tortoise",
   lookalike: "Ledger",
+  workspace: "Teamroom",
 };
 const MAX_BODY = 64 * 1024;
 
@@ -114,7 +117,7 @@ const passwordInput = (autofocus) =>
 
 const hidden = (name, value) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 
-/** The email + password form of the `password`, `totp`, `mfa` and `lookalike` sites and of the IdP. */
+/** The email + password form of the `password`, `totp`, `mfa`, `lookalike` and `workspace` sites and of the IdP. */
 const passwordForm = (action, { email, error, extra = "" }) =>
   `<h1>Sign in</h1>
 ${alert(error)}<form method="post" action="${escapeHtml(action)}">
@@ -160,7 +163,7 @@ export async function startLoginSites() {
   const sessions = new Map();
   /** two-step token → { host, email } */
   const steps = new Map();
-  /** totp/mfa challenge → { site, host, method } after the right password */
+  /** totp/mfa/workspace challenge → { site, host, method } after the right password */
   const challenges = new Map();
   /** SSO ticket → host to sign in on */
   const tickets = new Map();
@@ -181,22 +184,24 @@ export async function startLoginSites() {
   function redirect(response, location, headers = {}) {
     response.writeHead(302, { location, "cache-control": "no-store", ...headers }).end();
   }
-  function signIn(site, host) {
+  function signIn(site, host, workspace) {
     const id = token();
-    sessions.set(id, { site, host });
+    sessions.set(id, { site, host, workspace });
     return `${cookieName(site)}=${id}; Path=/${site}/; HttpOnly; SameSite=Lax`;
   }
-  function signedIn(request, site, host) {
+  /** The session `request` holds on `site` at `host`, if any. */
+  function sessionOf(request, site, host) {
     for (const part of (request.headers.cookie ?? "").split(";")) {
       const [name, ...value] = part.trim().split("=");
       if (name !== cookieName(site)) continue;
       const session = sessions.get(value.join("="));
-      if (session?.site === site && session.host === host) return true;
+      if (session?.site === site && session.host === host) return session;
     }
-    return false;
+    return undefined;
   }
-  function succeed(response, site, host) {
-    redirect(response, `/${site}/account`, { "set-cookie": signIn(site, host) });
+  const signedIn = (request, site, host) => sessionOf(request, site, host) !== undefined;
+  function succeed(response, site, host, workspace) {
+    redirect(response, `/${site}/account`, { "set-cookie": signIn(site, host, workspace) });
   }
 
   async function readForm(request) {
@@ -256,7 +261,8 @@ export async function startLoginSites() {
       case "password /login":
       case "lookalike /login":
       case "totp /login":
-      case "mfa /login": {
+      case "mfa /login":
+      case "workspace /login": {
         const render = (email, error) => page(200, "Sign in", passwordForm(`/${name}/login`, { email, error }));
         if (get) return render("");
         if (!post) break;
@@ -264,7 +270,7 @@ export async function startLoginSites() {
         if (name === "password" || name === "lookalike") return succeed(response, name, host);
         const challenge = token();
         challenges.set(challenge, { site: name, host, method: name === "totp" ? "totp" : undefined });
-        return redirect(response, `/${name}/${name === "totp" ? "verify" : "choose"}?challenge=${challenge}`);
+        return redirect(response, `/${name}/${name === "totp" ? "verify" : name === "workspace" ? "pick" : "choose"}?challenge=${challenge}`);
       }
 
       case "two-step /login": {
@@ -314,6 +320,24 @@ export async function startLoginSites() {
         if (form.method !== "totp" && form.method !== "sms") return redirect(response, `/mfa/choose?challenge=${challenge}`);
         state.method = form.method;
         return redirect(response, `/mfa/verify?challenge=${challenge}`);
+      }
+      case "workspace /pick": {
+        const challenge = (post ? form.challenge : query.get("challenge")) ?? "";
+        const state = challenges.get(challenge);
+        if (state === undefined || state.site !== name || state.host !== host) return redirect(response, "/workspace/login");
+        if (get) {
+          const option = ([id, label]) =>
+            `<form method="post" action="/workspace/pick">\n${hidden("challenge", challenge)}\n${hidden("workspace", id)}\n<button type="submit">${escapeHtml(label)}</button>\n</form>`;
+          return page(
+            200,
+            "Choose a workspace",
+            `<h1>Choose a workspace</h1>\n<p>${USER.username} belongs to two workspaces.</p>\n${Object.entries(WORKSPACES).map(option).join("\n")}`,
+          );
+        }
+        if (!post) break;
+        if (!Object.hasOwn(WORKSPACES, form.workspace ?? "")) return redirect(response, `/workspace/pick?challenge=${challenge}`);
+        challenges.delete(challenge);
+        return succeed(response, name, host, WORKSPACES[form.workspace]);
       }
       case "totp /verify":
       case "mfa /verify": {
@@ -446,8 +470,10 @@ setTimeout(poll, 500);
     if (rest === undefined) return redirect(response, `/${name}/`);
     if (rest === "/") return redirect(response, `/${name}/account`);
     if (rest === "/account") {
-      if (!signedIn(request, name, host)) return redirect(response, `/${name}/login`);
-      send(response, 200, htmlPage("Account", BRANDS[name], `<h1>Account</h1><p>Signed in as ${USER.username}</p>`));
+      const session = sessionOf(request, name, host);
+      if (session === undefined) return redirect(response, `/${name}/login`);
+      const where = session.workspace === undefined ? "" : ` to ${escapeHtml(session.workspace)}`;
+      send(response, 200, htmlPage("Account", BRANDS[name], `<h1>Account</h1><p>Signed in as ${USER.username}${where}</p>`));
       return;
     }
     site(request, response, host, name, rest, query, form);

@@ -13,8 +13,10 @@ export interface StoredAuthConnection {
 export interface ConnectionInternals {
   /** Whether a login or re-auth of the connection ever succeeded. */
   succeeded?: boolean;
-  /** The kinds of input the last successful login needed (`identifier`, `password`, `totp_code`, `code`, `external_action`, `choice`). */
+  /** The kinds of input the last successful login needed (`identifier`, `password`, `totp_code`, `code`, `external_action`, `choice`, `account`). */
   requirements?: string[];
+  /** The label of the account picked in the last successful login: its next flows pick it again. */
+  account?: string | undefined;
   /**
    * The site rejected the stored credential in the last flow: no re-authentication tries
    * it again (an account could be locked) until a login succeeds.

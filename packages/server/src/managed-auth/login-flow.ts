@@ -15,6 +15,8 @@ export interface StoredValues {
   ssoProvider?: string | undefined;
   /** The credential's domain: its values are typed only on it and its subdomains. */
   domain?: string | undefined;
+  /** The label of the account a person picked in the last successful login: picked again without asking while the site offers it. */
+  account?: string | undefined;
 }
 
 /** A person's answer to a pause: values by field id, or the id of a choice. */
@@ -29,8 +31,15 @@ export interface FlowPause {
 
 /** How a flow ended (it is `SUCCESS` or `FAILED` here; expiry and cancelation end it from outside). */
 export type FlowOutcome =
-  | { status: "SUCCESS"; postLoginUrl: string; requirements: string[]; learned: { identifier?: string; password?: string } }
+  | { status: "SUCCESS"; postLoginUrl: string; requirements: string[]; learned: LearnedValues }
   | { status: "FAILED"; code: string; message: string; websiteError?: string | undefined };
+
+/** What a successful flow learned from a person: the values to save in the credential, and the account picked. */
+export interface LearnedValues {
+  identifier?: string;
+  password?: string;
+  account?: string;
+}
 
 /** What a flow tells of itself as it moves: the record fields of its current step. */
 export type FlowReport = (patch: Partial<ManagedAuth>) => Promise<void>;
@@ -52,6 +61,9 @@ const MFA_KINDS: readonly [RegExp, NonNullable<ManagedAuthChoice["mfa_type"]>][]
   [/push|notification|prompt/i, "push"],
 ];
 const SSO_LABEL = /^(sign in|log in|login|continue|sign on) with (.+)$/i;
+/** A page heading that asks which account (workspace, organization…) to go on with. */
+const ACCOUNT_PICKER =
+  /\b(choose|select|pick|switch)\b.*\b(account|workspace|organi[sz]ation|team|tenant|company|profile)s?\b|\bwhich (account|workspace|organi[sz]ation|team|tenant|profile)\b/i;
 
 /** A new opaque id for a pause. */
 export const newInteractionId = () => `int_${randomBytes(9).toString("base64url")}`;
@@ -73,7 +85,7 @@ export class LoginFlow {
   readonly #ask: (pause: FlowPause, websiteError: string | null) => Promise<FlowAnswer>;
   readonly #stopped: () => boolean;
   readonly #requirements = new Set<string>();
-  readonly #learned: { identifier?: string; password?: string } = {};
+  readonly #learned: LearnedValues = {};
 
   constructor(options: {
     page: LoginPageDriver;
@@ -158,6 +170,7 @@ export class LoginFlow {
         continue;
       }
       const choices = choicesOf(reading.choices);
+      if (choices.length === 0 && ACCOUNT_PICKER.test(reading.heading)) choices.push(...accountsOf(reading.choices));
       if (choices.length > 0) {
         const chosen = this.#autoChoice(choices) ?? (await this.#choose(choices));
         if (chosen.observed_selector == null || !(await this.#page.click(chosen.observed_selector))) {
@@ -223,16 +236,30 @@ export class LoginFlow {
       const app = choices.find((choice) => choice.mfa_type === "totp");
       if (app !== undefined) return app;
     }
+    const account = this.#stored.account;
+    if (account !== undefined) {
+      const same = choices.find((choice) => choice.type === "account" && choice.label === account);
+      if (same !== undefined) {
+        this.#requirements.add("account");
+        this.#learned.account = account;
+        return same;
+      }
+    }
     const provider = this.#stored.ssoProvider?.toLowerCase();
     if (provider !== undefined) return choices.find((choice) => choice.type === "sso_provider" && choice.label.toLowerCase().includes(provider));
     return undefined;
   }
 
   async #choose(choices: ManagedAuthChoice[]): Promise<ManagedAuthChoice> {
-    this.#requirements.add("choice");
+    if (choices.some((choice) => choice.type !== "account")) this.#requirements.add("choice");
     const answer = await this.#pause({ fields: [], choices }, null);
     const chosen = "choice" in answer ? choices.find((choice) => choice.id === answer.choice) : undefined;
     if (chosen === undefined) throw new Error("A pause for a choice was answered without one of its choices.");
+    // An account is remembered and picked again; any other choice a person made is asked again.
+    if (chosen.type === "account") {
+      this.#requirements.add("account");
+      this.#learned.account = chosen.label;
+    }
     if (chosen.mfa_type === "sms") this.#requirements.add("sms_code");
     if (chosen.mfa_type === "email") this.#requirements.add("email_code");
     return chosen;
@@ -286,6 +313,13 @@ function fieldOf(input: LoginInput, reading: LoginPageReading, rejected: boolean
     observed_selector: input.selector,
     required: true,
   };
+}
+
+/** The buttons of an account picker page as `account` choices (a plain "Sign in" link is not one). */
+function accountsOf(buttons: readonly LoginPageChoice[]): ManagedAuthChoice[] {
+  return buttons
+    .filter((button) => !SIGN_IN_LINK.test(button.label))
+    .map((button, index) => ({ id: `chc_${index + 1}`, type: "account" as const, label: button.label, observed_selector: button.selector }));
 }
 
 /** The buttons of a page that are sign-in choices (a method of verification, an identity provider), as canonical choices. */

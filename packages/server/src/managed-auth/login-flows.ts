@@ -6,6 +6,7 @@ import type {
   ManagedAuthSubmitRequest,
   ManagedAuthTimelineEvent,
   MFAOption,
+  SignInOption,
   SSOButton,
 } from "@browser-service/types";
 import type { FastifyBaseLogger } from "fastify";
@@ -29,7 +30,7 @@ import type { ProjectRow } from "../projects/project-store.js";
 import { newId } from "../storage/ids.js";
 import { reauthOf, withCheckReason } from "./can-reauth.js";
 import type { HostedAccess } from "./hosted-access.js";
-import { type FlowAnswer, type FlowOutcome, type FlowPause, FlowStoppedError, LoginFlow, type StoredValues } from "./login-flow.js";
+import { type FlowAnswer, type FlowOutcome, type FlowPause, FlowStoppedError, type LearnedValues, LoginFlow, type StoredValues } from "./login-flow.js";
 import { LoginPageDriver } from "./login-page-driver.js";
 
 /** What the flows work with. */
@@ -218,7 +219,15 @@ export class LoginFlows {
       answer = { values };
     }
     delete running.pause;
-    await this.#patch(running, { flow_step: "SUBMITTING", fields: [], choices: [], discovered_fields: [], mfa_options: [], pending_sso_buttons: [] });
+    await this.#patch(running, {
+      flow_step: "SUBMITTING",
+      fields: [],
+      choices: [],
+      discovered_fields: [],
+      mfa_options: [],
+      pending_sso_buttons: [],
+      sign_in_options: [],
+    });
     pause.resolve(answer);
   }
 
@@ -281,7 +290,7 @@ export class LoginFlows {
       const flow = new LoginFlow({
         page,
         connection: row.record,
-        stored: await this.#storedValues(running.projectId, row.record),
+        stored: { ...(await this.#storedValues(running.projectId, row.record)), account: row.internals.account },
         report: (patch) => this.#patch(running, patch),
         ask: (shown, websiteError) => this.#ask(running, shown, websiteError),
         stopped: () => running.stopped,
@@ -336,7 +345,7 @@ export class LoginFlows {
         ...(credential === undefined ? {} : { credential: { name: credential.name } }),
       },
       // The next health check counts from this login (see `HealthChecks`).
-      { succeeded: true, requirements: outcome.requirements, nextCheckAt: undefined, storedRejected: undefined },
+      { succeeded: true, requirements: outcome.requirements, account: outcome.learned.account, nextCheckAt: undefined, storedRejected: undefined },
     );
   }
 
@@ -347,6 +356,7 @@ export class LoginFlows {
     });
     const mfa = shown.choices.filter((choice) => choice.type === "mfa_method");
     const sso = shown.choices.filter((choice) => choice.type === "sso_provider");
+    const accounts = shown.choices.filter((choice) => choice.type === "account");
     await this.#patch(running, {
       flow_step: "AWAITING_INPUT",
       interaction_id: shown.interactionId,
@@ -374,6 +384,7 @@ export class LoginFlows {
       pending_sso_buttons: sso.map(
         (choice): SSOButton => ({ label: choice.label, provider: choice.label.replace(/^.* with /i, ""), selector: choice.observed_selector ?? "" }),
       ),
+      sign_in_options: accounts.map((choice): SignInOption => ({ id: choice.id, label: choice.label, description: null })),
       website_error: websiteError,
     });
     return answer;
@@ -458,7 +469,7 @@ export class LoginFlows {
   }
 
   /** Stores what a person typed (never a one-time code) in the connection's credential, made when it has none. */
-  async #saveCredential(projectId: string, record: ManagedAuth, learned: { identifier?: string; password?: string }): Promise<CredentialRow | undefined> {
+  async #saveCredential(projectId: string, record: ManagedAuth, learned: LearnedValues): Promise<CredentialRow | undefined> {
     if (!record.save_credentials) return undefined;
     const values: Record<string, string> = {};
     if (learned.identifier !== undefined) values.username = learned.identifier;
