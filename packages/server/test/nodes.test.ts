@@ -3,7 +3,8 @@ import { rmSync } from "node:fs";
 import { connect, createServer as createNetServer, type Socket } from "node:net";
 import { createClient } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
-import type { WebMcpTool } from "@browser-service/types";
+import { type LoginSites, startLoginSites } from "@browser-service/test-pages/login-sites";
+import type { ManagedAuth, WebMcpTool } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { PeerAuth } from "../src/nodes/peer-auth.js";
@@ -311,6 +312,97 @@ describe("nodes sharing one PostgreSQL database", () => {
     await clientOf("a").browsers.delete(back.id);
     const [row] = await storedRows<{ n: number }>({ dataDir: "", database }, "SELECT count(*)::int AS n FROM nodes WHERE node_id = ?", ["c"]);
     expect(row?.n).toBe(1);
+  });
+});
+
+describe("login flows and health checks over nodes", () => {
+  let sites: LoginSites;
+  beforeAll(async () => {
+    sites = await startLoginSites();
+  });
+  afterAll(async () => {
+    await sites?.close();
+  });
+  const TERMINAL = new Set(["SUCCESS", "FAILED", "EXPIRED", "CANCELED"]);
+  async function startPair(extra: string[] = []): Promise<void> {
+    for (const id of ["a", "b"]) {
+      const started = await startNode(id, extra);
+      key ??= started.server.printedKey as string;
+    }
+  }
+  /** Reads connection `id` through node `node` until `ready` holds (bounded by the test's timeout). */
+  async function until(node: string, id: string, ready: (record: ManagedAuth) => boolean): Promise<ManagedAuth> {
+    for (;;) {
+      const record = await clientOf(node).authConnections.get(id);
+      if (ready(record)) return record;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  const asking = (record: ManagedAuth) => record.flow_step === "AWAITING_INPUT" || TERMINAL.has(String(record.flow_status));
+
+  it("take a submit or a delete through any node to the node whose flow waits for it", async () => {
+    await startPair();
+    const a = clientOf("a");
+    const b = clientOf("b");
+    const connection = await a.authConnections.create({
+      domain: "localhost",
+      profile_name: "over-nodes",
+      login_url: sites.url("localhost", "/password/login"),
+    });
+    await a.authConnections.login(connection.id);
+    const asked = await until("b", connection.id, asking);
+    expect(asked.flow_step).toBe("AWAITING_INPUT");
+    expect(await nodeOf(String(asked.browser_session_id))).toBe("a");
+    // a judges what b passes on, as it judges its own requests.
+    const values = { fld_username: sites.user.username, fld_password: sites.user.password };
+    await expect(b.authConnections.submit(connection.id, { interaction_id: "int_over", field_values: values })).rejects.toMatchObject({
+      status: 409,
+      code: "stale_interaction",
+    });
+    await b.authConnections.submit(connection.id, { interaction_id: asked.interaction_id ?? "", field_values: values });
+    expect(await until("b", connection.id, (record) => TERMINAL.has(String(record.flow_status)))).toMatchObject({
+      flow_status: "SUCCESS",
+      status: "AUTHENTICATED",
+    });
+
+    // A delete through b of a flow waiting on a: a cancels it and ends its browser now, not at the flow's expiry.
+    const other = await a.authConnections.create({ domain: "localhost", profile_name: "over-nodes-2", login_url: sites.url("localhost", "/password/login") });
+    await a.authConnections.login(other.id);
+    const waiting = await until("a", other.id, asking);
+    expect(waiting.flow_step).toBe("AWAITING_INPUT");
+    await b.authConnections.delete(other.id);
+    await expect(a.authConnections.get(other.id)).rejects.toMatchObject({ status: 404 });
+    const runningRows = () =>
+      storedRows<{ n: number }>({ dataDir: "", database }, "SELECT count(*)::int AS n FROM browsers WHERE id = ? AND status = 'running'", [
+        String(waiting.browser_session_id),
+      ]);
+    for (let tries = 0; tries < 100 && (await runningRows())[0]?.n !== 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await runningRows())[0]?.n).toBe(0);
+  });
+
+  it("check a connection once per due time, whichever node finds it due", async () => {
+    await startPair(["--auth-check-seconds", "3"]);
+    const a = clientOf("a");
+    await a.credentials.create({ name: "checked-over-nodes", domain: "localhost", values: { username: sites.user.username, password: sites.user.password } });
+    const connection = await a.authConnections.create({
+      domain: "localhost",
+      profile_name: "checked-over-nodes",
+      login_url: sites.url("localhost", "/password/login"),
+      credential: { name: "checked-over-nodes" },
+    });
+    await a.authConnections.login(connection.id);
+    expect(await until("a", connection.id, (record) => TERMINAL.has(String(record.flow_status)))).toMatchObject({ flow_status: "SUCCESS" });
+    const checks = async () => (await a.authConnections.timeline(connection.id, { limit: 100 })).filter((event) => event.type === "health_check");
+    let seen = await checks();
+    while (seen.length < 4) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      seen = await checks();
+    }
+    await a.authConnections.delete(connection.id);
+    // Due every 3 s, each node looking every 1.5 s: a due check both nodes took would start twice within 1.5 s.
+    const starts = seen.map((event) => Date.parse(event.timestamp)).sort((x, y) => x - y);
+    const gaps = starts.slice(1).map((start, index) => start - (starts[index] as number));
+    expect(gaps.filter((gap) => gap < 2_000)).toEqual([]);
   });
 });
 

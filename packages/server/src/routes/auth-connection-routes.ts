@@ -8,13 +8,18 @@ import type {
 import type { FastifyInstance } from "fastify";
 import type { AuthConnectionRow } from "../auth-connections/auth-connection-store.js";
 import { connectionAt } from "../auth-connections/flow-expiry.js";
+import type { BrowserRow } from "../browsers/browser-store.js";
 import { normalizeAllowedDomain, normalizeDomain } from "../credentials/domain-names.js";
-import { CredentialNotFoundError, NoFlowError, NotFoundError } from "../http/api-errors.js";
+import { ConflictError, CredentialNotFoundError, FlowNotAwaitingInputError, NoFlowError, NotFoundError } from "../http/api-errors.js";
+import { parseJsonBody } from "../http/json-body.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
+import { bodyProblems, invalidRequest } from "../http/request-validation.js";
 import { reauthOf, withCheckReason } from "../managed-auth/can-reauth.js";
+import type { PeerCall } from "../nodes/peer-calls.js";
 import { newProfile } from "../profiles/profile-store.js";
 import { newId } from "../storage/ids.js";
 import type { ApiDeps } from "./api-deps.js";
+import { forwardToOwner, peerCallBrowser } from "./browser-placement.js";
 import { HOSTED_LOGIN_PATH } from "./hosted-login-routes.js";
 
 /** A flow status after which a flow moves no more. */
@@ -49,8 +54,23 @@ function stateEvent(record: ManagedAuth): Record<string, unknown> {
 }
 
 /** `/auth/connections`: managed auth connections, their login flows, events and timeline. */
-export function registerAuthConnectionRoutes(app: FastifyInstance, { stores, loginFlows, browserUrls }: ApiDeps): void {
+export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const { stores, loginFlows, browserUrls } = deps;
   const connections = stores.authConnections;
+
+  /**
+   * The browser of the connection's flow when another node runs it (a submit or delete
+   * then goes there, where the flow waits); `undefined` when this node runs it or none runs.
+   */
+  const flowBrowserElsewhere = async (projectId: string, connectionId: string): Promise<BrowserRow | undefined> => {
+    if (loginFlows.runs(connectionId)) return undefined;
+    const record = (await connections.find(projectId, connectionId))?.record;
+    if (record?.flow_status !== "IN_PROGRESS" || record.browser_session_id == null) return undefined;
+    const browser = await stores.browsers.findLaunched(record.browser_session_id);
+    return browser?.project_id === projectId ? browser : undefined;
+  };
+  const flowUnreachable = (connectionId: string) => (why: string) =>
+    new ConflictError(`The login flow of auth connection ${connectionId} runs on another node, which cannot be reached: ${why}. Try again.`);
 
   const credentialChecked = async (projectId: string, credential: { name: string } | undefined) => {
     if (credential === undefined) return undefined;
@@ -137,13 +157,19 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, { stores, log
     return connectionAt(updated.record, Date.now());
   });
 
+  const deleteConnection = async (projectId: string, connectionId: string) => {
+    if ((await connections.find(projectId, connectionId)) === undefined) {
+      throw new NotFoundError(`No auth connection has the id "${connectionId}" in this project.`);
+    }
+    await loginFlows.cancel(connectionId);
+    await connections.delete(projectId, connectionId);
+  };
   app.delete<{ Params: { id: string } }>("/auth/connections/:id", { config: { operationId: "deleteAuthConnection" } }, async (request, reply) => {
     const projectId = (await request.scope.project()).id;
-    if ((await connections.find(projectId, request.params.id)) === undefined) {
-      throw new NotFoundError(`No auth connection has the id "${request.params.id}" in this project.`);
-    }
-    await loginFlows.cancel(request.params.id);
-    await connections.delete(projectId, request.params.id);
+    const elsewhere = await flowBrowserElsewhere(projectId, request.params.id);
+    // The flow's node cancels it and ends its browser at once, rather than at its expiry.
+    if (elsewhere !== undefined && (await forwardToOwner(deps, request, reply, elsewhere, flowUnreachable(request.params.id)))) return reply;
+    await deleteConnection(projectId, request.params.id);
     return reply.code(204).send();
   });
 
@@ -158,8 +184,11 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, { stores, log
     });
   });
 
-  app.post<{ Params: { id: string } }>("/auth/connections/:id/submit", { config: { operationId: "submitAuthConnection" } }, async (request) => {
-    await loginFlows.submit((await request.scope.project()).id, request.params.id, request.body as ManagedAuthSubmitRequest);
+  app.post<{ Params: { id: string } }>("/auth/connections/:id/submit", { config: { operationId: "submitAuthConnection" } }, async (request, reply) => {
+    const projectId = (await request.scope.project()).id;
+    const elsewhere = await flowBrowserElsewhere(projectId, request.params.id);
+    if (elsewhere !== undefined && (await forwardToOwner(deps, request, reply, elsewhere, flowUnreachable(request.params.id)))) return reply;
+    await loginFlows.submit(projectId, request.params.id, request.body as ManagedAuthSubmitRequest);
     return { accepted: true };
   });
 
@@ -232,5 +261,29 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, { stores, log
     const heartbeat = setInterval(() => send({ event: "sse_heartbeat" }), HEARTBEAT_MS);
     raw.on("close", finish);
     show(first);
+  });
+
+  // Another node's submit or delete of a flow this node runs, named by the flow's browser.
+  const calls = deps.peerCalls;
+  if (calls === undefined || deps.cluster === undefined) return;
+  const nodeId = deps.cluster.nodeId;
+  const flowOfCall = (call: PeerCall) => {
+    const flow = loginFlows.flowOf(peerCallBrowser(call, nodeId).id);
+    if (flow === undefined) throw new FlowNotAwaitingInputError("The login flow of this browser has ended; read the connection for its status.");
+    return flow;
+  };
+  calls.handle("submitAuthConnection", async (call) => {
+    const { projectId, connectionId } = flowOfCall(call);
+    // The forwarding node checked the body already; checked again here, where it is used, as a direct request's is.
+    const body = parseJsonBody(call.body.toString("utf8"));
+    const problems = bodyProblems("submitAuthConnection", body);
+    if (problems.length > 0) throw invalidRequest(problems);
+    await loginFlows.submit(projectId, connectionId, body as ManagedAuthSubmitRequest);
+    return { status: 200, headers: { "content-type": "application/json; charset=utf-8" }, body: JSON.stringify({ accepted: true }) };
+  });
+  calls.handle("deleteAuthConnection", async (call) => {
+    const { projectId, connectionId } = flowOfCall(call);
+    await deleteConnection(projectId, connectionId);
+    return { status: 204, headers: {} };
   });
 }
