@@ -380,6 +380,47 @@ describe("login flows and health checks over nodes", () => {
     expect((await runningRows())[0]?.n).toBe(0);
   });
 
+  it("serve a flow's hosted page from any node: its code is used once across them, and its submit reaches the flow", async () => {
+    await startPair();
+    const a = clientOf("a");
+    const connection = await a.authConnections.create({
+      domain: "localhost",
+      profile_name: "hosted-over-nodes",
+      login_url: sites.url("localhost", "/password/login"),
+    });
+    const { hosted_url } = await a.authConnections.login(connection.id);
+    const code = new URLSearchParams(new URL(String(hosted_url)).hash.slice(1)).get("code");
+    const hosted = (node: string, path: string, body?: unknown, token?: string) =>
+      fetch(`${nodes.get(node)?.server.url}/auth/hosted${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: {
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const session = await hosted("b", "/session", { code });
+    expect(session.status).toBe(200);
+    const { token } = (await session.json()) as { token: string };
+    // Spent on b, it opens nothing on a.
+    expect((await hosted("a", "/session", { code })).status).toBe(401);
+    let view: { flow_step?: string; interaction_id?: string; fields?: { id: string }[] } = {};
+    while (view.flow_step !== "AWAITING_INPUT") {
+      view = (await (await hosted("b", "/state", undefined, token)).json()) as typeof view;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(view.fields?.map((field) => field.id)).toEqual(["fld_username", "fld_password"]);
+    const submitted = await hosted(
+      "b",
+      "/submit",
+      { interaction_id: view.interaction_id, field_values: { fld_username: sites.user.username, fld_password: sites.user.password } },
+      token,
+    );
+    expect(submitted.status).toBe(200);
+    expect(await until("a", connection.id, (record) => TERMINAL.has(String(record.flow_status)))).toMatchObject({ flow_status: "SUCCESS" });
+    expect((await (await hosted("a", "/state", undefined, token)).json()) as object).toMatchObject({ flow_status: "SUCCESS" });
+  });
+
   it("check a connection once per due time, whichever node finds it due", async () => {
     await startPair(["--auth-check-seconds", "3"]);
     const a = clientOf("a");

@@ -23,7 +23,6 @@ import { CredentialSeals } from "../src/credentials/credential-seals.js";
 import { NotFoundError } from "../src/http/api-errors.js";
 import { installErrorHandling } from "../src/http/error-handler.js";
 import { RateLimits } from "../src/http/rate-limiter.js";
-import { HostedAccess } from "../src/managed-auth/hosted-access.js";
 import { LoginFlows } from "../src/managed-auth/login-flows.js";
 import { ProfileStates } from "../src/profiles/profile-states.js";
 import type { ProjectStore } from "../src/projects/project-store.js";
@@ -159,7 +158,6 @@ async function apiOver(stores: Stores): Promise<FastifyInstance> {
     profileStates,
     log: app.log,
     flowSeconds: 600,
-    hosted: new HostedAccess(),
   });
   await registerApi(app, {
     stores,

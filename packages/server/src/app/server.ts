@@ -35,7 +35,9 @@ import { HealthChecks } from "../managed-auth/health-checks.js";
 import { HostedAccess } from "../managed-auth/hosted-access.js";
 import { LoginFlows } from "../managed-auth/login-flows.js";
 import { DEFAULT_PROFILE_STATE_BYTES, ProfileStates } from "../profiles/profile-states.js";
+import type { ApiDeps } from "../routes/api-deps.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
+import { forwardToFlow } from "../routes/flow-placement.js";
 import { HOSTED_LOGIN_PATH, registerHostedLoginRoutes } from "../routes/hosted-login-routes.js";
 import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endpoint.js";
 import { registerApi } from "../routes/register-api.js";
@@ -431,7 +433,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   // Its states are sealed with the key, which is checked below: no browser saves before.
   let profileStates: ProfileStates | undefined;
   let loginFlows: LoginFlows | undefined;
-  const hostedAccess = new HostedAccess();
+  const hostedAccess = new HostedAccess(stores.authConnections);
   let healthChecks: HealthChecks | undefined;
   const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
     profiles: {
@@ -508,7 +510,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       profileStates,
       log: app.log,
       flowSeconds: options.authFlowSeconds ?? DEFAULT_CONFIG.authFlowSeconds,
-      hosted: hostedAccess,
     });
     // A flow whose browser is gone (this server stopped) ends FAILED, never stuck IN_PROGRESS.
     const flowsEnded = await loginFlows.recover(async (browserId) => {
@@ -593,7 +594,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         ...(options.cdpLimits?.heartbeatMs === undefined ? {} : { heartbeatMs: options.cdpLimits.heartbeatMs }),
       },
     });
-    await registerApi(app, {
+    const apiDeps: ApiDeps = {
       stores,
       vault,
       loginFlows,
@@ -607,8 +608,14 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       cluster,
       connections,
       peerCalls,
+    };
+    await registerApi(app, apiDeps);
+    registerHostedLoginRoutes(app, {
+      hosted: hostedAccess,
+      rateLimits,
+      loginFlows,
+      forwardSubmit: (request, reply, projectId, connectionId) => forwardToFlow(apiDeps, request, reply, projectId, connectionId, "submitAuthConnection"),
     });
-    registerHostedLoginRoutes(app, { hosted: hostedAccess, rateLimits, connections: stores.authConnections, loginFlows });
     await app.ready();
     // Last, so that a failed start leaves no browser behind.
     warmPool?.start();

@@ -27,6 +27,11 @@ export interface ConnectionInternals {
   /** When that flow started (its timeline event's `timestamp`). */
   flowStartedAt?: string;
   /**
+   * That flow's hosted login page (see `HostedAccess`): the digest of its code until the
+   * code is used, then of the one token it gave.
+   */
+  hosted?: { codeSha256?: string; tokenSha256?: string };
+  /**
    * When the next health check is due (ms since the epoch); absent: the health checks
    * schedule one from the connection's interval. Ignored while `health_checks` is false.
    */

@@ -76,11 +76,12 @@ export class HealthChecks {
     await this.#ticking;
   }
 
-  /** Schedules or checks each connection due at `now`. */
-  async tick(now = Date.now()): Promise<void> {
-    for (const due of await this.#deps.connections.due(now, PER_TICK)) {
+  /** Schedules or checks each connection due now. */
+  async tick(): Promise<void> {
+    for (const due of await this.#deps.connections.due(Date.now(), PER_TICK)) {
       if (this.#stopped) return;
-      const claimed = await this.#claim(due, now);
+      // The interval counts from this check, not from the tick: the checks before it in this tick took their time.
+      const claimed = await this.#claim(due, Date.now());
       if (claimed === undefined || due.internals.nextCheckAt === undefined) continue;
       await this.#check(claimed).catch((error: unknown) =>
         this.#deps.log.error({ err: error, connection: due.record.id }, "a health check could not be recorded"),

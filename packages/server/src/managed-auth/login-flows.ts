@@ -29,7 +29,7 @@ import { newProfile, type ProfileStore } from "../profiles/profile-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import { newId } from "../storage/ids.js";
 import { reauthOf, withCheckReason } from "./can-reauth.js";
-import type { HostedAccess } from "./hosted-access.js";
+import { HostedAccess } from "./hosted-access.js";
 import { type FlowAnswer, type FlowOutcome, type FlowPause, FlowStoppedError, type LearnedValues, LoginFlow, type StoredValues } from "./login-flow.js";
 import { LoginPageDriver } from "./login-page-driver.js";
 
@@ -44,8 +44,6 @@ export interface LoginFlowsDeps {
   log: FastifyBaseLogger;
   /** How long a flow may run, in seconds, from its start to `flow_expires_at`. */
   flowSeconds: number;
-  /** The codes and tokens of the flows' hosted login pages. */
-  hosted: HostedAccess;
 }
 
 /** The URLs a flow shows, built for the request (or node) that starts it. */
@@ -144,7 +142,8 @@ export class LoginFlows {
     // site's "show password") would reveal a value no key may read back.
     const live = urls.liveView(browser.id, deps.browsers.token(browser.id), row.record.credential !== undefined);
     const flowId = newId("loginFlow");
-    const hosted = urls.hosted(deps.hosted.issue({ projectId: project.id, connectionId, flowId, expiresAt: now.getTime() + deps.flowSeconds * 1000 }));
+    const access = HostedAccess.issue(project.id, connectionId);
+    const hosted = urls.hosted(access.code);
     const running: RunningFlow = {
       flowId,
       projectId: project.id,
@@ -156,7 +155,7 @@ export class LoginFlows {
     };
     const started = await deps.connections.update(project.id, connectionId, (current) => ({
       ...current,
-      internals: { ...current.internals, flowId: running.flowId, flowStartedAt: running.startedAt },
+      internals: { ...current.internals, flowId: running.flowId, flowStartedAt: running.startedAt, hosted: access.stored },
       record: {
         ...current.record,
         flow_status: "IN_PROGRESS",
@@ -180,7 +179,6 @@ export class LoginFlows {
       },
     }));
     if (started === undefined) {
-      deps.hosted.revoke(connectionId);
       await deps.browsers.delete(browser, { discardChanges: true });
       throw new NotFoundError(`No auth connection has the id "${connectionId}" in this project.`);
     }
@@ -246,7 +244,6 @@ export class LoginFlows {
 
   /** Ends the flow of a connection being deleted (its browser ends without saving); the record is gone, so nothing is written. */
   async cancel(connectionId: string): Promise<void> {
-    this.#deps.hosted.revoke(connectionId);
     const running = this.#running.get(connectionId);
     if (running !== undefined) await this.#stop(running, "CANCELED", false);
   }

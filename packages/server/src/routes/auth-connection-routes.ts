@@ -8,9 +8,8 @@ import type {
 import type { FastifyInstance } from "fastify";
 import type { AuthConnectionRow } from "../auth-connections/auth-connection-store.js";
 import { connectionAt } from "../auth-connections/flow-expiry.js";
-import type { BrowserRow } from "../browsers/browser-store.js";
 import { normalizeAllowedDomain, normalizeDomain } from "../credentials/domain-names.js";
-import { ConflictError, CredentialNotFoundError, FlowNotAwaitingInputError, NoFlowError, NotFoundError } from "../http/api-errors.js";
+import { CredentialNotFoundError, FlowNotAwaitingInputError, NoFlowError, NotFoundError } from "../http/api-errors.js";
 import { parseJsonBody } from "../http/json-body.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import { bodyProblems, invalidRequest } from "../http/request-validation.js";
@@ -19,7 +18,8 @@ import type { PeerCall } from "../nodes/peer-calls.js";
 import { newProfile } from "../profiles/profile-store.js";
 import { newId } from "../storage/ids.js";
 import type { ApiDeps } from "./api-deps.js";
-import { forwardToOwner, peerCallBrowser } from "./browser-placement.js";
+import { peerCallBrowser } from "./browser-placement.js";
+import { forwardToFlow } from "./flow-placement.js";
 import { HOSTED_LOGIN_PATH } from "./hosted-login-routes.js";
 
 /** A flow status after which a flow moves no more. */
@@ -57,20 +57,6 @@ function stateEvent(record: ManagedAuth): Record<string, unknown> {
 export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { stores, loginFlows, browserUrls } = deps;
   const connections = stores.authConnections;
-
-  /**
-   * The browser of the connection's flow when another node runs it (a submit or delete
-   * then goes there, where the flow waits); `undefined` when this node runs it or none runs.
-   */
-  const flowBrowserElsewhere = async (projectId: string, connectionId: string): Promise<BrowserRow | undefined> => {
-    if (loginFlows.runs(connectionId)) return undefined;
-    const record = (await connections.find(projectId, connectionId))?.record;
-    if (record?.flow_status !== "IN_PROGRESS" || record.browser_session_id == null) return undefined;
-    const browser = await stores.browsers.findLaunched(record.browser_session_id);
-    return browser?.project_id === projectId ? browser : undefined;
-  };
-  const flowUnreachable = (connectionId: string) => (why: string) =>
-    new ConflictError(`The login flow of auth connection ${connectionId} runs on another node, which cannot be reached: ${why}. Try again.`);
 
   const credentialChecked = async (projectId: string, credential: { name: string } | undefined) => {
     if (credential === undefined) return undefined;
@@ -166,9 +152,8 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps
   };
   app.delete<{ Params: { id: string } }>("/auth/connections/:id", { config: { operationId: "deleteAuthConnection" } }, async (request, reply) => {
     const projectId = (await request.scope.project()).id;
-    const elsewhere = await flowBrowserElsewhere(projectId, request.params.id);
     // The flow's node cancels it and ends its browser at once, rather than at its expiry.
-    if (elsewhere !== undefined && (await forwardToOwner(deps, request, reply, elsewhere, flowUnreachable(request.params.id)))) return reply;
+    if (await forwardToFlow(deps, request, reply, projectId, request.params.id)) return reply;
     await deleteConnection(projectId, request.params.id);
     return reply.code(204).send();
   });
@@ -186,8 +171,7 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps
 
   app.post<{ Params: { id: string } }>("/auth/connections/:id/submit", { config: { operationId: "submitAuthConnection" } }, async (request, reply) => {
     const projectId = (await request.scope.project()).id;
-    const elsewhere = await flowBrowserElsewhere(projectId, request.params.id);
-    if (elsewhere !== undefined && (await forwardToOwner(deps, request, reply, elsewhere, flowUnreachable(request.params.id)))) return reply;
+    if (await forwardToFlow(deps, request, reply, projectId, request.params.id)) return reply;
     await loginFlows.submit(projectId, request.params.id, request.body as ManagedAuthSubmitRequest);
     return { accepted: true };
   });

@@ -44,7 +44,8 @@ function operationOf(request: FastifyRequest): string {
  * `unreachable` makes the error for an owner that cannot be reached (nothing ran there),
  * `options.lost` (default `unreachable`) for one that had the call and stopped answering.
  * The owner gets the browser's row read here (the caller may use it), so it reads nothing
- * again.
+ * again. `options.op` names the owner's operation for a route outside the spec (default:
+ * the route's own).
  */
 export async function forwardToOwner(
   deps: ApiDeps,
@@ -52,7 +53,7 @@ export async function forwardToOwner(
   reply: FastifyReply,
   row: BrowserRow,
   unreachable: (why: string) => ApiError,
-  options: { leaveOnHalfClose?: boolean; lost?: (why: string) => ApiError } = {},
+  options: { leaveOnHalfClose?: boolean; lost?: (why: string) => ApiError; op?: string } = {},
 ): Promise<boolean> {
   const cluster = deps.cluster;
   if (cluster === undefined || row.status !== "running") return false;
@@ -63,7 +64,7 @@ export async function forwardToOwner(
   const ifNoneMatch = request.headers["if-none-match"];
   try {
     await forwarder.call(request, reply, where, deps.rateLimits.clientKey(request.raw), {
-      op: operationOf(request),
+      op: options.op ?? operationOf(request),
       browser: row,
       headers: ifNoneMatch === undefined ? {} : { "if-none-match": ifNoneMatch },
       ...(options.leaveOnHalfClose === undefined ? {} : { leaveOnHalfClose: options.leaveOnHalfClose }),

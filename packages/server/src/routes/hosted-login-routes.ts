@@ -1,17 +1,17 @@
 import { limits, type ManagedAuth, type ManagedAuthSubmitRequest } from "@browser-service/types";
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from "fastify";
-import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
+import { connectionAt } from "../auth-connections/flow-expiry.js";
 import { BadRequestError, UnauthorizedError } from "../http/api-errors.js";
 import { buildInlinePage } from "../http/inline-page.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { bodyProblems } from "../http/request-validation.js";
-import type { HostedAccess, HostedGrant } from "../managed-auth/hosted-access.js";
+import { HOSTED_SECRET_MAX_CHARS, type HostedAccess } from "../managed-auth/hosted-access.js";
 import type { LoginFlows } from "../managed-auth/login-flows.js";
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** The hosted login page's grant, once its token was checked. */
-    hostedGrant?: HostedGrant;
+    /** The hosted login page's grant and its connection, once its token was checked. */
+    hostedGrant?: HostedAccessGranted;
   }
 }
 
@@ -21,15 +21,19 @@ export const HOSTED_LOGIN_PATH = "/auth/hosted";
 const ASSETS = new URL("../../assets/hosted-login/", import.meta.url);
 /** The code's JSON body: `{"code": "<43 characters>"}` and room to spare. */
 const EXCHANGE_BODY_BYTES = 1024;
-const SCHEME = /^Bearer ([A-Za-z0-9_-]{16,128})$/;
+const SCHEME = new RegExp(`^Bearer ([A-Za-z0-9_.-]{16,${HOSTED_SECRET_MAX_CHARS}})$`);
+
+/** What a checked token gives a request: its grant and its connection as stored. */
+type HostedAccessGranted = NonNullable<Awaited<ReturnType<HostedAccess["grantOf"]>>>;
 
 /** What the hosted login page needs from the rest of the server. */
 export interface HostedLoginDeps {
   hosted: HostedAccess;
   /** Failed codes and tokens count against the client's failed-authentication limit, as bad API keys do. */
   rateLimits: RateLimits;
-  connections: AuthConnectionStore;
   loginFlows: LoginFlows;
+  /** Sends a submit to the node whose flow waits for it, if that is another node (`true`: sent and answered). */
+  forwardSubmit: (request: FastifyRequest, reply: FastifyReply, projectId: string, connectionId: string) => Promise<boolean>;
 }
 
 /**
@@ -60,21 +64,15 @@ export function registerHostedLoginRoutes(app: FastifyInstance, deps: HostedLogi
   // Before any body is read: a blocked client, or a request without a live token, costs a
   // map lookup, never the parsing of a large body.
   const blockedClient: onRequestHookHandler = (request, _reply, done) => done(deps.rateLimits.checkClient(deps.rateLimits.clientKey(request.raw)));
-  const withToken: onRequestHookHandler = (request, _reply, done) => {
-    try {
-      request.hostedGrant = grantOf(deps, request);
-      done();
-    } catch (error) {
-      done(error as Error);
-    }
+  const withToken: onRequestHookHandler = async (request) => {
+    request.hostedGrant = await grantOf(deps, request);
   };
-
   // The page's own calls: like the page, outside the spec (their errors are the spec's Error).
   app.post(`${HOSTED_LOGIN_PATH}/session`, { bodyLimit: EXCHANGE_BODY_BYTES, config: { page: true }, onRequest: blockedClient }, async (request, reply) => {
     const code = (request.body as { code?: unknown } | undefined)?.code;
-    if (typeof code !== "string" || code.length === 0 || code.length > 128)
+    if (typeof code !== "string" || code.length === 0 || code.length > HOSTED_SECRET_MAX_CHARS)
       throw new BadRequestError('The body is {"code": "<the code from the hosted_url>"}.');
-    const exchanged = deps.hosted.exchange(code);
+    const exchanged = await deps.hosted.exchange(code);
     if (exchanged === undefined) {
       deps.rateLimits.recordFailedAuth(deps.rateLimits.clientKey(request.raw));
       throw new UnauthorizedError("This login link was already used, has ended, or was never issued; ask for a new one.");
@@ -87,42 +85,36 @@ export function registerHostedLoginRoutes(app: FastifyInstance, deps: HostedLogi
   });
 
   app.get(`${HOSTED_LOGIN_PATH}/state`, { config: { page: true }, onRequest: withToken }, async (request, reply) => {
-    const record = await currentFlow(deps.connections, request.hostedGrant as HostedGrant);
-    return reply.header("cache-control", "no-store").send(pageView(record));
+    const { row } = request.hostedGrant as HostedAccessGranted;
+    return reply.header("cache-control", "no-store").send(pageView(connectionAt(row.record, Date.now())));
   });
 
   app.post(
     `${HOSTED_LOGIN_PATH}/submit`,
     { bodyLimit: limits.schemas.ManagedAuthSubmitRequest.maxBytes, config: { page: true }, onRequest: withToken },
     async (request, reply) => {
-      const grant = request.hostedGrant as HostedGrant;
-      await currentFlow(deps.connections, grant);
+      const { grant } = request.hostedGrant as HostedAccessGranted;
       const problems = bodyProblems("submitAuthConnection", request.body);
       if (problems.length > 0) throw new BadRequestError("The submission does not match ManagedAuthSubmitRequest.", problems);
+      // A flow another node runs waits there: the submit goes there, as an API submit does.
+      if (await deps.forwardSubmit(request, reply, grant.projectId, grant.connectionId)) return reply;
       await deps.loginFlows.submit(grant.projectId, grant.connectionId, request.body as ManagedAuthSubmitRequest);
       return reply.send({ accepted: true });
     },
   );
 }
 
-function grantOf(deps: HostedLoginDeps, request: FastifyRequest): HostedGrant {
+async function grantOf(deps: HostedLoginDeps, request: FastifyRequest): Promise<HostedAccessGranted> {
   const client = deps.rateLimits.clientKey(request.raw);
   const blocked = deps.rateLimits.checkClient(client);
   if (blocked) throw blocked;
   const token = SCHEME.exec(request.headers.authorization ?? "")?.[1];
-  const grant = token === undefined ? undefined : deps.hosted.grantOf(token);
-  if (grant === undefined) {
+  const granted = token === undefined ? undefined : await deps.hosted.grantOf(token);
+  if (granted === undefined) {
     deps.rateLimits.recordFailedAuth(client);
-    throw new UnauthorizedError("This login page's access has ended; open a new link.");
+    throw new UnauthorizedError("This login page's access has ended, or its login was replaced or removed; open a new link.");
   }
-  return grant;
-}
-
-/** The connection, while the flow the grant was issued for is still its latest. */
-async function currentFlow(connections: AuthConnectionStore, grant: HostedGrant): Promise<ManagedAuth> {
-  const row = await connections.find(grant.projectId, grant.connectionId);
-  if (row === undefined || row.internals.flowId !== grant.flowId) throw new UnauthorizedError("This login was replaced or removed; open a new link.");
-  return (await connections.get(grant.projectId, grant.connectionId)) as ManagedAuth;
+  return granted;
 }
 
 /** What the page shows: the flow, never the credential or the connection's settings. */
