@@ -29,7 +29,44 @@ beforeAll(async () => {
       response.end();
       return;
     }
+    if (url.pathname === "/to-picker") {
+      // The connection's own domain sends the flow on to a picker elsewhere.
+      response.writeHead(302, { location: `http://127.0.0.1:${port}/picker` }).end();
+      return;
+    }
+    if (url.pathname === "/harm") {
+      received.push(`harm ${request.headers.host}`);
+      response.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><h1>Done</h1>");
+      return;
+    }
     response.writeHead(200, { "content-type": "text/html" });
+    if (url.pathname === "/picker") {
+      // Each button posts to /harm: what a click on it does is the page's.
+      const button = (label: string) => `<form method="post" action="/harm"><button>${label}</button></form>`;
+      response.end(
+        `<!doctype html><title>Accounts</title><h1>Choose an account</h1>${["Acme", "Sign out", "Delete my account", "Add another account"].map(button).join("")}`,
+      );
+      return;
+    }
+    if (url.pathname === "/textarea" || url.pathname === "/changing") {
+      // A user name in a text area; on /changing, the form is made anew once the robot fills the first input.
+      const form = `<form method="post" action="/welcome"><label for="u">Email</label><textarea id="u" name="u" autocomplete="username"></textarea><label for="p">Password</label><input id="p" type="password" name="p"><button>Sign in</button></form>`;
+      const remake =
+        url.pathname === "/changing"
+          ? `<script>let made = false; document.addEventListener("input", () => { if (made) return; made = true; document.body.innerHTML = ${JSON.stringify(form.replaceAll('id="', 'id="n').replaceAll('for="', 'for="n'))}; });</script>`
+          : "";
+      response.end(`<!doctype html><title>Sign in</title><h1>Sign in</h1>${form}${remake}`);
+      return;
+    }
+    if (url.pathname === "/welcome") {
+      let body = "";
+      request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      request.on("end", () => {
+        received.push(`welcome ${body}`);
+        response.end("<!doctype html><title>Home</title><h1>Welcome back</h1>");
+      });
+      return;
+    }
     if (url.pathname === "/many") {
       // A page of 3,000 buttons and 3,000 inputs: what a flow records of it stays small.
       response.end(`<!doctype html><title>Pick one</title>${"<button>Account</button>".repeat(3000)}${'<input type="text" name="code">'.repeat(3000)}`);
@@ -205,5 +242,54 @@ describe("where values may be typed", () => {
     expect(mayTypeCredentials("https://attacker.okta.com/login", "example.com", [])).toBe(false);
     expect(mayTypeCredentials("https://acme.okta.com/login", "example.com", ["acme.okta.com"])).toBe(true);
     expect(mayTypeCredentials("https://accounts.google.com/signin", "example.com", [])).toBe(true);
+  });
+});
+
+describe("pickers and forms of other shapes", () => {
+  it("never offers or picks a sign-in choice on a page off the connection's domains", async () => {
+    const client = t.client();
+    const connection = await client.authConnections.create({
+      domain: "localhost",
+      profile_name: "picked-elsewhere",
+      login_url: `http://localhost:${port}/to-picker`,
+    });
+    await client.authConnections.login(connection.id);
+    expect(await ended(connection.id)).toMatchObject({ flow_status: "FAILED", error_code: "domain_not_allowed", choices: null });
+    expect(received.filter((entry) => entry.startsWith("harm"))).toEqual([]);
+  });
+
+  it("offers a picker's accounts, not its buttons that sign out, delete or add one", async () => {
+    const client = t.client();
+    const connection = await client.authConnections.create({
+      domain: "127.0.0.1",
+      profile_name: "picker-buttons",
+      login_url: `http://127.0.0.1:${port}/picker`,
+    });
+    await client.authConnections.login(connection.id);
+    let record = await client.authConnections.get(connection.id);
+    while (record.flow_step !== "AWAITING_INPUT" && !TERMINAL.has(String(record.flow_status))) record = await client.authConnections.get(connection.id);
+    expect(record.choices?.map((choice) => [choice.type, choice.label])).toEqual([["account", "Acme"]]);
+    await client.authConnections.delete(connection.id);
+  });
+
+  it("fills a user name kept in a text area, and reads a form again that was made anew under it", async () => {
+    const client = t.client();
+    for (const path of ["/textarea", "/changing"]) {
+      await client.credentials.create({
+        name: `shaped${path.replace("/", "-")}`,
+        domain: "127.0.0.1",
+        values: { username: "ada@example.com", password: "pw-1" },
+      });
+      const connection = await client.authConnections.create({
+        domain: "127.0.0.1",
+        profile_name: `shaped${path.replace("/", "-")}`,
+        login_url: `http://127.0.0.1:${port}${path}`,
+        credential: { name: `shaped${path.replace("/", "-")}` },
+      });
+      received.length = 0;
+      await client.authConnections.login(connection.id);
+      expect(await ended(connection.id), path).toMatchObject({ flow_status: "SUCCESS" });
+      expect(received, path).toEqual([`welcome u=ada%40example.com&p=pw-1`]);
+    }
   });
 });

@@ -163,6 +163,27 @@ describe("the hosted login page", () => {
     await client.authConnections.delete(connection.id);
   });
 
+  it("takes no code once its flow has ended: a link that leaked later opens nothing", async () => {
+    const client = t.client();
+    const name = `hosted-${++made}`;
+    await client.credentials.create({ name, domain: "localhost", values: { username: sites.user.username, password: sites.user.password } });
+    const connection = await client.authConnections.create({
+      domain: "localhost",
+      profile_name: name,
+      login_url: sites.url("localhost", "/password/login"),
+      credential: { name },
+    });
+    const started = await client.authConnections.login(connection.id);
+    let record = await client.authConnections.get(connection.id);
+    while (record.flow_status === "IN_PROGRESS") record = await client.authConnections.get(connection.id);
+    expect(record).toMatchObject({ flow_status: "SUCCESS", hosted_url: null });
+    const code = new URLSearchParams(new URL(String(started.hosted_url)).hash.slice(1)).get("code");
+    const late = await post("/session", { code });
+    expect(late.status).toBe(401);
+    expect(await late.json()).toMatchObject({ code: "unauthorized" });
+    await client.authConnections.delete(connection.id);
+  });
+
   it("shows a hostile site's labels as text: markup in them never runs in the page", async () => {
     const markup = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
     const escaped = markup.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AuthConnectionRow, AuthConnectionStore, ConnectionInternals } from "../auth-connections/auth-connection-store.js";
+import { connectionAt } from "../auth-connections/flow-expiry.js";
 
 /** Who a hosted login page acts for: one flow of one connection, until the flow's end. */
 export interface HostedGrant {
@@ -35,7 +36,7 @@ function grantOf(row: AuthConnectionRow): HostedGrant | undefined {
 
 /**
  * The access a login flow's `hosted_url` gives: a single-use code (in the URL's fragment,
- * so no request line or log carries it) exchanged once for a token that reads that one
+ * so no request line or log carries it) exchanged once, while the flow runs, for a token that reads that one
  * connection's flow and answers it, nothing else, until the flow's `flow_expires_at`.
  * Kept with the connection in the shared database (digests only), so that any node
  * serves the page and a code is used once across all of them; a new flow replaces its
@@ -61,7 +62,9 @@ export class HostedAccess {
     const secret = randomBytes(32).toString("base64url");
     const updated = await this.#connections.update(parsed.projectId, parsed.connectionId, (current) => {
       const grant = grantOf(current);
-      if (grant === undefined || now >= grant.expiresAt || !sameDigest(current.internals.hosted?.codeSha256, parsed.secret)) return undefined;
+      // A code opens a flow still under way only (`hosted_url` reads null after it); a token given before reads its end.
+      const running = connectionAt(current.record, now).flow_status === "IN_PROGRESS";
+      if (grant === undefined || !running || !sameDigest(current.internals.hosted?.codeSha256, parsed.secret)) return undefined;
       return { ...current, internals: { ...current.internals, hosted: { tokenSha256: digest(secret) } } };
     });
     const grant = updated === undefined ? undefined : grantOf(updated);

@@ -61,6 +61,9 @@ const MFA_KINDS: readonly [RegExp, NonNullable<ManagedAuthChoice["mfa_type"]>][]
   [/push|notification|prompt/i, "push"],
 ];
 const SSO_LABEL = /^(sign in|log in|login|continue|sign on) with (.+)$/i;
+/** A picker's button that does something rather than name an account: never offered, so never remembered and clicked again. */
+const NOT_AN_ACCOUNT =
+  /\b(sign|log)\s*(out|off)\b|\b(delete|remove|deactivate|cancel)\b|\b(create|add|new|switch)\b.*\b(account|workspace|organi[sz]ation|team|profile|tenant)s?\b|\b(use|choose|pick) (another|a different)\b|^(back|help|settings|forgot\b.*)$/i;
 /** A page heading that asks which account (workspace, organization…) to go on with. */
 const ACCOUNT_PICKER =
   /\b(choose|select|pick|switch)\b.*\b(account|workspace|organi[sz]ation|team|tenant|company|profile)s?\b|\bwhich (account|workspace|organi[sz]ation|team|tenant|profile)\b/i;
@@ -138,6 +141,7 @@ export class LoginFlow {
         }
         usedStored = plan.some((entry) => !missing.includes(entry));
         await this.#report({ flow_step: "SUBMITTING", fields: [], choices: [], discovered_fields: [], website_error: null });
+        let typedAll = false;
         for (const entry of plan) {
           const value = entry.value ?? "";
           this.#requirements.add(entry.field.type);
@@ -146,10 +150,18 @@ export class LoginFlow {
           // A stored value also stays on its credential's own domain, whatever the connection allows.
           const stored = !missing.includes(entry);
           const mayGo = (url: string) => this.#mayType(url) && (!stored || isWithin(hostOf(url), this.#stored.domain ?? ""));
-          if (!(await this.#page.type(entry.input.selector, value, mayGo))) {
+          const typed = await this.#page.type(entry.input.selector, value, mayGo);
+          if (typed === "missing") break;
+          if (typed === "refused") {
             const url = await this.#page.url();
             return stored && this.#mayType(url) ? this.#notForCredential(url) : this.#notAllowed(url);
           }
+          typedAll = entry === plan[plan.length - 1];
+        }
+        // The form changed under the robot (an input it read is gone): it reads the page again.
+        if (!typedAll) {
+          await this.#page.settle();
+          continue;
         }
         const last = plan[plan.length - 1]?.input.selector ?? "";
         if (reading.submit === null || !(await this.#page.click(reading.submit))) await this.#page.submitFormOf(last);
@@ -172,6 +184,8 @@ export class LoginFlow {
       const choices = choicesOf(reading.choices);
       if (choices.length === 0 && ACCOUNT_PICKER.test(reading.heading)) choices.push(...accountsOf(reading.choices));
       if (choices.length > 0) {
+        // A page elsewhere could learn the remembered account from what is picked, or have a person choose among its words.
+        if (!this.#mayType(reading.url)) return this.#notAllowed(reading.url, "chosen");
         const chosen = this.#autoChoice(choices) ?? (await this.#choose(choices));
         if (chosen.observed_selector == null || !(await this.#page.click(chosen.observed_selector))) {
           return { status: "FAILED", code: "choice_unavailable", message: `The choice "${chosen.label}" is no longer on the page.` };
@@ -208,11 +222,12 @@ export class LoginFlow {
     return mayTypeCredentials(url, this.#connection.domain, this.#connection.allowed_domains ?? []);
   }
 
-  #notAllowed(url: string): FlowOutcome {
+  #notAllowed(url: string, what: "typed" | "chosen" = "typed"): FlowOutcome {
+    const page = what === "typed" ? "login form" : "sign-in choice";
     return {
       status: "FAILED",
       code: "domain_not_allowed",
-      message: `The login form at ${hostOf(url) ?? url} is not on ${this.#connection.domain}, its allowed domains or a known identity provider (or not over https); nothing was typed there.`,
+      message: `The ${page} at ${hostOf(url) ?? url} is not on ${this.#connection.domain}, its allowed domains or a known identity provider (or not over https); nothing was ${what} there.`,
     };
   }
 
@@ -315,10 +330,10 @@ function fieldOf(input: LoginInput, reading: LoginPageReading, rejected: boolean
   };
 }
 
-/** The buttons of an account picker page as `account` choices (a plain "Sign in" link is not one). */
+/** The buttons of an account picker page as `account` choices: not a plain "Sign in" link, nor one that acts on the session or the account. */
 function accountsOf(buttons: readonly LoginPageChoice[]): ManagedAuthChoice[] {
   return buttons
-    .filter((button) => !SIGN_IN_LINK.test(button.label))
+    .filter((button) => !SIGN_IN_LINK.test(button.label) && !NOT_AN_ACCOUNT.test(button.label))
     .map((button, index) => ({ id: `chc_${index + 1}`, type: "account" as const, label: button.label, observed_selector: button.selector }));
 }
 

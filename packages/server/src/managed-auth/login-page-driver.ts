@@ -65,30 +65,32 @@ export class LoginPageDriver {
   }
 
   /**
-   * Puts `text` into the input at `selector` (replacing its value, then firing `input` and
-   * `change` as typing does) when the page's URL passes `mayType`; returns whether it did.
-   * The value is set on that element by a script of the isolated world, and only while
-   * the document is still of the origin just checked: no keystroke goes to whatever frame
-   * holds the focus, and a page that navigated meanwhile gets nothing.
+   * Puts `text` into the input or text area at `selector` (replacing its value, then
+   * firing `input` and `change` as typing does) when the page's URL passes `mayType`:
+   * `typed`, `refused` (the URL did not pass, or the document changed origin since) or
+   * `missing` (no such element any more). The value is set on that element by a script of
+   * the isolated world, and only while the document is still of the origin just checked:
+   * no keystroke goes to whatever frame holds the focus, and a page that navigated
+   * meanwhile gets nothing.
    */
-  async type(selector: string, text: string, mayType: (url: string) => boolean): Promise<boolean> {
+  async type(selector: string, text: string, mayType: (url: string) => boolean): Promise<"typed" | "refused" | "missing"> {
     const url = await this.url();
-    if (!mayType(url)) return false;
+    if (!mayType(url)) return "refused";
     const origin = new URL(url).origin;
-    return (
-      (await this.#evaluate(
-        `(() => {
-          if (location.origin !== ${JSON.stringify(origin)}) return false;
-          const el = document.querySelector(${JSON.stringify(selector)});
-          if (!(el instanceof HTMLInputElement)) return false;
-          el.focus();
-          Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(el, ${JSON.stringify(text)});
-          el.dispatchEvent(new Event("input", { bubbles: true }));
-          el.dispatchEvent(new Event("change", { bubbles: true }));
-          return true;
-        })()`,
-      )) === true
+    const outcome = await this.#evaluate(
+      `(() => {
+        if (location.origin !== ${JSON.stringify(origin)}) return "refused";
+        const el = document.querySelector(${JSON.stringify(selector)});
+        const kind = el instanceof HTMLInputElement ? HTMLInputElement : el instanceof HTMLTextAreaElement ? HTMLTextAreaElement : undefined;
+        if (kind === undefined) return "missing";
+        el.focus();
+        Object.getOwnPropertyDescriptor(kind.prototype, "value").set.call(el, ${JSON.stringify(text)});
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+        return "typed";
+      })()`,
     );
+    return outcome === "typed" || outcome === "missing" ? outcome : "refused";
   }
 
   /** Clicks the element at `selector`; returns whether it was there. */
