@@ -131,23 +131,24 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
 
     // Every other local site, through that SDK alone: a stored credential where the site
     // has one, the SDK's own submit for fields and choices, an emailed link opened.
-    const SITES: { site: string; credential?: { domain: string; totp?: boolean }; allowed?: string[]; ends: string }[] = [
+    const SITES: { site: string; credential?: { domain: string; totp?: boolean; password?: string }; allowed?: string[]; ends: string; code?: string }[] = [
       { site: "password", credential: { domain: "localhost" }, ends: "SUCCESS" },
+      { site: "password", credential: { domain: "localhost", password: "not-the-password" }, ends: "FAILED", code: "login_rejected" },
       { site: "totp", credential: { domain: "localhost", totp: true }, ends: "SUCCESS" },
       { site: "mfa", credential: { domain: "localhost" }, ends: "SUCCESS" },
       { site: "sso", credential: { domain: "127.0.0.1" }, allowed: ["127.0.0.1"], ends: "SUCCESS" },
       { site: "workspace", credential: { domain: "localhost" }, ends: "SUCCESS" },
       { site: "email-link", ends: "SUCCESS" },
-      { site: "lookalike", credential: { domain: "localhost" }, ends: "FAILED" },
+      { site: "lookalike", credential: { domain: "localhost" }, ends: "FAILED", code: "domain_not_allowed" },
     ];
-    it.each(SITES)("logs in on the $site site through its events, ending $ends", async ({ site, credential, allowed, ends }) => {
+    it.each(SITES)("logs in on the $site site through its events, ending $ends", async ({ site, credential, allowed, ends, code }) => {
       const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
-      const name = `foreign-${site}`;
+      const name = `foreign-${site}${credential?.password === undefined ? "" : "-rejected"}`;
       if (credential !== undefined) {
         await kernel.credentials.create({
           name,
           domain: credential.domain,
-          values: { username: sites.user.username, password: sites.user.password },
+          values: { username: sites.user.username, password: credential.password ?? sites.user.password },
           ...(credential.totp ? { totp_secret: sites.user.totpSecret } : {}),
         });
       }
@@ -183,7 +184,7 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
           await fetch(String(sites.pendingEmailLink()));
         }
       }
-      expect(last).toMatchObject({ flow_status: ends });
+      expect(last).toMatchObject({ flow_status: ends, ...(code === undefined ? {} : { error_code: code }) });
       expect((await kernel.auth.connections.retrieve(created.id)).status).toBe(ends === "SUCCESS" ? "AUTHENTICATED" : "NEEDS_AUTH");
       await kernel.auth.connections.delete(created.id);
     });
