@@ -1,8 +1,9 @@
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@browser-service/client";
 import { describe, expect, it } from "vitest";
+import { SETTINGS, settingsTable } from "../src/app/settings.js";
 import { ConfigError, createServer, DEFAULT_CONFIG, FixturesError, HELP_TEXT, parseCommand, parseFixtures, runCli } from "../src/index.js";
 import { spawnServer } from "./support/child-server.js";
 import { managedAuth, writeFixtures } from "./support/fixtures.js";
@@ -347,6 +348,24 @@ describe("configuration", () => {
       "CHROMIUM_PATH",
     ])
       expect(HELP_TEXT).toContain(word);
+  });
+
+  it("declares each setting once: every field of the config is a flag and a variable, in --help and in the README as declared", () => {
+    const flags = SETTINGS.map((each) => each.flag);
+    expect(new Set(flags).size).toBe(flags.length);
+    expect(new Set(SETTINGS.map((each) => each.env)).size).toBe(flags.length);
+    expect(Object.keys(DEFAULT_CONFIG).sort()).toEqual(SETTINGS.map((each) => each.key).sort());
+    for (const each of SETTINGS) {
+      expect(HELP_TEXT).toContain(`--${each.flag}`);
+      expect(HELP_TEXT).toContain(each.env);
+      // Each variable is read, and beaten by its flag: a bad value names the one it came from.
+      if (each.arg !== undefined && each.key !== "fixtures" && each.key !== "host" && each.key !== "dataDir" && each.key !== "publicUrl") {
+        expect(() => parseCommand([], { [each.env]: "\u0000bad" }), each.env).toThrow(each.env);
+        expect(() => parseCommand([`--${each.flag}=\u0000bad`], { [each.env]: "\u0000bad" }), each.flag).toThrow(`--${each.flag}`);
+      }
+    }
+    // The README's table is the one the settings make (pnpm --filter @browser-service/server settings-table writes it).
+    expect(readFileSync(new URL("../README.md", import.meta.url), "utf8")).toContain(settingsTable());
   });
 
   it("exits 2 on a bad flag, naming it", async () => {
