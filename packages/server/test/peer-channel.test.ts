@@ -163,7 +163,7 @@ describe("frames", () => {
 
 describe("a peer channel", () => {
   it("carries many calls at once, each answered with its own status, headers and body", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024 * 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024 * 1024, log });
     const seen: PeerCall[] = [];
     calls.handle("echo", async (call) => {
       seen.push(call);
@@ -193,7 +193,7 @@ describe("a peer channel", () => {
   });
 
   it("is opened only with a proof made for the owner, once: without one the path is left to the server, as any unknown path", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     const { url, sockets } = await owner(calls);
     const attempt = (headers: Record<string, string>) =>
       new Promise<number | "upgraded">((resolve, reject) => {
@@ -225,7 +225,7 @@ describe("a peer channel", () => {
   });
 
   it("answers an operation's error with the Error body: an ApiError as it is, anything else a 500 that reveals nothing", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("conflict", async () => {
       throw new ConflictError("Browser b1 is not running.");
     });
@@ -251,7 +251,7 @@ describe("a peer channel", () => {
   });
 
   it("aborts a call's signal when its caller leaves, and still brings its answer back", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("wait", (call) => new Promise((resolve) => call.signal.addEventListener("abort", () => resolve({ status: 504, headers: {}, body: "left" }))));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -270,7 +270,7 @@ describe("a peer channel", () => {
   });
 
   it("aborts every call of a forwarding node whose channel closes, as its callers are gone", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     const aborted: string[] = [];
     calls.handle("wait", (call) => new Promise((_resolve, reject) => call.signal.addEventListener("abort", () => reject(aborted.push(call.requestId)))));
     const { url } = await owner(calls);
@@ -283,7 +283,7 @@ describe("a peer channel", () => {
   });
 
   it("rejects the open calls when the owner goes away, and no call can be sent on it after", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url, sockets } = await owner(calls);
     const channel = await open(url);
@@ -296,7 +296,7 @@ describe("a peer channel", () => {
   });
 
   it("closes a channel whose owner leaves a call unanswered past its time", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -305,7 +305,7 @@ describe("a peer channel", () => {
   });
 
   it("is closed by the owner when a peer sends a frame over the body bound, a duplicate call or an answer", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     for (const frames of [
@@ -322,7 +322,7 @@ describe("a peer channel", () => {
   });
 
   it("refuses a call past the most a channel holds, on both ends", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -339,7 +339,7 @@ describe("a peer channel", () => {
   });
 
   it("at close refuses new calls, lets open ones answer, then closes its channels", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     let finish: (() => void) | undefined;
     calls.handle("slow", () => new Promise((resolve) => (finish = () => resolve({ status: 200, headers: {}, body: "done" }))));
     calls.handle("fast", async () => ({ status: 200, headers: {}, body: "fast" }));
@@ -357,7 +357,7 @@ describe("a peer channel", () => {
 
   it("refuses calls unrun while its node does not hold its lease, and serves again once it does", async () => {
     let leased = false;
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log, serving: () => leased });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log, serving: () => leased });
     const ran: string[] = [];
     calls.handle("run", async (call) => {
       ran.push(call.requestId);
@@ -372,7 +372,7 @@ describe("a peer channel", () => {
   });
 
   it("at close waits no longer than its grace for a call that does not end", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const channel = await open(url);
@@ -399,7 +399,7 @@ describe("a peer channel", () => {
   });
 
   it("runs no call written into it by someone on the path between the nodes, nor one replayed, and closes", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     const ran: string[] = [];
     calls.handle("deleteBrowser", async (call) => {
       ran.push(call.requestId);
@@ -425,7 +425,7 @@ describe("a peer channel", () => {
   });
 
   it("takes no answer written into it by someone on the path: the call fails, it is not answered for", async () => {
-    const calls = new PeerCalls({ peerOf, maxBodyBytes: 1024, log });
+    const calls = new PeerCalls<string>({ peerOf, maxBodyBytes: 1024, log });
     calls.handle("never", () => new Promise(() => undefined));
     const { url } = await owner(calls);
     const path = await onPath(url);

@@ -1,8 +1,4 @@
-// The route options the http/ hooks read. What the routes add to a request (its scope)
-// is declared in routes/, since the scope is an auth/ type and http/ sits below auth/.
-// A module (the empty export), so the block below augments Fastify's types instead of
-// declaring the module anew.
-export {};
+import type { operations } from "@browser-service/types";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -11,7 +7,7 @@ declare module "fastify" {
   }
   interface FastifyContextConfig {
     /** The spec's `operationId` of the route: it selects the request and response validators. */
-    operationId?: string;
+    operationId?: keyof operations;
     /** A project administration route: 404 `projects_disabled` when the organization has projects disabled. */
     projectAdmin?: boolean;
     /** Set when only an org-wide key may call the route; names the action in the 403. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { operations } from "@browser-service/types";
 import { NotFoundError } from "../http/api-errors.js";
 import { type ErrorLog, logApiError, serviceError } from "../http/error-handler.js";
 import type { VerifiedPeer } from "./peer-auth.js";
@@ -17,6 +18,13 @@ export const PEER_CHANNEL_PROTOCOL = "browser-service-peer/1";
 export const MAX_CALLS_PER_CHANNEL = 4096;
 // A call's head (the operation, the browser's row, a header or two) is small; the body is the request's own, under the server's body limit.
 const MAX_HEAD_BYTES = 64 * 1024;
+
+/**
+ * What one node may call on another: a spec operation (the owner runs the route's own
+ * code for it), or one of the reads only nodes make of each other. A name outside it is
+ * a compile error where it is registered or sent, not a refusal on another node.
+ */
+export type PeerOperationName = keyof operations | "browserToken" | "browserRead";
 
 /** A forwarded call, as the owner's operation gets it. */
 export interface PeerCall {
@@ -78,8 +86,10 @@ function isCallHead(head: unknown): head is { op: string; request_id: string; br
  * opens one; to anyone else the path is unknown. The operations are the routes' own, so a forwarded
  * call gets the answer, errors and limits a direct request gets; a caller who leaves
  * aborts its call's signal, as a direct caller's leaving does.
+ *
+ * @typeParam Op - the operation names it serves: a server's are {@link PeerOperationName}.
  */
-export class PeerCalls {
+export class PeerCalls<Op extends string = PeerOperationName> {
   readonly #options: PeerCallsOptions;
   readonly #operations = new Map<string, PeerOperation>();
   readonly #channels = new Set<Channel>();
@@ -91,7 +101,7 @@ export class PeerCalls {
   }
 
   /** Serves `op` (an `operationId`) with `operation`. */
-  handle(op: string, operation: PeerOperation): void {
+  handle(op: Op, operation: PeerOperation): void {
     this.#operations.set(op, operation);
   }
 

@@ -5,7 +5,7 @@ import { limits } from "@browser-service/types";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { RateLimitedError } from "../http/api-errors.js";
 import type { PeerAuth, PeerClaims } from "./peer-auth.js";
-import { PEER_CHANNEL_PATH, type PeerAnswer } from "./peer-calls.js";
+import { PEER_CHANNEL_PATH, type PeerAnswer, type PeerOperationName } from "./peer-calls.js";
 import { CallRefusedError, PeerChannel, type SentCall } from "./peer-channel.js";
 
 /** The node a request was forwarded to did not answer (refused, reset, timed out) before its response began. */
@@ -128,7 +128,7 @@ export interface ForwardOptions {
 /** What {@link PeerForwarder.call} sends: the operation, and the browser's row as this node read it. */
 export interface ForwardedCall {
   /** The operation (its `operationId`), served on the owner by the route's own code. */
-  op: string;
+  op: PeerOperationName;
   browser: unknown;
   /** The request's headers the operation reads. */
   headers: Record<string, string>;
@@ -265,7 +265,7 @@ export class PeerForwarder {
    * rejection when the node does not answer within 10 s (the call is then given up here;
    * the channel stays open for the others' calls).
    */
-  async ask(target: PeerTarget, requestId: string, op: string, browser: unknown): Promise<PeerAnswer> {
+  async ask(target: PeerTarget, requestId: string, op: PeerOperationName, browser: unknown): Promise<PeerAnswer> {
     const channel = await this.#channel(target);
     const { answer } = channel.send({ op, request_id: requestId, browser, headers: {} }, undefined, IDLE_TIMEOUT_MS);
     let timer: NodeJS.Timeout | undefined;

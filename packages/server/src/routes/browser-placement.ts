@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Credential } from "../auth/api-key-store.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { type ApiError, ConflictError, InternalError, OutcomeUnknownError } from "../http/api-errors.js";
-import type { PeerCall } from "../nodes/peer-calls.js";
+import type { PeerCall, PeerOperationName } from "../nodes/peer-calls.js";
 import { PeerLostError, PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { Organization } from "../organization/organization-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
@@ -31,7 +31,7 @@ export function browserOfRequest(deps: ApiDeps, request: FastifyRequest<{ Params
   return deps.stores.browsers.getByIdOrName(project.id, request.params.id_or_name);
 }
 
-function operationOf(request: FastifyRequest): string {
+function operationOf(request: FastifyRequest): PeerOperationName {
   const op = request.routeOptions.config.operationId;
   if (op === undefined) throw new Error(`The route of ${request.method} ${request.routeOptions.url} has no operationId to forward.`);
   return op;
@@ -53,7 +53,7 @@ export async function forwardToOwner(
   reply: FastifyReply,
   row: BrowserRow,
   unreachable: (why: string) => ApiError,
-  options: { leaveOnHalfClose?: boolean; lost?: (why: string) => ApiError; op?: string } = {},
+  options: { leaveOnHalfClose?: boolean; lost?: (why: string) => ApiError; op?: PeerOperationName } = {},
 ): Promise<boolean> {
   const cluster = deps.cluster;
   if (cluster === undefined || row.status !== "running") return false;
