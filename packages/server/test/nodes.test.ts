@@ -359,6 +359,14 @@ describe("login flows and health checks over nodes", () => {
       status: 409,
       code: "stale_interaction",
     });
+    // The largest body the spec allows (2 MiB, here mostly spaces) gets a's answer through b, and leaves the channel working.
+    const padded = `{"interaction_id":${JSON.stringify(asked.interaction_id)},${" ".repeat(1_900_000)}"field_values":{"fld_zzz":"1"}}`;
+    const large = await fetch(`${nodes.get("b")?.server.url}/auth/connections/${connection.id}/submit`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: padded,
+    });
+    expect([large.status, ((await large.json()) as { code: string }).code]).toEqual([400, "invalid_submission"]);
     await b.authConnections.submit(connection.id, { interaction_id: asked.interaction_id ?? "", field_values: values });
     expect(await until("b", connection.id, (record) => TERMINAL.has(String(record.flow_status)))).toMatchObject({
       flow_status: "SUCCESS",
@@ -370,7 +378,17 @@ describe("login flows and health checks over nodes", () => {
     await a.authConnections.login(other.id);
     const waiting = await until("a", other.id, asking);
     expect(waiting.flow_step).toBe("AWAITING_INPUT");
-    await b.authConnections.delete(other.id);
+    // Several at once, as a client retrying would: one ends it, the others find it gone, as on a itself.
+    const deletes = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        b.authConnections.delete(other.id).then(
+          () => 204,
+          (error: { status: number }) => error.status,
+        ),
+      ),
+    );
+    expect(deletes.filter((status) => status !== 204 && status !== 404)).toEqual([]);
+    expect(deletes).toContain(204);
     await expect(a.authConnections.get(other.id)).rejects.toMatchObject({ status: 404 });
     const runningRows = () =>
       storedRows<{ n: number }>({ dataDir: "", database }, "SELECT count(*)::int AS n FROM browsers WHERE id = ? AND status = 'running'", [
@@ -419,6 +437,21 @@ describe("login flows and health checks over nodes", () => {
     expect(submitted.status).toBe(200);
     expect(await until("a", connection.id, (record) => TERMINAL.has(String(record.flow_status)))).toMatchObject({ flow_status: "SUCCESS" });
     expect((await (await hosted("a", "/state", undefined, token)).json()) as object).toMatchObject({ flow_status: "SUCCESS" });
+  });
+
+  it("end a flow FAILED once its node's lease lapses, without waiting for that node to return", async () => {
+    await startPair();
+    const a = clientOf("a");
+    const connection = await a.authConnections.create({ domain: "localhost", profile_name: "lost-node", login_url: sites.url("localhost", "/password/login") });
+    await a.authConnections.login(connection.id);
+    expect((await until("b", connection.id, asking)).flow_step).toBe("AWAITING_INPUT");
+    nodes.get("a")?.server.child.kill("SIGKILL");
+    // Within a few leases (2 s each), not at flow_expires_at (10 minutes on).
+    const ended = await until("b", connection.id, (record) => record.flow_status !== "IN_PROGRESS");
+    expect(ended).toMatchObject({ flow_status: "FAILED", error_code: "flow_interrupted", hosted_url: null, live_view_url: null });
+    // The connection is free: a new login starts, on b.
+    await clientOf("b").authConnections.login(connection.id);
+    await clientOf("b").authConnections.delete(connection.id);
   });
 
   it("check a connection once per due time, whichever node finds it due", async () => {

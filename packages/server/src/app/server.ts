@@ -235,6 +235,8 @@ const SHUTDOWN_GRACE_MS = 3_000;
 // The spec's cap on the WebMCP invoke body (1 MiB + 4 KiB, its `x-max-bytes`); no other
 // JSON body comes near it, so it is every JSON body's cap.
 const JSON_BODY_LIMIT = limits.schemas.WebMcpInvokeRequest.maxBytes;
+/** The largest body of an operation another node may forward here: a call's frame holds it whole. */
+const PEER_CALL_BODY_LIMIT = Math.max(JSON_BODY_LIMIT, limits.schemas.ManagedAuthSubmitRequest.maxBytes);
 
 /**
  * Where a log line may carry a request's headers (Fastify's request serializer, and
@@ -483,6 +485,11 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     if (opening.previousUnused) app.log.info("--secrets-key-previous is no longer needed: every stored secret is sealed with the current key");
     vault = opening.vault;
     profileStates = new ProfileStates(stores.profiles, vault, profileStateBytes);
+    // Whether a login flow's browser still runs on a live node (a single server's flows end with it).
+    const flowBrowserRunning = async (browserId: string) => {
+      const row = await stores.browsers.findLaunched(browserId);
+      return row !== undefined && row.status !== "crashed" && cluster !== undefined;
+    };
     if (stores.nodes !== undefined) {
       cluster = new Cluster({
         nodeId,
@@ -493,6 +500,11 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         ...(clusterOptions.leaseTtlMs === undefined ? {} : { leaseTtlMs: clusterOptions.leaseTtlMs }),
         log: app.log,
         leaseLost: () => browsers.endAll(),
+        // A login flow of a node gone for good ends FAILED now, not at its expiry.
+        reaped: async () => {
+          const ended = await loginFlows?.recover(flowBrowserRunning);
+          if (ended) app.log.warn({ count: ended }, "login flows of a lapsed node were ended");
+        },
       });
       // Before the clean-up: another process running under the same node id would lose its browsers to it.
       await cluster.claim();
@@ -512,10 +524,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       flowSeconds: options.authFlowSeconds ?? DEFAULT_CONFIG.authFlowSeconds,
     });
     // A flow whose browser is gone (this server stopped) ends FAILED, never stuck IN_PROGRESS.
-    const flowsEnded = await loginFlows.recover(async (browserId) => {
-      const row = await stores.browsers.findLaunched(browserId);
-      return row !== undefined && row.status !== "crashed" && cluster !== undefined;
-    });
+    const flowsEnded = await loginFlows.recover(flowBrowserRunning);
     if (flowsEnded > 0) app.log.warn({ count: flowsEnded }, "login flows left running by a stopped server were ended");
     healthChecks = new HealthChecks({
       connections: stores.authConnections,
@@ -565,7 +574,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         ? undefined
         : new PeerCalls({
             peerOf: (request) => leased?.verifiedPeer(request),
-            maxBodyBytes: JSON_BODY_LIMIT,
+            maxBodyBytes: PEER_CALL_BODY_LIMIT,
             log: app.log,
             serving: () => leased?.holdsLease() ?? true,
           });

@@ -1,3 +1,4 @@
+import type { operations } from "@browser-service/types";
 import type { ValidationIssue, Validator } from "@browser-service/validators";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { BadRequestError, type ErrorDetail } from "./api-errors.js";
@@ -72,6 +73,18 @@ function undeclaredQuery(query: unknown): ErrorDetail[] {
 /** The 400 for a list of problems. */
 export function invalidRequest(details: ErrorDetail[]): BadRequestError {
   return new BadRequestError(`The request is invalid (${details.length} problem${details.length === 1 ? "" : "s"}).`, details);
+}
+
+type JsonBody<T> = T extends { content: { "application/json": infer B } } ? B : never;
+
+/** The JSON body of operation `Op` as the spec declares it: what its route's handler reads once the request passed its validator. */
+export type BodyOf<Op extends keyof operations> = JsonBody<NonNullable<operations[Op]["requestBody"]>>;
+
+/** `body` as operation `op`'s, once its validator passes it (400 `invalid_request` with every problem otherwise): for a body no route hook checked, such as a peer call's. */
+export function checkedBody<Op extends keyof operations>(op: Op, body: unknown): BodyOf<Op> {
+  const problems = bodyProblems(op, body);
+  if (problems.length > 0) throw invalidRequest(problems);
+  return body as BodyOf<Op>;
 }
 
 /** Checks a value against an operation's body validator; used by handlers that assemble the body themselves (forms). */

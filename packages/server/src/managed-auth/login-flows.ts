@@ -91,14 +91,6 @@ export class LoginFlows {
     return this.#running.has(connectionId);
   }
 
-  /** The connection whose flow this node runs in browser `browserId`, if any. */
-  flowOf(browserId: string): { projectId: string; connectionId: string } | undefined {
-    for (const running of this.#running.values()) {
-      if (running.browser.id === browserId && !running.stopped) return { projectId: running.projectId, connectionId: running.connectionId };
-    }
-    return undefined;
-  }
-
   /** Calls `listener` after each change of connection `connectionId` made on this node; returns the unsubscribe. */
   onChange(connectionId: string, listener: () => void): () => void {
     const set = this.#listeners.get(connectionId) ?? new Set();

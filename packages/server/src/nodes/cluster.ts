@@ -42,6 +42,8 @@ export interface ClusterOptions {
    * nodes count its browsers as crashed, so it must end them.
    */
   leaseLost: () => Promise<void>;
+  /** Another node's lease lapsed and its browsers were marked crashed: what ran in them can be ended now. */
+  reaped?: () => Promise<void>;
 }
 
 /**
@@ -149,9 +151,11 @@ export class Cluster {
 
   async #reap(): Promise<void> {
     try {
-      for (const reaped of await this.#options.store.reapLapsed()) {
+      const lapsed = await this.#options.store.reapLapsed();
+      for (const reaped of lapsed) {
         this.#options.log.warn({ node: reaped.nodeId, browsers: reaped.crashed }, "a node's lease lapsed; its browsers were marked crashed");
       }
+      if (lapsed.length > 0) await this.#options.reaped?.();
     } catch (error) {
       this.#options.log.error({ err: error }, "could not reap the nodes whose lease lapsed");
     }

@@ -81,7 +81,7 @@ function isCallHead(head: unknown): head is { op: string; request_id: string; br
 
 /**
  * The owner's end of the peer channels: serves the calls other nodes forward to this
- * node's browsers (WebMCP list and invoke, delete, a token read), many at once over one connection per
+ * node's browsers (WebMCP list and invoke, delete, a token read, a login flow's submit and delete), many at once over one connection per
  * node, without an HTTP request each. Only a node with a proof made for this opening
  * opens one; to anyone else the path is unknown. The operations are the routes' own, so a forwarded
  * call gets the answer, errors and limits a direct request gets; a caller who leaves

@@ -1,25 +1,19 @@
-import type {
-  ManagedAuth,
-  ManagedAuthCreateRequest,
-  ManagedAuthSubmitRequest,
-  ManagedAuthTimelineEvent,
-  ManagedAuthUpdateRequest,
-} from "@browser-service/types";
+import { limits, type ManagedAuth, type ManagedAuthTimelineEvent } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import type { AuthConnectionRow } from "../auth-connections/auth-connection-store.js";
 import { connectionAt } from "../auth-connections/flow-expiry.js";
 import { normalizeAllowedDomain, normalizeDomain } from "../credentials/domain-names.js";
-import { CredentialNotFoundError, FlowNotAwaitingInputError, NoFlowError, NotFoundError } from "../http/api-errors.js";
+import { CredentialNotFoundError, NoFlowError, NotFoundError } from "../http/api-errors.js";
 import { parseJsonBody } from "../http/json-body.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
-import { bodyProblems, invalidRequest } from "../http/request-validation.js";
+import { type BodyOf, checkedBody } from "../http/request-validation.js";
 import { reauthOf, withCheckReason } from "../managed-auth/can-reauth.js";
 import type { PeerCall } from "../nodes/peer-calls.js";
 import { newProfile } from "../profiles/profile-store.js";
 import { newId } from "../storage/ids.js";
 import type { ApiDeps } from "./api-deps.js";
 import { peerCallBrowser } from "./browser-placement.js";
-import { forwardToFlow } from "./flow-placement.js";
+import { FLOW_CONNECTION_HEADER, forwardToFlow } from "./flow-placement.js";
 import { HOSTED_LOGIN_PATH } from "./hosted-login-routes.js";
 
 /** A flow status after which a flow moves no more. */
@@ -67,8 +61,8 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps
     return row;
   };
 
-  app.post("/auth/connections", { config: { operationId: "createAuthConnection" } }, async (request, reply) => {
-    const body = request.body as ManagedAuthCreateRequest;
+  app.post<{ Body: BodyOf<"createAuthConnection"> }>("/auth/connections", { config: { operationId: "createAuthConnection" } }, async (request, reply) => {
+    const body = request.body;
     const projectId = (await request.scope.project()).id;
     const credential = await credentialChecked(projectId, body.credential);
     const record: ManagedAuth = {
@@ -115,33 +109,37 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps
     async (request) => await connections.get((await request.scope.project()).id, request.params.id),
   );
 
-  app.patch<{ Params: { id: string } }>("/auth/connections/:id", { config: { operationId: "updateAuthConnection" } }, async (request) => {
-    const body = request.body as ManagedAuthUpdateRequest;
-    const projectId = (await request.scope.project()).id;
-    const credential = await credentialChecked(projectId, body.credential);
-    const updated = await connections.update(projectId, request.params.id, (current) => {
-      const record: ManagedAuth = { ...current.record };
-      if (body.allowed_domains !== undefined) record.allowed_domains = [...new Set(body.allowed_domains.map(normalizeAllowedDomain))];
-      if (body.auto_reauth !== undefined) record.auto_reauth = body.auto_reauth;
-      if (body.health_checks !== undefined) record.health_checks = body.health_checks;
-      if (body.health_check_interval !== undefined) record.health_check_interval = body.health_check_interval;
-      if (body.record_session !== undefined) record.record_session = body.record_session;
-      if (body.save_credentials !== undefined) record.save_credentials = body.save_credentials;
-      if (body.credential !== undefined) record.credential = { name: body.credential.name };
-      if (body.login_url === "") delete record.login_url;
-      else if (body.login_url !== undefined) record.login_url = body.login_url;
-      // A new interval or checks turned on: the health checks schedule the next check from now.
-      const rescheduled = body.health_check_interval !== undefined || body.health_checks !== undefined;
-      const { nextCheckAt: _, ...kept } = current.internals;
-      return {
-        ...current,
-        internals: rescheduled ? kept : current.internals,
-        record: withCheckReason({ ...record, ...reauthOf(record, current.internals, credential) }),
-      };
-    });
-    if (updated === undefined) throw new NotFoundError(`No auth connection has the id "${request.params.id}" in this project.`);
-    return connectionAt(updated.record, Date.now());
-  });
+  app.patch<{ Params: { id: string }; Body: BodyOf<"updateAuthConnection"> }>(
+    "/auth/connections/:id",
+    { config: { operationId: "updateAuthConnection" } },
+    async (request) => {
+      const body = request.body;
+      const projectId = (await request.scope.project()).id;
+      const credential = await credentialChecked(projectId, body.credential);
+      const updated = await connections.update(projectId, request.params.id, (current) => {
+        const record: ManagedAuth = { ...current.record };
+        if (body.allowed_domains !== undefined) record.allowed_domains = [...new Set(body.allowed_domains.map(normalizeAllowedDomain))];
+        if (body.auto_reauth !== undefined) record.auto_reauth = body.auto_reauth;
+        if (body.health_checks !== undefined) record.health_checks = body.health_checks;
+        if (body.health_check_interval !== undefined) record.health_check_interval = body.health_check_interval;
+        if (body.record_session !== undefined) record.record_session = body.record_session;
+        if (body.save_credentials !== undefined) record.save_credentials = body.save_credentials;
+        if (body.credential !== undefined) record.credential = { name: body.credential.name };
+        if (body.login_url === "") delete record.login_url;
+        else if (body.login_url !== undefined) record.login_url = body.login_url;
+        // A new interval or checks turned on: the health checks schedule the next check from now.
+        const rescheduled = body.health_check_interval !== undefined || body.health_checks !== undefined;
+        const { nextCheckAt: _, ...kept } = current.internals;
+        return {
+          ...current,
+          internals: rescheduled ? kept : current.internals,
+          record: withCheckReason({ ...record, ...reauthOf(record, current.internals, credential) }),
+        };
+      });
+      if (updated === undefined) throw new NotFoundError(`No auth connection has the id "${request.params.id}" in this project.`);
+      return connectionAt(updated.record, Date.now());
+    },
+  );
 
   const deleteConnection = async (projectId: string, connectionId: string) => {
     if ((await connections.find(projectId, connectionId)) === undefined) {
@@ -169,12 +167,16 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps
     });
   });
 
-  app.post<{ Params: { id: string } }>("/auth/connections/:id/submit", { config: { operationId: "submitAuthConnection" } }, async (request, reply) => {
-    const projectId = (await request.scope.project()).id;
-    if (await forwardToFlow(deps, request, reply, projectId, request.params.id)) return reply;
-    await loginFlows.submit(projectId, request.params.id, request.body as ManagedAuthSubmitRequest);
-    return { accepted: true };
-  });
+  app.post<{ Params: { id: string }; Body: BodyOf<"submitAuthConnection"> }>(
+    "/auth/connections/:id/submit",
+    { bodyLimit: limits.schemas.ManagedAuthSubmitRequest.maxBytes, config: { operationId: "submitAuthConnection" } },
+    async (request, reply) => {
+      const projectId = (await request.scope.project()).id;
+      if (await forwardToFlow(deps, request, reply, projectId, request.params.id)) return reply;
+      await loginFlows.submit(projectId, request.params.id, request.body);
+      return { accepted: true };
+    },
+  );
 
   app.get<{ Params: { id: string } }>("/auth/connections/:id/timeline", { config: { operationId: "listAuthConnectionTimeline" } }, async (request, reply) => {
     const query = request.query as { offset?: number; limit?: number; type?: ManagedAuthTimelineEvent["type"] };
@@ -251,18 +253,18 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps
   const calls = deps.peerCalls;
   if (calls === undefined || deps.cluster === undefined) return;
   const nodeId = deps.cluster.nodeId;
+  // The connection the forwarding node named, in the project of the flow's browser it read:
+  // judged here as a direct request is, so a flow that ended meanwhile answers as it would.
   const flowOfCall = (call: PeerCall) => {
-    const flow = loginFlows.flowOf(peerCallBrowser(call, nodeId).id);
-    if (flow === undefined) throw new FlowNotAwaitingInputError("The login flow of this browser has ended; read the connection for its status.");
-    return flow;
+    const browser = peerCallBrowser(call, nodeId);
+    const connectionId = call.headers[FLOW_CONNECTION_HEADER];
+    if (connectionId === undefined) throw new NotFoundError("The forwarded call names no auth connection.");
+    return { projectId: browser.project_id, connectionId };
   };
   calls.handle("submitAuthConnection", async (call) => {
     const { projectId, connectionId } = flowOfCall(call);
     // The forwarding node checked the body already; checked again here, where it is used, as a direct request's is.
-    const body = parseJsonBody(call.body.toString("utf8"));
-    const problems = bodyProblems("submitAuthConnection", body);
-    if (problems.length > 0) throw invalidRequest(problems);
-    await loginFlows.submit(projectId, connectionId, body as ManagedAuthSubmitRequest);
+    await loginFlows.submit(projectId, connectionId, checkedBody("submitAuthConnection", parseJsonBody(call.body.toString("utf8"))));
     return { status: 200, headers: { "content-type": "application/json; charset=utf-8" }, body: JSON.stringify({ accepted: true }) };
   });
   calls.handle("deleteAuthConnection", async (call) => {

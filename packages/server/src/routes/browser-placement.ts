@@ -45,7 +45,7 @@ function operationOf(request: FastifyRequest): PeerOperationName {
  * `options.lost` (default `unreachable`) for one that had the call and stopped answering.
  * The owner gets the browser's row read here (the caller may use it), so it reads nothing
  * again. `options.op` names the owner's operation for a route outside the spec (default:
- * the route's own).
+ * the route's own); `options.headers` go with the call beside the request's own.
  */
 export async function forwardToOwner(
   deps: ApiDeps,
@@ -53,7 +53,7 @@ export async function forwardToOwner(
   reply: FastifyReply,
   row: BrowserRow,
   unreachable: (why: string) => ApiError,
-  options: { leaveOnHalfClose?: boolean; lost?: (why: string) => ApiError; op?: PeerOperationName } = {},
+  options: { leaveOnHalfClose?: boolean; lost?: (why: string) => ApiError; op?: PeerOperationName; headers?: Record<string, string> } = {},
 ): Promise<boolean> {
   const cluster = deps.cluster;
   if (cluster === undefined || row.status !== "running") return false;
@@ -66,7 +66,7 @@ export async function forwardToOwner(
     await forwarder.call(request, reply, where, deps.rateLimits.clientKey(request.raw), {
       op: options.op ?? operationOf(request),
       browser: row,
-      headers: ifNoneMatch === undefined ? {} : { "if-none-match": ifNoneMatch },
+      headers: { ...options.headers, ...(ifNoneMatch === undefined ? {} : { "if-none-match": ifNoneMatch }) },
       ...(options.leaveOnHalfClose === undefined ? {} : { leaveOnHalfClose: options.leaveOnHalfClose }),
     });
     return true;

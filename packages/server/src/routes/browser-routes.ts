@@ -1,10 +1,10 @@
-import type { CreateBrowserRequest } from "@browser-service/types";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { CreateBrowserInput } from "../browsers/browser-service.js";
 import { type BrowserExtension, type BrowserRow, toBrowser } from "../browsers/browser-store.js";
 import { resolveExtensionRefs } from "../extensions/extension-refs.js";
 import { NotFoundError, ProfileLoadFailedError, ProfileNotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
+import type { BodyOf } from "../http/request-validation.js";
 import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ApiDeps } from "./api-deps.js";
 import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeClaim } from "./browser-placement.js";
@@ -58,8 +58,8 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     return { rows: current, tokens };
   };
 
-  app.post("/browsers", { config: { operationId: "createBrowser" } }, async (request, reply) => {
-    const body = (request.body ?? {}) as CreateBrowserRequest;
+  app.post<{ Body: BodyOf<"createBrowser"> | undefined }>("/browsers", { config: { operationId: "createBrowser" } }, async (request, reply) => {
+    const body = request.body ?? {};
     const project = await request.scope.project();
     // A create is started where there is room (see Cluster.place), unless another node
     // already chose this one for it (its proof says so).

@@ -1,4 +1,4 @@
-import type { CreateCredentialRequest, Credential, UpdateCredentialRequest } from "@browser-service/types";
+import type { Credential } from "@browser-service/types";
 import { limits } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { CredentialSeals } from "../credentials/credential-seals.js";
@@ -7,7 +7,7 @@ import { normalizeDomain } from "../credentials/domain-names.js";
 import { parseTotpSecret, TotpSecretError, type TotpSettings, totpCode } from "../credentials/totp.js";
 import { NotFoundError, TotpSecretMissingError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
-import { invalidRequest } from "../http/request-validation.js";
+import { type BodyOf, invalidRequest } from "../http/request-validation.js";
 import { newId } from "../storage/ids.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -76,11 +76,11 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: ApiDeps): v
     return page.items.map((row) => show(row));
   });
 
-  app.post(
+  app.post<{ Body: BodyOf<"createCredential"> }>(
     "/credentials",
     { bodyLimit: limits.schemas.CreateCredentialRequest.maxBytes, config: { operationId: "createCredential" } },
     async (request, reply) => {
-      const body = request.body as CreateCredentialRequest;
+      const body = request.body;
       const totp = body.totp_secret === undefined ? undefined : totpOf(body.totp_secret);
       const project = await request.scope.project();
       const owner = { id: newId("credential"), project_id: project.id, domain: normalizeDomain(body.domain) };
@@ -104,11 +104,11 @@ export function registerCredentialRoutes(app: FastifyInstance, deps: ApiDeps): v
     show(await credentialOf((await request.scope.project()).id, request.params.id_or_name)),
   );
 
-  app.patch<{ Params: { id_or_name: string } }>(
+  app.patch<{ Params: { id_or_name: string }; Body: BodyOf<"updateCredential"> }>(
     "/credentials/:id_or_name",
     { bodyLimit: limits.schemas.UpdateCredentialRequest.maxBytes, config: { operationId: "updateCredential" } },
     async (request) => {
-      const body = request.body as UpdateCredentialRequest;
+      const body = request.body;
       const totp = body.totp_secret === undefined || body.totp_secret === "" ? undefined : totpOf(body.totp_secret);
       const projectId = (await request.scope.project()).id;
       const found = await credentialOf(projectId, request.params.id_or_name);

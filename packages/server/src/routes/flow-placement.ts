@@ -4,6 +4,9 @@ import { ConflictError } from "../http/api-errors.js";
 import type { ApiDeps } from "./api-deps.js";
 import { forwardToOwner } from "./browser-placement.js";
 
+/** The header of a forwarded call naming the connection whose flow it is for. */
+export const FLOW_CONNECTION_HEADER = "connection-id";
+
 /**
  * The browser of connection `connectionId`'s flow when another node runs it: a submit or
  * delete goes there, where the flow waits in memory. `undefined` when this node runs it,
@@ -34,5 +37,8 @@ export async function forwardToFlow(
   if (browser === undefined) return false;
   const unreachable = (why: string) =>
     new ConflictError(`The login flow of auth connection ${connectionId} runs on another node, which cannot be reached: ${why}. Try again.`);
-  return forwardToOwner(deps, request, reply, browser, unreachable, op === undefined ? {} : { op });
+  return forwardToOwner(deps, request, reply, browser, unreachable, {
+    headers: { [FLOW_CONNECTION_HEADER]: connectionId },
+    ...(op === undefined ? {} : { op }),
+  });
 }

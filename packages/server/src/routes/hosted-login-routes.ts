@@ -1,10 +1,10 @@
-import { limits, type ManagedAuth, type ManagedAuthSubmitRequest } from "@browser-service/types";
+import { limits, type ManagedAuth } from "@browser-service/types";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { connectionAt } from "../auth-connections/flow-expiry.js";
 import { BadRequestError, UnauthorizedError } from "../http/api-errors.js";
 import { buildInlinePage } from "../http/inline-page.js";
 import type { RateLimits } from "../http/rate-limiter.js";
-import { bodyProblems } from "../http/request-validation.js";
+import { type BodyOf, bodyProblems } from "../http/request-validation.js";
 import { HOSTED_SECRET_MAX_CHARS, type HostedAccess } from "../managed-auth/hosted-access.js";
 import type { LoginFlows } from "../managed-auth/login-flows.js";
 
@@ -96,9 +96,10 @@ export function registerHostedLoginRoutes(app: FastifyInstance, deps: HostedLogi
       const { grant } = request.hostedGrant as HostedAccessGranted;
       const problems = bodyProblems("submitAuthConnection", request.body);
       if (problems.length > 0) throw new BadRequestError("The submission does not match ManagedAuthSubmitRequest.", problems);
+      const body = request.body as BodyOf<"submitAuthConnection">;
       // A flow another node runs waits there: the submit goes there, as an API submit does.
       if (await deps.forwardSubmit(request, reply, grant.projectId, grant.connectionId)) return reply;
-      await deps.loginFlows.submit(grant.projectId, grant.connectionId, request.body as ManagedAuthSubmitRequest);
+      await deps.loginFlows.submit(grant.projectId, grant.connectionId, body);
       return reply.send({ accepted: true });
     },
   );

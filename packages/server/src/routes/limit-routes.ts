@@ -1,5 +1,6 @@
-import { limits, type OrgLimits, type ProjectLimits, type UpdateOrgLimitsRequest, type UpdateProjectLimitsRequest } from "@browser-service/types";
+import { limits, type OrgLimits, type ProjectLimits } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
+import type { BodyOf } from "../http/request-validation.js";
 import { available } from "../limits/concurrency.js";
 import type { Organization } from "../organization/organization-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
@@ -41,22 +42,26 @@ export function registerLimitRoutes(app: FastifyInstance, { stores, planLimit }:
 
   app.get("/org/limits", { config: { operationId: "getOrgLimits" } }, async (request) => orgLimits(await stores.organizations.get(request.scope.org.id)));
 
-  app.patch("/org/limits", { config: { operationId: "updateOrgLimits", orgWideOnly: "Changing the organization's limits" } }, async (request) => {
-    const body = request.body as UpdateOrgLimitsRequest;
-    const cap = body.default_project_max_concurrent_sessions;
-    await stores.organizations.setDefaultProjectCap(request.scope.org.id, cap === 0 ? null : cap);
-    return orgLimits(await stores.organizations.get(request.scope.org.id));
-  });
+  app.patch<{ Body: BodyOf<"updateOrgLimits"> }>(
+    "/org/limits",
+    { config: { operationId: "updateOrgLimits", orgWideOnly: "Changing the organization's limits" } },
+    async (request) => {
+      const body = request.body;
+      const cap = body.default_project_max_concurrent_sessions;
+      await stores.organizations.setDefaultProjectCap(request.scope.org.id, cap === 0 ? null : cap);
+      return orgLimits(await stores.organizations.get(request.scope.org.id));
+    },
+  );
 
   app.get<{ Params: { id: string } }>("/org/projects/:id/limits", { config: { operationId: "getProjectLimits", projectAdmin: true } }, async (request) => {
     return projectLimits(await request.scope.visibleProject(request.params.id));
   });
 
-  app.patch<{ Params: { id: string } }>(
+  app.patch<{ Params: { id: string }; Body: BodyOf<"updateProjectLimits"> }>(
     "/org/projects/:id/limits",
     { config: { operationId: "updateProjectLimits", projectAdmin: true, orgWideOnly: "Changing a project's limits" } },
     async (request) => {
-      const body = request.body as UpdateProjectLimitsRequest;
+      const body = request.body;
       const project = await stores.projects.getByIdOrName(request.scope.org.id, request.params.id);
       const cap = body.max_concurrent_sessions;
       return projectLimits(await stores.projects.setCap(project, cap === 0 ? null : cap));

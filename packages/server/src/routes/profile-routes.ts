@@ -1,7 +1,7 @@
-import type { CreateProfileRequest, UpdateProfileRequest } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { NotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
+import type { BodyOf } from "../http/request-validation.js";
 import { newProfile, type Profile, type ProfileStore } from "../profiles/profile-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -22,8 +22,8 @@ export function registerProfileRoutes(app: FastifyInstance, { stores, profileSta
     return page.items;
   });
 
-  app.post("/profiles", { config: { operationId: "createProfile" } }, async (request, reply) => {
-    const body = (request.body ?? {}) as CreateProfileRequest;
+  app.post<{ Body: BodyOf<"createProfile"> | undefined }>("/profiles", { config: { operationId: "createProfile" } }, async (request, reply) => {
+    const body = request.body ?? {};
     const profile = newProfile(body.name);
     await stores.profiles.insert((await request.scope.project()).id, profile);
     return reply.code(201).send(profile);
@@ -33,13 +33,17 @@ export function registerProfileRoutes(app: FastifyInstance, { stores, profileSta
     profileOf(stores.profiles, (await request.scope.project()).id, request.params.id_or_name),
   );
 
-  app.patch<{ Params: { id_or_name: string } }>("/profiles/:id_or_name", { config: { operationId: "updateProfile" } }, async (request) => {
-    const projectId = (await request.scope.project()).id;
-    const found = await profileOf(stores.profiles, projectId, request.params.id_or_name);
-    const renamed = await stores.profiles.rename(projectId, found.id, (request.body as UpdateProfileRequest).name);
-    if (renamed === undefined) throw new NotFoundError(`The profile ${found.id} was deleted meanwhile.`);
-    return renamed;
-  });
+  app.patch<{ Params: { id_or_name: string }; Body: BodyOf<"updateProfile"> }>(
+    "/profiles/:id_or_name",
+    { config: { operationId: "updateProfile" } },
+    async (request) => {
+      const projectId = (await request.scope.project()).id;
+      const found = await profileOf(stores.profiles, projectId, request.params.id_or_name);
+      const renamed = await stores.profiles.rename(projectId, found.id, request.body.name);
+      if (renamed === undefined) throw new NotFoundError(`The profile ${found.id} was deleted meanwhile.`);
+      return renamed;
+    },
+  );
 
   app.delete<{ Params: { id_or_name: string } }>("/profiles/:id_or_name", { config: { operationId: "deleteProfile" } }, async (request, reply) => {
     const projectId = (await request.scope.project()).id;

@@ -1,6 +1,7 @@
-import type { CreateProjectRequest, ListProjectsQuery, UpdateProjectRequest } from "@browser-service/types";
+import type { ListProjectsQuery } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import { pageOf, setPageHeaders } from "../http/paging.js";
+import type { BodyOf } from "../http/request-validation.js";
 import { type ProjectListQuery, type ProjectRow, toProject } from "../projects/project-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
@@ -29,27 +30,35 @@ export function registerProjectRoutes(app: FastifyInstance, { stores }: ApiDeps)
     return reply.type("application/json; charset=utf-8").send(body);
   });
 
-  app.post("/org/projects", { config: { operationId: "createProject", projectAdmin: true, orgWideOnly: "Creating a project" } }, async (request, reply) => {
-    const body = request.body as CreateProjectRequest;
-    return reply.code(201).send(toProject(await stores.projects.create(request.scope.org.id, body.name)));
-  });
+  app.post<{ Body: BodyOf<"createProject"> }>(
+    "/org/projects",
+    { config: { operationId: "createProject", projectAdmin: true, orgWideOnly: "Creating a project" } },
+    async (request, reply) => {
+      const body = request.body;
+      return reply.code(201).send(toProject(await stores.projects.create(request.scope.org.id, body.name)));
+    },
+  );
 
   app.get<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "getProject", projectAdmin: true } }, async (request) => {
     return toProject(await request.scope.visibleProject(request.params.id));
   });
 
-  app.patch<{ Params: { id: string } }>("/org/projects/:id", { config: { operationId: "updateProject", projectAdmin: true } }, async (request) => {
-    const body = request.body as UpdateProjectRequest;
-    const scope = request.scope;
-    // A project-scoped key may rename its own project while it is active, and nothing else.
-    const project = await scope.visibleProject(request.params.id);
-    if (body.status !== undefined) scope.requireOrgWide("Archiving or activating a project");
-    scope.requireChangeable(project);
-    const change: { name?: string; status?: "active" | "archived" } = {};
-    if (body.name !== undefined) change.name = body.name;
-    if (body.status !== undefined) change.status = body.status;
-    return toProject(await stores.projects.update(scope.org.id, project, change));
-  });
+  app.patch<{ Params: { id: string }; Body: BodyOf<"updateProject"> }>(
+    "/org/projects/:id",
+    { config: { operationId: "updateProject", projectAdmin: true } },
+    async (request) => {
+      const body = request.body;
+      const scope = request.scope;
+      // A project-scoped key may rename its own project while it is active, and nothing else.
+      const project = await scope.visibleProject(request.params.id);
+      if (body.status !== undefined) scope.requireOrgWide("Archiving or activating a project");
+      scope.requireChangeable(project);
+      const change: { name?: string; status?: "active" | "archived" } = {};
+      if (body.name !== undefined) change.name = body.name;
+      if (body.status !== undefined) change.status = body.status;
+      return toProject(await stores.projects.update(scope.org.id, project, change));
+    },
+  );
 
   app.delete<{ Params: { id: string } }>(
     "/org/projects/:id",

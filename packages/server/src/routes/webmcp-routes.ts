@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { PayloadTooLargeError } from "../http/api-errors.js";
 import { parseJsonBody } from "../http/json-body.js";
-import { bodyProblems, invalidRequest } from "../http/request-validation.js";
+import { type BodyOf, checkedBody, invalidRequest } from "../http/request-validation.js";
 import type { ToolListNotModified } from "../webmcp/browser-webmcp.js";
 import { inputProblems } from "../webmcp/input-rules.js";
 import type { ToolListBody } from "../webmcp/tool-list-body.js";
@@ -59,11 +59,11 @@ export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void 
     return reply.type(JSON_TYPE).send(json);
   });
 
-  app.post<{ Params: { id_or_name: string } }>(
+  app.post<{ Params: { id_or_name: string }; Body: BodyOf<"invokeWebMcpTool"> }>(
     "/browsers/:id_or_name/webmcp/invoke",
     { config: { operationId: "invokeWebMcpTool" } },
     async (request, reply) => {
-      const body = request.body as WebMcpInvokeRequest;
+      const body = request.body;
       checkInput(body);
       const project = await request.scope.project();
       const row = await browserOfRequest(deps, request, project);
@@ -95,11 +95,9 @@ export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void 
   });
   calls.handle("invokeWebMcpTool", async (call) => {
     // The forwarding node checked it already; checked again here, where it runs, as a direct request's is.
-    const body = parseJsonBody(call.body.toString("utf8"));
-    const problems = bodyProblems("invokeWebMcpTool", body);
-    if (problems.length > 0) throw invalidRequest(problems);
-    checkInput(body as WebMcpInvokeRequest);
-    const result = await invoke(peerCallBrowser(call, nodeId), body as WebMcpInvokeRequest, call.signal);
+    const body = checkedBody("invokeWebMcpTool", parseJsonBody(call.body.toString("utf8")));
+    checkInput(body);
+    const result = await invoke(peerCallBrowser(call, nodeId), body, call.signal);
     return { status: 200, headers: { "content-type": JSON_TYPE }, body: JSON.stringify(result) };
   });
 }
