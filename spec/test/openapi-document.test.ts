@@ -14,6 +14,9 @@ const operations = Object.entries(document.paths as Record<string, Record<string
   methods.filter((m) => item[m]).map((method) => ({ path, method, item, operation: item[method] })),
 );
 
+/** The health probes: no credential, no project. */
+const PROBES = ["/healthz", "/readyz"];
+
 describe("bundled OpenAPI document", () => {
   it("validates against the OpenAPI 3.1 meta-schema", () => {
     const ajv = new Ajv2020({ allErrors: true, strict: false });
@@ -41,6 +44,14 @@ describe("bundled OpenAPI document", () => {
     }
   });
 
+  it("has probes that need no credential, act on no project and answer a 500 only as themselves", () => {
+    for (const path of PROBES) {
+      const operation = document.paths[path].get;
+      expect(operation.security, path).toEqual([]);
+      expect(Object.keys(operation.responses).sort(), path).toEqual(path === "/readyz" ? ["200", "429", "431", "500", "503"] : ["200", "429", "431", "500"]);
+    }
+  });
+
   it("is OpenAPI 3.1.0 with interface version 0.1.0", () => {
     expect(document.openapi).toBe("3.1.0");
     expect(document.info.version).toBe("0.1.0");
@@ -51,16 +62,16 @@ describe("bundled OpenAPI document", () => {
     expect(yaml).toEqual(document);
   });
 
-  it("requires bearer authentication on every operation", () => {
+  it("requires bearer authentication on every operation but the two health probes", () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     for (const { path, method, operation } of operations) {
       const security = operation.security ?? document.security;
-      expect(security, `${method.toUpperCase()} ${path}`).toEqual([{ bearerAuth: [] }]);
+      expect(security, `${method.toUpperCase()} ${path}`).toEqual(PROBES.includes(path) ? [] : [{ bearerAuth: [] }]);
     }
   });
 
-  it("accepts the project header on every operation", () => {
-    for (const { path, method, item, operation } of operations) {
+  it("accepts the project header on every operation that acts on a project (all but the probes)", () => {
+    for (const { path, method, item, operation } of operations.filter((each) => !PROBES.includes(each.path))) {
       const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((p: any) =>
         p.$ref ? document.components.parameters[p.$ref.split("/").pop()] : p,
       );
@@ -75,6 +86,8 @@ describe("bundled OpenAPI document", () => {
     const found = operations.map(({ path, method }) => `${method.toUpperCase()} ${path}`).sort();
     expect(found).toEqual(
       [
+        "GET /healthz",
+        "GET /readyz",
         "GET /auth/connections",
         "POST /auth/connections",
         "GET /auth/connections/{id}",
@@ -167,8 +180,8 @@ describe("error codes", () => {
     }
   });
 
-  it("every operation declares 401 unauthorized, 403 forbidden, 404 project_not_found and 500 internal_error", () => {
-    for (const { path, method, operation } of operations) {
+  it("every operation declares 401 unauthorized, 403 forbidden, 404 project_not_found and 500 internal_error (the probes only 500)", () => {
+    for (const { path, method, operation } of operations.filter((each) => !PROBES.includes(each.path))) {
       const codes = (status: string) => resolve(operation.responses[status] ?? {})["x-error-codes"] ?? [];
       const where = `${method.toUpperCase()} ${path}`;
       expect(codes("401"), where).toEqual(["unauthorized"]);

@@ -148,6 +148,8 @@ describe("operation types", () => {
 
   it("exposes paths for openapi-fetch", () => {
     expectTypeOf<keyof paths>().toEqualTypeOf<
+      | "/healthz"
+      | "/readyz"
       | "/auth/connections"
       | "/auth/connections/{id}"
       | "/auth/connections/{id}/login"

@@ -6,7 +6,7 @@ import { NOBODY, onceReporter } from "../support/report-once.js";
 const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace", "query"];
 const PROJECT_HEADER = "X-Service-Project-Id";
 
-/** Every operation has the `X-Service-Project-Id` header parameter, on its path item or on itself. */
+/** Every operation has the `X-Service-Project-Id` header parameter, on its path item or on itself, but one that takes no credential (`security: []`): it acts on no project. */
 export default function ProjectHeader() {
   const report = onceReporter();
   function headerIn(ctx, parameters, location) {
@@ -29,6 +29,7 @@ export default function ProjectHeader() {
           for (const method of HTTP_METHODS) {
             const operation = pathItem[method];
             if (!isObject(operation)) continue;
+            if (Array.isArray(operation.security) && operation.security.length === 0) continue;
             const label = operationLabel(operation, method);
             const atOperation = headerIn(ctx, operation.parameters, ctx.location.child([method, "parameters"]));
             const found = atOperation?.exact ? atOperation : atPath?.exact ? atPath : (atOperation ?? atPath);

@@ -38,6 +38,7 @@ import { DEFAULT_PROFILE_STATE_BYTES, ProfileStates } from "../profiles/profile-
 import type { ApiDeps } from "../routes/api-deps.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
 import { forwardToFlow } from "../routes/flow-placement.js";
+import { registerHealthRoutes } from "../routes/health-routes.js";
 import { HOSTED_LOGIN_PATH, registerHostedLoginRoutes } from "../routes/hosted-login-routes.js";
 import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endpoint.js";
 import { registerApi } from "../routes/register-api.js";
@@ -624,6 +625,11 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       rateLimits,
       loginFlows,
       forwardSubmit: (request, reply, projectId, connectionId) => forwardToFlow(apiDeps, request, reply, projectId, connectionId, "submitAuthConnection"),
+    });
+    registerHealthRoutes(app, {
+      readDatabase: () => stores.organizations.find(),
+      browsersUnavailable: async () => (await launcher.unavailable?.()) ?? undefined,
+      memoryLow: () => browsers.memoryLow(),
     });
     await app.ready();
     // Last, so that a failed start leaves no browser behind.

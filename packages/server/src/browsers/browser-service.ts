@@ -279,6 +279,16 @@ export class BrowserService {
     return running;
   }
 
+  /** Why a create would be refused for the host's memory now (see {@link #checkMemory}), or `undefined`. */
+  memoryLow(): string | undefined {
+    if (this.#memoryFloorBytes === 0) return undefined;
+    const available = this.#availableMemory();
+    const mib = (bytes: number) => Math.floor(bytes / (1024 * 1024));
+    return available >= this.#memoryFloorBytes
+      ? undefined
+      : `the host has ${mib(available)} MiB of memory available, below the ${mib(this.#memoryFloorBytes)} MiB it keeps`;
+  }
+
   /** Refuses a create (503 `host_memory_low`) while the host's available memory is below the floor. */
   #checkMemory(): void {
     if (this.#memoryFloorBytes === 0) return;

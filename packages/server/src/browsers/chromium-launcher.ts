@@ -41,6 +41,7 @@ import {
   ProfilesUnsupportedError,
   ProfileTooLargeError,
 } from "./browser-launcher.js";
+import { type ChromiumCheck, checkChromium } from "./chromium-check.js";
 
 /** Settings of {@link ChromiumLauncher}; every one has a default. */
 export interface ChromiumLauncherOptions {
@@ -147,6 +148,7 @@ export class ChromiumLauncher implements BrowserLauncher {
   #layout: SystemLayout | undefined;
   #launches = 0;
   #sandboxCheck: Promise<SandboxCheck> | undefined;
+  #chromiumCheck: Promise<ChromiumCheck> | undefined;
   #cgroups: Promise<{ check: CgroupCheck; cgroups?: BrowserCgroups }> | undefined;
 
   constructor(options: ChromiumLauncherOptions = {}) {
@@ -177,6 +179,15 @@ export class ChromiumLauncher implements BrowserLauncher {
   /** Whether browsers may reach loopback, private and link-local addresses. */
   get allowPrivateNetwork(): boolean {
     return this.#policy.allowPrivateNetwork;
+  }
+
+  /** Why browsers cannot start here (the Chromium and sandbox checks, each made once), or `undefined`. */
+  async unavailable(): Promise<string | undefined> {
+    this.#chromiumCheck ??= checkChromium(this.#executablePath);
+    const chromium = await this.#chromiumCheck;
+    if (!chromium.usable) return `Chromium at ${chromium.executablePath} ${chromium.problem}`;
+    const sandbox = await this.checkSandbox();
+    return sandbox.usable ? undefined : `the browsers' sandbox cannot be set up: ${sandbox.problem}`;
   }
 
   /**

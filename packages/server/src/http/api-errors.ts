@@ -376,6 +376,13 @@ export class HostMemoryLowError extends ApiError {
   }
 }
 
+/** 503 `not_ready`: the server answers but should get no new browsers now (`GET /readyz`); the message names each reason. */
+export class NotReadyError extends ApiError {
+  constructor(reasons: readonly string[]) {
+    super(503, "not_ready", `Not ready: ${reasons.join("; ")}.`);
+  }
+}
+
 /** 500 `internal_error`: the service failed; the message never carries internals. */
 export class InternalError extends ApiError {
   constructor(message = "The service failed to handle the request.", cause?: unknown) {

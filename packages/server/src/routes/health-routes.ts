@@ -1,0 +1,46 @@
+import type { FastifyInstance } from "fastify";
+import { NotReadyError } from "../http/api-errors.js";
+
+/** How long `GET /readyz` waits for the database before it counts it as not answering. */
+const DATABASE_ANSWER_MS = 2_000;
+
+/** What the probes ask of the rest of the server. */
+export interface HealthDeps {
+  /** A read of the database; it answers, or fails, or takes too long. */
+  readDatabase: () => Promise<unknown>;
+  /** Why browsers cannot start on this host, or `undefined`. */
+  browsersUnavailable: () => Promise<string | undefined>;
+  /** Why the host's memory refuses new browsers now, or `undefined`. */
+  memoryLow: () => string | undefined;
+}
+
+/** Why the database does not answer within {@link DATABASE_ANSWER_MS}, or `undefined`. */
+async function databaseProblem(read: () => Promise<unknown>): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`the database did not answer within ${DATABASE_ANSWER_MS / 1000} s`), DATABASE_ANSWER_MS);
+  });
+  try {
+    return await Promise.race([read().then(() => undefined), late]);
+  } catch {
+    return "the database does not answer";
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The probes of load balancers and orchestrators, outside the key-checked API (they carry
+ * no credential, act on no project and read nothing of a tenant): `GET /healthz`, the
+ * process answers; `GET /readyz`, it can take new browsers now, or `503 not_ready` with
+ * each reason.
+ */
+export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {
+  app.get("/healthz", { config: { operationId: "getHealth" } }, async () => ({ status: "ok" }));
+  app.get("/readyz", { config: { operationId: "getReadiness" } }, async () => {
+    const [database, browsers] = await Promise.all([databaseProblem(deps.readDatabase), deps.browsersUnavailable()]);
+    const reasons = [database, browsers, deps.memoryLow()].filter((reason): reason is string => reason !== undefined);
+    if (reasons.length > 0) throw new NotReadyError(reasons);
+    return { status: "ready" };
+  });
+}
