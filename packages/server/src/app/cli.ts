@@ -55,6 +55,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     ...(config.fixtures === undefined ? {} : { fixtures: config.fixtures }),
     ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
     bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
+    ...(config.metricsPort === 0 ? {} : { metrics: { port: config.metricsPort, host: config.metricsHost } }),
     maxClientConnections: config.maxClientConnections,
     liveView: { maxViewers: config.liveViewMaxViewers },
     cdpLimits: {
@@ -115,6 +116,7 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
   (limits.usable ? io.stdout : io.stderr)(`${resourceLimitsLine(limits, launcher.budget)}\n`);
   const url = await server.listen();
   io.stdout(`browser-service-server listening on ${url} (data in ${dataDirLayout(config.dataDir).root})\n`);
+  if (server.metricsUrl !== undefined) io.stdout(`Metrics at ${server.metricsUrl}\n`);
 }
 
 /** Issues a key: through the running server that owns the data directory, else directly. */

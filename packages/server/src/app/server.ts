@@ -3,7 +3,7 @@ import { limits } from "@browser-service/types";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { IssuedKey } from "../auth/api-key-store.js";
 import type { BrowserLauncher } from "../browsers/browser-launcher.js";
-import { BrowserService } from "../browsers/browser-service.js";
+import { BrowserService, type CreateObservation } from "../browsers/browser-service.js";
 import { ChromiumLauncher } from "../browsers/chromium-launcher.js";
 import { WarmBrowserRecords } from "../browsers/warm-browser-records.js";
 import { WarmPool, type WarmPoolStats } from "../browsers/warm-pool.js";
@@ -49,6 +49,7 @@ import type { SnapshotBuildCounts } from "../webmcp/browser-webmcp.js";
 import { TITLE_MAX_AGE_MS } from "../webmcp/tab-titles.js";
 import { WebMcpService } from "../webmcp/webmcp-service.js";
 import { type FirstStart, initializeOrganization } from "./first-start.js";
+import { MetricsListener, ServerMetrics } from "./server-metrics.js";
 import { openStores } from "./stores.js";
 
 /** Settings of {@link createServer}; all but `dataDir` have defaults. */
@@ -149,6 +150,11 @@ export interface CreateServerOptions {
    * an embedded server; the command line's default is {@link DEFAULT_CONFIG}`.minFreeMemoryMib`.
    */
   minFreeMemoryMib?: number;
+  /**
+   * Serve `GET /metrics` (Prometheus text) on a listener of its own at `host` (default
+   * `127.0.0.1`) and `port` (`0`: a free one), apart from the API; without it, none.
+   */
+  metrics?: { port: number; host?: string };
   /** Bytes of memory available now (a test's stand-in); default Linux's `MemAvailable`. */
   availableMemory?: () => number;
   /**
@@ -195,6 +201,8 @@ export interface CreateServerOptions {
 
 /** A server built by {@link createServer}. */
 export interface BrowserServiceServer {
+  /** The URL of `GET /metrics` once listening with {@link CreateServerOptions.metrics}; `undefined` without. */
+  readonly metricsUrl: string | undefined;
   /** The Fastify instance, for in-process requests (`app.inject`). */
   app: FastifyInstance;
   /** What this start created when the data directory was empty; its key is shown nowhere else. */
@@ -438,7 +446,25 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   let loginFlows: LoginFlows | undefined;
   const hostedAccess = new HostedAccess(stores.authConnections);
   let healthChecks: HealthChecks | undefined;
-  const browsers = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
+  // Read at each scrape: the live view and the pool are made below.
+  let liveView: LiveViewEndpoint | undefined;
+  const metrics: ServerMetrics | undefined =
+    options.metrics === undefined
+      ? undefined
+      : new ServerMetrics({
+          browsers: (): { running: number; starting: number } => browsers.counts(),
+          warmPool: () => warmPool?.stats() ?? { ready: 0, launching: 0 },
+          liveViewers: () => liveView?.stats().viewers ?? 0,
+        });
+  let metricsListener: MetricsListener | undefined;
+  if (metrics !== undefined) {
+    app.addHook("onResponse", (request, reply, done) => {
+      metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode);
+      done();
+    });
+  }
+  const browsers: BrowserService = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
+    ...(metrics === undefined ? {} : { observeCreate: (observation: CreateObservation) => metrics.observeCreate(observation) }),
     profiles: {
       maxBytes: profileStateBytes,
       save: (profile, state) => {
@@ -455,7 +481,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   });
   let firstStart: FirstStart | undefined;
   let vault: SecretsVault | undefined;
-  let liveView: LiveViewEndpoint | undefined;
   let peerCalls: PeerCalls | undefined;
   try {
     firstStart = await initializeOrganization(stores);
@@ -650,8 +675,14 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       if (url === undefined) throw new Error("The server is not listening yet; await listen() first.");
       return url;
     },
+    get metricsUrl() {
+      return metricsListener?.url;
+    },
     async listen() {
       url = await app.listen({ host: options.host ?? DEFAULT_CONFIG.host, port: options.port ?? DEFAULT_CONFIG.port });
+      if (metrics !== undefined && options.metrics !== undefined) {
+        metricsListener = await MetricsListener.start(metrics, options.metrics.host ?? DEFAULT_CONFIG.metricsHost, options.metrics.port);
+      }
       // Checks start with the listener: a re-authentication's live view URL names its address.
       healthChecks?.start(options.authCheckSeconds === undefined ? 5_000 : Math.max(200, options.authCheckSeconds * 500));
       return url;
@@ -672,6 +703,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
           // In-flight requests get a grace period; one that is stuck must not hold the
           // browsers and the database open, so its connection is then closed.
           const stopped = app.close();
+          await metricsListener?.close();
           let grace: NodeJS.Timeout | undefined;
           const graceOver = new Promise<"over">((resolve) => (grace = setTimeout(() => resolve("over"), SHUTDOWN_GRACE_MS)));
           if ((await Promise.race([stopped.then(() => "stopped" as const), graceOver])) === "over") {

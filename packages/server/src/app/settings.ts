@@ -105,6 +105,10 @@ export interface ServerConfig {
   warmBrowsers: number;
   /** MiB of memory the host keeps available: below it, creates are `503 host_memory_low`; `0` turns the floor off. */
   minFreeMemoryMib: number;
+  /** The port of the metrics' own listener (`GET /metrics`); `0` serves none. */
+  metricsPort: number;
+  /** The interface of the metrics' listener. */
+  metricsHost: string;
 }
 
 /** A flag or environment variable has a value the server cannot use. */
@@ -752,6 +756,27 @@ export const SETTINGS = [
     parse: count(0, 1_048_576),
     help: "MiB of memory the host keeps available: below it POST /browsers is 503 host_memory_low; 0 turns it off",
     doc: "MiB of memory the host keeps available: below it `POST /browsers` is `503 host_memory_low`; `0` turns it off.",
+  }),
+  setting({
+    key: "metricsPort",
+    flag: "metrics-port",
+    arg: "<n>",
+    env: "BROWSER_SERVICE_METRICS_PORT",
+    default: 0,
+    shown: "none",
+    parse: count(0, 65535),
+    help: "serve GET /metrics (Prometheus text) on this port, apart from the API",
+    doc: "Serve `GET /metrics` (Prometheus text) on a listener of its own, on this port; `0` serves none. See [Metrics](#metrics).",
+  }),
+  setting({
+    key: "metricsHost",
+    flag: "metrics-host",
+    arg: "<addr>",
+    env: "BROWSER_SERVICE_METRICS_HOST",
+    default: "127.0.0.1",
+    parse: TEXT,
+    help: "interface of the metrics' listener",
+    doc: "Interface of the metrics' listener: keep it private, or behind a proxy that checks who scrapes.",
   }),
 ] as const satisfies readonly AnySetting[];
 

@@ -70,6 +70,16 @@ export interface ProfileSaver {
   failed(profile: { id: string; projectId: string }, browserId: string, error: unknown): Promise<void>;
 }
 
+/** How one create ended, for the server's metrics: no tenant's data, only its outcome and time. */
+export interface CreateObservation {
+  /** `created`; `refused` for a 4xx answer (a limit, a name taken, a bad extension); `failed` for a 5xx. */
+  outcome: "created" | "refused" | "failed";
+  /** Whether a warm browser was taken, or one launched for it; `undefined` when none started. */
+  start: "warm" | "cold" | undefined;
+  /** From the request's arrival at the service to its answer. */
+  seconds: number;
+}
+
 /** The `Storage.setCookies` form of cookies `Storage.getCookies` gave: a session cookie has no expiry. */
 function cookieParams(cookies: readonly unknown[]): unknown[] {
   return cookies.map((cookie) => {
@@ -109,6 +119,7 @@ export class BrowserService {
   readonly #profiles: ProfileSaver | undefined;
   // Running browsers that save into their profile when they end.
   readonly #savers = new Map<string, { id: string; projectId: string }>();
+  readonly #observeCreate: ((observation: CreateObservation) => void) | undefined;
 
   /**
    * `pool`, when given, supplies browsers launched ahead of time; it is closed by
@@ -134,6 +145,8 @@ export class BrowserService {
       availableMemory?: () => number;
       /** Where browsers that save into their profile put its state when they end; without it, none saves. */
       profiles?: ProfileSaver;
+      /** Told of each create's end (the server's metrics). */
+      observeCreate?: (observation: CreateObservation) => void;
     } = {},
   ) {
     this.#store = store;
@@ -146,6 +159,7 @@ export class BrowserService {
     this.#memoryFloorBytes = (options.minFreeMemoryMib ?? 0) * 1024 * 1024;
     this.#availableMemory = options.availableMemory ?? availableMemoryBytes;
     this.#profiles = options.profiles;
+    this.#observeCreate = options.observeCreate;
     this.#idle = new IdleTimeouts({
       ...options.idle,
       end: (id, idleMs) =>
@@ -177,17 +191,33 @@ export class BrowserService {
    * `browser_unavailable`, a fault of the server 500 `internal_error`.
    */
   async create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
-    this.#checkMemory();
-    const creating = this.#create(project, input);
-    this.#creating.add(creating);
+    const began = performance.now();
+    const how: { start?: "warm" | "cold" } = {};
+    const observe = (outcome: CreateObservation["outcome"]) =>
+      this.#observeCreate?.({ outcome, start: how.start, seconds: (performance.now() - began) / 1000 });
     try {
-      return await creating;
-    } finally {
-      this.#creating.delete(creating);
+      this.#checkMemory();
+      const creating = this.#create(project, input, how);
+      this.#creating.add(creating);
+      try {
+        const row = await creating;
+        observe("created");
+        return row;
+      } finally {
+        this.#creating.delete(creating);
+      }
+    } catch (error) {
+      observe(error instanceof ApiError && error.status < 500 ? "refused" : "failed");
+      throw error;
     }
   }
 
-  async #create(project: ProjectRow, input: CreateBrowserInput): Promise<BrowserRow> {
+  /** The browsers this server runs now, and those it is starting. */
+  counts(): { running: number; starting: number } {
+    return { running: this.#running.size, starting: this.#creating.size };
+  }
+
+  async #create(project: ProjectRow, input: CreateBrowserInput, how: { start?: "warm" | "cold" }): Promise<BrowserRow> {
     const extensions = input.extensions ?? [];
     const profile = input.profile;
     const reservation = {
@@ -207,7 +237,10 @@ export class BrowserService {
     // Chromium starts, so a browser with one is always launched cold.
     if (extensions.length === 0 && profile === undefined) {
       const warm = await this.#createFromPool(reservation, input.start_url);
-      if (warm !== undefined) return warm;
+      if (warm !== undefined) {
+        how.start = "warm";
+        return warm;
+      }
     }
     if (profile?.save === true && this.#profiles === undefined) {
       throw new BrowserUnavailableError(new BrowserLaunchError("This server keeps no profiles' state, so no browser can save into one."));
@@ -227,6 +260,7 @@ export class BrowserService {
       throw error;
     }
     const { launched, browser } = started;
+    how.start = started.recorded === undefined ? "cold" : "warm";
     try {
       // A launched browser the pool does not record: its row names it from now on, so
       // that a crash while its extensions load leaves no process or profile behind.

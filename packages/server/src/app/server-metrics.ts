@@ -1,0 +1,137 @@
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { CreateObservation } from "../browsers/browser-service.js";
+
+/** What the metrics read of the server at each scrape. */
+export interface MetricsSources {
+  browsers: () => { running: number; starting: number };
+  warmPool: () => { ready: number; launching: number };
+  liveViewers: () => number;
+}
+
+// Seconds a create takes: a warm one answers in tens of milliseconds, a cold one in one
+// to a few seconds, one waiting on a busy host up to its timeout.
+const CREATE_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32];
+
+/**
+ * The server's numbers in the Prometheus text format: its browsers by state, creates by
+ * outcome and their time (warm and cold), the warm pool, live view viewers, HTTP requests
+ * by route template and status, and the process's own (CPU, memory, event loop). Labels
+ * carry no tenant's data: routes are templates (`/browsers/:id_or_name`), never paths.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly #creates: Counter<"outcome">;
+  readonly #createSeconds: Histogram<"start">;
+  readonly #requests: Counter<"method" | "route" | "status">;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: "browser_service_browsers",
+      help: "Browsers this server runs, by state.",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const counts = sources.browsers();
+        this.set({ state: "running" }, counts.running);
+        this.set({ state: "starting" }, counts.starting);
+      },
+    });
+    new Gauge({
+      name: "browser_service_warm_browsers",
+      help: "Browsers of the warm pool, launched ahead of creates, by state.",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const pool = sources.warmPool();
+        this.set({ state: "ready" }, pool.ready);
+        this.set({ state: "launching" }, pool.launching);
+      },
+    });
+    new Gauge({
+      name: "browser_service_live_view_viewers",
+      help: "People watching a browser's live view now.",
+      registers,
+      collect() {
+        this.set(sources.liveViewers());
+      },
+    });
+    this.#creates = new Counter({
+      name: "browser_service_browser_creates_total",
+      help: "Browser creates, by outcome: created, refused (a 4xx answer) or failed (a 5xx answer).",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.#createSeconds = new Histogram({
+      name: "browser_service_browser_create_seconds",
+      help: "Time of the creates that started a browser, by start: warm (taken from the pool) or cold (launched for it).",
+      labelNames: ["start"],
+      buckets: CREATE_BUCKETS,
+      registers,
+    });
+    this.#requests = new Counter({
+      name: "browser_service_http_requests_total",
+      help: "HTTP requests answered, by method, route template and status.",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
+  }
+
+  /** Counts a create's end (see `BrowserService`). */
+  observeCreate(observation: CreateObservation): void {
+    this.#creates.inc({ outcome: observation.outcome });
+    if (observation.outcome === "created" && observation.start !== undefined) this.#createSeconds.observe({ start: observation.start }, observation.seconds);
+  }
+
+  /** Counts an answered request; `route` is its template, `unrouted` when none matched. */
+  observeRequest(method: string, route: string | undefined, status: number): void {
+    this.#requests.inc({ method, route: route ?? "unrouted", status: String(status) });
+  }
+}
+
+/**
+ * The metrics' own listener, apart from the API (an operator keeps it on a private
+ * address): `GET /metrics`, and `404` for anything else.
+ */
+export class MetricsListener {
+  readonly #server: Server;
+
+  private constructor(server: Server) {
+    this.#server = server;
+  }
+
+  /** Listens on `host`:`port` (`0`: a free port). */
+  static async start(metrics: ServerMetrics, host: string, port: number): Promise<MetricsListener> {
+    const server = createServer((request, response) => {
+      if (request.method !== "GET" || request.url !== "/metrics") {
+        response.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("Only GET /metrics is served here.\n");
+        return;
+      }
+      metrics.registry.metrics().then(
+        (text) => response.writeHead(200, { "content-type": metrics.registry.contentType, "cache-control": "no-store" }).end(text),
+        (error: unknown) =>
+          response.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end(`The metrics could not be read: ${(error as Error).message}\n`),
+      );
+    });
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 10_000;
+    server.listen(port, host);
+    await once(server, "listening");
+    return new MetricsListener(server);
+  }
+
+  /** The URL of `GET /metrics`. */
+  get url(): string {
+    const { address, port } = this.#server.address() as AddressInfo;
+    return `http://${address.includes(":") ? `[${address}]` : address}:${port}/metrics`;
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,94 @@
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { describe, expect, it } from "vitest";
+import { parseCommand } from "../src/index.js";
+import { spawnServer } from "./support/child-server.js";
+import { startTestServer, tempDataDir } from "./support/test-server.js";
+
+// The numbers an operator scrapes, on a listener of their own: they move over one
+// browser's life, and say nothing of any tenant.
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The samples of a Prometheus text exposition, by name and labels (`name{a="b"}`). */
+async function scrape(url: string): Promise<Map<string, number>> {
+  const response = await fetch(url);
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+  const samples = new Map<string, number>();
+  for (const line of (await response.text()).split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const at = line.lastIndexOf(" ");
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
+
+describe("the metrics", () => {
+  it("count a browser's create, life and end, creates refused, and requests by route, naming no tenant", async () => {
+    const server = await startTestServer({ metrics: { port: 0 }, planLimit: 1 });
+    try {
+      const url = String(server.server.metricsUrl);
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      const before = await scrape(url);
+      expect(before.get('browser_service_browsers{state="running"}')).toBe(0);
+      expect(before.get("process_cpu_user_seconds_total")).toBeGreaterThan(0);
+
+      const client = server.client();
+      const project = await client.projects.create({ name: "tenant-secret-project" });
+      const browser = await client.browsers.create({ name: "tenant-secret-browser" }, { projectId: project.id });
+      await expect(client.browsers.create({}, { projectId: project.id })).rejects.toMatchObject({ status: 429 });
+      const during = await scrape(url);
+      expect(during.get('browser_service_browsers{state="running"}')).toBe(1);
+      expect(during.get('browser_service_browser_creates_total{outcome="created"}')).toBe(1);
+      expect(during.get('browser_service_browser_creates_total{outcome="refused"}')).toBe(1);
+      expect(during.get('browser_service_browser_create_seconds_count{start="cold"}')).toBe(1);
+      expect(during.get('browser_service_browser_create_seconds_sum{start="cold"}')).toBeGreaterThan(0);
+      expect(during.get('browser_service_http_requests_total{method="POST",route="/browsers",status="201"}')).toBe(1);
+      expect(during.get('browser_service_http_requests_total{method="POST",route="/browsers",status="429"}')).toBe(1);
+
+      await client.browsers.delete(browser.id, { projectId: project.id });
+      const after = await scrape(url);
+      expect(after.get('browser_service_browsers{state="running"}')).toBe(0);
+      expect(after.get('browser_service_http_requests_total{method="DELETE",route="/browsers/:id_or_name",status="204"}')).toBe(1);
+      // Routes are templates: no id, name or project of a tenant is ever a label.
+      const text = await (await fetch(url)).text();
+      for (const secret of ["tenant-secret", browser.id, project.id]) expect(text).not.toContain(secret);
+
+      // Only the metrics are served there, and they are not on the API's address.
+      expect((await fetch(url.replace("/metrics", "/browsers"))).status).toBe(404);
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("are off unless asked for, and --metrics-port serves them from the command line", async () => {
+    const quiet = await startTestServer();
+    try {
+      expect(quiet.server.metricsUrl).toBeUndefined();
+    } finally {
+      await quiet.close();
+    }
+    expect(parseCommand([], {})).toMatchObject({ config: { metricsPort: 0, metricsHost: "127.0.0.1" } });
+    const port = await freePort();
+    const child = await spawnServer(tempDataDir(), ["--metrics-port", String(port)]);
+    try {
+      let line = /Metrics at (http:\/\/\S+)/.exec(child.stdout())?.[1];
+      for (let tries = 0; line === undefined && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        line = /Metrics at (http:\/\/\S+)/.exec(child.stdout())?.[1];
+      }
+      expect(line).toBe(`http://127.0.0.1:${port}/metrics`);
+      expect((await scrape(String(line))).get('browser_service_browsers{state="running"}')).toBe(0);
+    } finally {
+      await child.stop();
+    }
+  });
+});
