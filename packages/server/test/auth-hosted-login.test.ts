@@ -37,6 +37,14 @@ async function startLogin(): Promise<{ connection: ManagedAuth; hostedUrl: strin
   return { connection, hostedUrl: String(started.hosted_url) };
 }
 
+/** A password-site connection with a stored credential: its flows sign in with nobody's help. */
+async function storedCredentialConnection(): Promise<ManagedAuth> {
+  const client = t.client();
+  const name = `hosted-${++made}`;
+  await client.credentials.create({ name, domain: "localhost", values: { username: sites.user.username, password: sites.user.password } });
+  return client.authConnections.create({ domain: "localhost", profile_name: name, login_url: sites.url("localhost", "/password/login"), credential: { name } });
+}
+
 const post = (path: string, body: unknown, token?: string) =>
   fetch(`${t.url}/auth/hosted${path}`, {
     method: "POST",
@@ -138,14 +146,7 @@ describe("the hosted login page", () => {
 
   it("ends a page's access when a newer flow replaces its flow", async () => {
     const client = t.client();
-    const name = `hosted-${++made}`;
-    await client.credentials.create({ name, domain: "localhost", values: { username: sites.user.username, password: sites.user.password } });
-    const connection = await client.authConnections.create({
-      domain: "localhost",
-      profile_name: name,
-      login_url: sites.url("localhost", "/password/login"),
-      credential: { name },
-    });
+    const connection = await storedCredentialConnection();
     const first = await client.authConnections.login(connection.id);
     const token = await exchange(String(first.hosted_url));
     let view: { flow_status?: string } = {};
@@ -165,14 +166,7 @@ describe("the hosted login page", () => {
 
   it("takes no code once its flow has ended: a link that leaked later opens nothing", async () => {
     const client = t.client();
-    const name = `hosted-${++made}`;
-    await client.credentials.create({ name, domain: "localhost", values: { username: sites.user.username, password: sites.user.password } });
-    const connection = await client.authConnections.create({
-      domain: "localhost",
-      profile_name: name,
-      login_url: sites.url("localhost", "/password/login"),
-      credential: { name },
-    });
+    const connection = await storedCredentialConnection();
     const started = await client.authConnections.login(connection.id);
     let record = await client.authConnections.get(connection.id);
     while (record.flow_status === "IN_PROGRESS") record = await client.authConnections.get(connection.id);
