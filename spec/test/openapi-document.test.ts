@@ -48,7 +48,9 @@ describe("bundled OpenAPI document", () => {
     for (const path of PROBES) {
       const operation = document.paths[path].get;
       expect(operation.security, path).toEqual([]);
-      expect(Object.keys(operation.responses).sort(), path).toEqual(path === "/readyz" ? ["200", "429", "431", "500", "503"] : ["200", "429", "431", "500"]);
+      expect(Object.keys(operation.responses).sort(), path).toEqual(
+        path === "/readyz" ? ["200", "400", "429", "431", "500", "503"] : ["200", "400", "429", "431", "500"],
+      );
     }
   });
 

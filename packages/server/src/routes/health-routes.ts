@@ -1,5 +1,6 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, preValidationHookHandler } from "fastify";
 import { NotReadyError } from "../http/api-errors.js";
+import { validateRequest } from "../http/request-validation.js";
 
 /** How long `GET /readyz` waits for the database before it counts it as not answering. */
 const DATABASE_ANSWER_MS = 2_000;
@@ -36,8 +37,18 @@ async function databaseProblem(read: () => Promise<unknown>): Promise<string | u
  * each reason.
  */
 export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {
-  app.get("/healthz", { config: { operationId: "getHealth" } }, async () => ({ status: "ok" }));
-  app.get("/readyz", { config: { operationId: "getReadiness" } }, async () => {
+  // Checked as every operation is: a query the spec does not name is 400.
+  const validated: preValidationHookHandler = (request, _reply, done) => {
+    try {
+      validateRequest(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
+  };
+  app.get("/healthz", { config: { operationId: "getHealth" }, preValidation: validated }, async () => ({ status: "ok" }));
+  app.get("/readyz", { config: { operationId: "getReadiness" }, preValidation: validated }, async () => {
     const [database, browsers] = await Promise.all([databaseProblem(deps.readDatabase), deps.browsersUnavailable()]);
     const reasons = [database, browsers, deps.memoryLow()].filter((reason): reason is string => reason !== undefined);
     if (reasons.length > 0) throw new NotReadyError(reasons);

@@ -16,6 +16,8 @@ export interface SpecOperation {
   parameters: { name: string; in: "path" | "query" | "header"; required: boolean; schema: JsonSchema }[];
   /** The request body's media type and schema, if the operation takes one, and its own size bound (`x-max-bytes`). */
   body?: { mediaType: string; required: boolean; schema: JsonSchema; maxBytes?: number };
+  /** Whether it takes no credential (`security: []`, the health probes): a missing or wrong key is then no error. */
+  open?: boolean;
 }
 
 /** A value drawn from what exists on the server when the request is sent (ids, names, tool refs). */
@@ -96,7 +98,7 @@ export function specOperations(spec: OpenApiDocument): SpecOperation[] {
   for (const [path, item] of Object.entries(spec.paths)) {
     const shared = ((item.parameters ?? []) as unknown[]).map(resolve);
     for (const [method, value] of Object.entries(item)) {
-      const operation = value as { operationId?: string; parameters?: unknown[]; requestBody?: unknown };
+      const operation = value as { operationId?: string; parameters?: unknown[]; requestBody?: unknown; security?: unknown[] };
       if (typeof operation !== "object" || operation === null || operation.operationId === undefined) continue;
       const parameters = [...shared, ...(operation.parameters ?? []).map(resolve)].map((p) => ({
         name: p.name as string,
@@ -111,7 +113,15 @@ export function specOperations(spec: OpenApiDocument): SpecOperation[] {
         const maxBytes = resolve(content.schema)["x-max-bytes"];
         body = { mediaType, required: requestBody.required === true, schema: content.schema, ...(typeof maxBytes === "number" ? { maxBytes } : {}) };
       }
-      operations.push({ operationId: operation.operationId, method: method.toUpperCase(), path, parameters, ...(body ? { body } : {}) });
+      const open = Array.isArray(operation.security) && operation.security.length === 0;
+      operations.push({
+        operationId: operation.operationId,
+        method: method.toUpperCase(),
+        path,
+        parameters,
+        ...(body ? { body } : {}),
+        ...(open ? { open } : {}),
+      });
     }
   }
   return operations;
@@ -274,9 +284,11 @@ export class RequestFactory {
     const add = (label: string, expect: readonly number[], parts: Parameters<typeof plan>[0]) =>
       invalid.push({ label, plans: plan({ ...parts, label, expect }) });
 
-    add("auth none", [401], { auth: fc.constant("none") });
-    add("auth unknown key", [401], { auth: fc.constant("garbage") });
-    add("auth not bearer", [401], { auth: fc.constant("not-bearer") });
+    // An operation that takes no credential answers whatever one says.
+    const unauthorized = operation.open === true ? [200, 503] : [401];
+    add("auth none", unauthorized, { auth: fc.constant("none") });
+    add("auth unknown key", unauthorized, { auth: fc.constant("garbage") });
+    add("auth not bearer", unauthorized, { auth: fc.constant("not-bearer") });
 
     for (const p of pathParams) {
       for (const [rule, values] of this.#stringParamViolations(p.schema)) {

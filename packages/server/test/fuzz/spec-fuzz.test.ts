@@ -43,6 +43,8 @@ const RUNS_PER_RULE = Math.max(1, Math.round(4 * SCALE));
 // Operations run in this order: reads, then writes, then what destroys the fixtures
 // (the browser the WebMCP operations use, projects), so each finds something to act on.
 const ORDER = [
+  "getHealth",
+  "getReadiness",
   "getAuthConnection",
   "listAuthConnections",
   "listAuthConnectionTimeline",
