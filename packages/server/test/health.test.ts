@@ -1,7 +1,9 @@
 import { createClient } from "@browser-service/client";
+import Fastify from "fastify";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { ChromiumLauncher } from "../src/browsers/chromium-launcher.js";
+import { registerHealthRoutes } from "../src/routes/health-routes.js";
 import { spawnServer } from "./support/child-server.js";
 import { freshDatabase } from "./support/postgres.js";
 import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
@@ -56,6 +58,30 @@ describe("the health probes", () => {
     } finally {
       await fake.close();
     }
+  });
+
+  it("share one database read among the probes that arrive together: a flood without a key costs one read at a time", async () => {
+    const app = Fastify();
+    let reads = 0;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    registerHealthRoutes(app, {
+      readDatabase: async () => {
+        reads++;
+        await held;
+      },
+      browsersUnavailable: async () => undefined,
+      memoryLow: () => undefined,
+    });
+    const answers = Array.from({ length: 50 }, () => app.inject({ method: "GET", url: "/readyz" }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    expect((await Promise.all(answers)).map((answer) => answer.statusCode)).toEqual(new Array(50).fill(200));
+    expect(reads).toBe(1);
+    // The next probe reads again: nothing is kept past the answer.
+    expect((await app.inject({ method: "GET", url: "/readyz" })).statusCode).toBe(200);
+    expect(reads).toBe(2);
+    await app.close();
   });
 
   it("say not ready while the database does not answer, and ready again once it does", async () => {

@@ -111,11 +111,15 @@ export class MetricsListener {
         response.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("Only GET /metrics is served here.\n");
         return;
       }
-      metrics.registry.metrics().then(
-        (text) => response.writeHead(200, { "content-type": metrics.registry.contentType, "cache-control": "no-store" }).end(text),
-        (error: unknown) =>
-          response.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end(`The metrics could not be read: ${(error as Error).message}\n`),
-      );
+      metrics.registry
+        .metrics()
+        .then(
+          (text) => response.writeHead(200, { "content-type": metrics.registry.contentType, "cache-control": "no-store" }).end(text),
+          (error: unknown) =>
+            response.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end(`The metrics could not be read: ${(error as Error).message}\n`),
+        )
+        // A scraper gone mid-answer must not become an unhandled rejection, which would end the process.
+        .catch(() => response.destroy());
     });
     server.headersTimeout = 10_000;
     server.requestTimeout = 10_000;

@@ -39,7 +39,7 @@ import type { ApiDeps } from "../routes/api-deps.js";
 import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
 import { forwardToFlow } from "../routes/flow-placement.js";
 import { registerHealthRoutes } from "../routes/health-routes.js";
-import { HOSTED_LOGIN_PATH, registerHostedLoginRoutes } from "../routes/hosted-login-routes.js";
+import { loginFlowUrls, registerHostedLoginRoutes } from "../routes/hosted-login-routes.js";
 import { installLiveView, type LiveViewEndpoint } from "../routes/live-view-endpoint.js";
 import { registerApi } from "../routes/register-api.js";
 import { loadSecretsKey, parseSecretsKey } from "../secrets/secrets-key.js";
@@ -562,13 +562,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         const org = await stores.organizations.find();
         return org === undefined ? undefined : stores.projects.findById(org.id, projectId);
       },
-      flowUrls: {
-        liveView: (browserId, token, watchOnly) => {
-          const set = browserUrls.forBrowser({}, browserId, token);
-          return watchOnly ? set.live_view_read_only_url : set.live_view_url;
-        },
-        hosted: (code) => `${browserUrls.forPage({})}${HOSTED_LOGIN_PATH}#code=${code}`,
-      },
+      flowUrls: loginFlowUrls(browserUrls, {}),
       log: app.log,
       everySeconds: options.authCheckSeconds,
     });
@@ -653,7 +647,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     });
     registerHealthRoutes(app, {
       readDatabase: () => stores.organizations.find(),
-      browsersUnavailable: async () => (await launcher.unavailable?.()) ?? undefined,
+      browsersUnavailable: async () => launcher.unavailable?.(),
       memoryLow: () => browsers.memoryLow(),
     });
     await app.ready();

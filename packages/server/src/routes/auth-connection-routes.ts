@@ -14,7 +14,7 @@ import { newId } from "../storage/ids.js";
 import type { ApiDeps } from "./api-deps.js";
 import { peerCallBrowser } from "./browser-placement.js";
 import { FLOW_CONNECTION_HEADER, forwardToFlow } from "./flow-placement.js";
-import { HOSTED_LOGIN_PATH } from "./hosted-login-routes.js";
+import { loginFlowUrls } from "./hosted-login-routes.js";
 
 /** A flow status after which a flow moves no more. */
 const TERMINAL = new Set(["SUCCESS", "FAILED", "EXPIRED", "CANCELED"]);
@@ -158,13 +158,7 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps
 
   app.post<{ Params: { id: string } }>("/auth/connections/:id/login", { config: { operationId: "loginAuthConnection" } }, async (request) => {
     const project = await request.scope.project();
-    return loginFlows.start(project, request.params.id, "LOGIN", {
-      liveView: (browserId, token, watchOnly) => {
-        const set = browserUrls.forBrowser(request.headers, browserId, token);
-        return watchOnly ? set.live_view_read_only_url : set.live_view_url;
-      },
-      hosted: (code) => `${browserUrls.forPage(request.headers)}${HOSTED_LOGIN_PATH}#code=${code}`,
-    });
+    return loginFlows.start(project, request.params.id, "LOGIN", loginFlowUrls(browserUrls, request.headers));
   });
 
   app.post<{ Params: { id: string }; Body: BodyOf<"submitAuthConnection"> }>(

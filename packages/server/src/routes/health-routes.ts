@@ -48,9 +48,18 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
     done();
   };
   app.get("/healthz", { config: { operationId: "getHealth" }, preValidation: validated }, async () => ({ status: "ok" }));
-  app.get("/readyz", { config: { operationId: "getReadiness" }, preValidation: validated }, async () => {
+  // Probes that arrive while one is under way share its answer: a flood of them, which
+  // needs no credential, costs one database read at a time.
+  let checking: Promise<string[]> | undefined;
+  const reasonsNow = async (): Promise<string[]> => {
     const [database, browsers] = await Promise.all([databaseProblem(deps.readDatabase), deps.browsersUnavailable()]);
-    const reasons = [database, browsers, deps.memoryLow()].filter((reason): reason is string => reason !== undefined);
+    return [database, browsers, deps.memoryLow()].filter((reason): reason is string => reason !== undefined);
+  };
+  app.get("/readyz", { config: { operationId: "getReadiness" }, preValidation: validated }, async () => {
+    checking ??= reasonsNow().finally(() => {
+      checking = undefined;
+    });
+    const reasons = await checking;
     if (reasons.length > 0) throw new NotReadyError(reasons);
     return { status: "ready" };
   });

@@ -1,12 +1,14 @@
+import type { IncomingHttpHeaders } from "node:http";
 import { limits, type ManagedAuth } from "@browser-service/types";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { connectionAt } from "../auth-connections/flow-expiry.js";
+import type { BrowserUrls } from "../cdp/public-url.js";
 import { BadRequestError, UnauthorizedError } from "../http/api-errors.js";
 import { buildInlinePage } from "../http/inline-page.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { type BodyOf, bodyProblems } from "../http/request-validation.js";
 import { HOSTED_SECRET_MAX_CHARS, type HostedAccess } from "../managed-auth/hosted-access.js";
-import type { LoginFlows } from "../managed-auth/login-flows.js";
+import type { FlowUrls, LoginFlows } from "../managed-auth/login-flows.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -17,6 +19,17 @@ declare module "fastify" {
 
 /** Where the hosted login page is served; a flow's `hosted_url` is this path with `#code=…`. */
 export const HOSTED_LOGIN_PATH = "/auth/hosted";
+
+/** The URLs a login flow shows, on the address a request with `headers` reached (none: the server's own). */
+export function loginFlowUrls(browserUrls: BrowserUrls, headers: IncomingHttpHeaders): FlowUrls {
+  return {
+    liveView: (browserId, token, watchOnly) => {
+      const set = browserUrls.forBrowser(headers, browserId, token);
+      return watchOnly ? set.live_view_read_only_url : set.live_view_url;
+    },
+    hosted: (code) => `${browserUrls.forPage(headers)}${HOSTED_LOGIN_PATH}#code=${code}`,
+  };
+}
 
 const ASSETS = new URL("../../assets/hosted-login/", import.meta.url);
 /** The code's JSON body: `{"code": "<43 characters>"}` and room to spare. */
