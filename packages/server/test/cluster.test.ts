@@ -49,12 +49,13 @@ class ScriptedNodes implements NodeStore {
   }
 }
 
-const node = (nodeId: string, browsers: number, warmReady = 0, advertiseUrl: string | null = `http://${nodeId}.internal:8787`): LiveNode => ({
+const node = (nodeId: string, browsers: number, warmReady = 0, advertiseUrl: string | null = `http://${nodeId}.internal:8787`, draining = false): LiveNode => ({
   nodeId,
   leaseId: `lease-of-${nodeId}`,
   advertiseUrl,
   warmReady,
   browsers,
+  draining,
 });
 
 function clusterOn(store: ScriptedNodes, options: { warmReady?: () => number; leaseLost?: () => Promise<void>; advertised?: boolean } = {}) {
@@ -189,6 +190,29 @@ describe("placement", () => {
     expect(cluster.place()).toEqual({ nodeId: "b", url: "http://b.internal:8787", leaseId: "lease-of-b" });
     // b's warm browsers are spoken for; c runs the fewest.
     expect(cluster.place()).toEqual({ nodeId: "c", url: "http://c.internal:8787", leaseId: "lease-of-c" });
+    await cluster.stop();
+  });
+
+  it("sends no create to a draining node, and a draining node sends its own creates to the others", async () => {
+    const store = new ScriptedNodes();
+    let warmHere = 1;
+    const cluster = clusterOn(store, { warmReady: () => warmHere });
+    // b has warm browsers and runs nothing, but drains: c takes the creates.
+    store.live = [node("a", 0), node("b", 0, 3, "http://b.internal:8787", true), node("c", 4)];
+    await cluster.start();
+    expect(cluster.place()).toBe("self");
+    warmHere = 0;
+    expect(cluster.place()).toBe("self");
+    // a drains: it says so in a renewal at once, and keeps no create, even with a warm browser ready.
+    warmHere = 1;
+    const renewals = store.renewals.length;
+    await cluster.drain();
+    expect(store.renewals.slice(renewals)).toEqual([expect.objectContaining({ nodeId: "a", draining: true })]);
+    expect(cluster.place()).toEqual({ nodeId: "c", url: "http://c.internal:8787", leaseId: "lease-of-c" });
+    // Every other node drains too: nowhere to send it, so it stays here (and is refused here).
+    store.live = [node("a", 0, 0, "http://a.internal:8787", true), node("b", 0, 3, "http://b.internal:8787", true)];
+    await cluster.drain();
+    expect(cluster.place()).toBe("self");
     await cluster.stop();
   });
 

@@ -66,6 +66,7 @@ describe("the health probes", () => {
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     registerHealthRoutes(app, {
+      draining: () => false,
       readDatabase: async () => {
         reads++;
         await held;

@@ -92,7 +92,7 @@ describe("servers sharing one PostgreSQL database", () => {
     const [a, b] = [await node(url, "a"), await node(url, "b")];
     const first = await initializeOrganization(a as Stores);
     if (first === undefined || a?.nodes === undefined || b?.nodes === undefined) throw new Error("no first start");
-    const lease = { nodeId: "a", instance: "a-1", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
+    const lease = { nodeId: "a", instance: "a-1", advertiseUrl: null, warmReady: 0, draining: false, ttlMs: 60_000 };
     expect(await a.nodes.renew(lease)).toMatchObject({ taken: true, rejoined: true });
     const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 });
     await a.browsers.markRunning(reserved.id, { pid: 4_000_000, userDataDir: "/nonexistent/profile-a", sandboxed: false }, "0".repeat(64));
@@ -115,7 +115,7 @@ describe("servers sharing one PostgreSQL database", () => {
     const a = await node(url, "a");
     const first = await initializeOrganization(a);
     if (first === undefined || a.nodes === undefined) throw new Error("no first start");
-    const lease = { nodeId: "a", instance: "one", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
+    const lease = { nodeId: "a", instance: "one", advertiseUrl: null, warmReady: 0, draining: false, ttlMs: 60_000 };
     const leaseOf = async () => {
       const renewal = await a.nodes?.renew(lease);
       if (renewal?.taken !== true) throw new Error("the lease was not taken");
@@ -142,7 +142,7 @@ describe("servers sharing one PostgreSQL database", () => {
     const url = await freshDatabase();
     const [first, second] = [await node(url, "a"), await node(url, "b")];
     if (first.nodes === undefined || second.nodes === undefined) throw new Error("no node store");
-    const lease = { nodeId: "a", advertiseUrl: null, warmReady: 0, ttlMs: 60_000 };
+    const lease = { nodeId: "a", advertiseUrl: null, warmReady: 0, draining: false, ttlMs: 60_000 };
     expect(await first.nodes.renew({ ...lease, instance: "one" })).toMatchObject({ taken: true, rejoined: true });
     const refused = await second.nodes.renew({ ...lease, instance: "two", advertiseUrl: "http://127.0.0.1:1" });
     expect(refused.taken).toBe(false);
@@ -198,7 +198,7 @@ describe("servers sharing one PostgreSQL database", () => {
     const [a, b] = [await node(url, "a"), await node(url, "b")];
     const first = await initializeOrganization(a as Stores);
     if (first === undefined || a?.nodes === undefined || b?.nodes === undefined) throw new Error("no first start");
-    await a.nodes.renew({ nodeId: "a", instance: "a-1", advertiseUrl: null, warmReady: 0, ttlMs: 1 });
+    await a.nodes.renew({ nodeId: "a", instance: "a-1", advertiseUrl: null, warmReady: 0, draining: false, ttlMs: 1 });
     const reserved = await a.browsers.reserve({ orgId: first.org.id, projectId: first.project.id, name: undefined, planLimit: 10, timeoutSeconds: 60 });
     await a.browsers.markRunning(reserved.id, { pid: 4_000_000, userDataDir: "/nonexistent/profile-a", sandboxed: false }, "0".repeat(64));
     await new Promise((resolve) => setTimeout(resolve, 20));

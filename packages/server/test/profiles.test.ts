@@ -6,8 +6,9 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Browser } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChromiumLauncher } from "../src/browsers/chromium-launcher.js";
 import { storedRows } from "./support/stored-rows.js";
-import { startTestServer, useTestServer } from "./support/test-server.js";
+import { startTestServer, type TestServer, useTestServer } from "./support/test-server.js";
 import { type DrivenBrowser, drive } from "./support/webmcp-driver.js";
 
 // Log in once, use it everywhere: a site sets an HttpOnly session cookie, a persistent
@@ -97,6 +98,67 @@ async function stateIn(browser: Browser): Promise<Record<string, string | null>>
   });
   await driver.disconnect();
   return found;
+}
+
+/** The status and raw text of a request with `apiKey` (the org-wide key unless given). */
+async function raw(
+  t: TestServer,
+  method: string,
+  path: string,
+  { body, apiKey }: { body?: unknown; apiKey?: string } = {},
+): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${apiKey ?? t.orgKey}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(`${t.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  return { status: response.status, text: await response.text() };
+}
+
+/**
+ * Puts `mib` MiB of random bytes (which no compression shrinks) in the site's IndexedDB,
+ * then waits until a second tab reads the last of it back: the write has reached the browser's storage.
+ */
+async function fillIndexedDb(browser: Browser, mib: number): Promise<void> {
+  const driver = await drive(browser.cdp_ws_url);
+  driven.push(driver);
+  const page = await driver.open(`${siteUrl}/`);
+  await page.evaluate(async (count) => {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const open = indexedDB.open("bulk", 1);
+      open.onupgradeneeded = () => open.result.createObjectStore("chunks");
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => resolve(open.result);
+    });
+    for (let i = 0; i < count; i++) {
+      const chunk = new Uint8Array(1024 * 1024);
+      for (let at = 0; at < chunk.length; at += 65536) crypto.getRandomValues(chunk.subarray(at, at + 65536));
+      await new Promise<void>((resolve, reject) => {
+        const tx = db.transaction("chunks", "readwrite");
+        tx.objectStore("chunks").put(chunk, i);
+        tx.oncomplete = () => resolve();
+        tx.onerror = () => reject(tx.error);
+      });
+    }
+    db.close();
+  }, mib);
+  const witness = await driver.open(`${siteUrl}/`);
+  const last = await witness.evaluate(
+    async (key) =>
+      new Promise<number>((resolve, reject) => {
+        const open = indexedDB.open("bulk", 1);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const request = open.result.transaction("chunks").objectStore("chunks").get(key);
+          request.onsuccess = () => {
+            open.result.close();
+            resolve((request.result as Uint8Array | undefined)?.length ?? 0);
+          };
+          request.onerror = () => reject(request.error);
+        };
+      }),
+    mib - 1,
+  );
+  expect(last).toBe(1024 * 1024);
+  await driver.disconnect();
 }
 
 /** The pids of this process's children whose command is `name`. */
@@ -202,6 +264,152 @@ describe("profiles", () => {
     await t.client({ projectId: project.id }).profiles.delete("theirs");
     await client.projects.delete(project.id);
     // Every refused create left its slot free.
+    expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
+  });
+
+  it("list oldest first, a page at a time (X-Has-More, X-Next-Offset), filtered by exact name or by query, only the project's own", async () => {
+    const project = await t.client().projects.create({ name: "profiles-listed" });
+    const client = t.client({ projectId: project.id });
+    const made = [];
+    for (const name of ["Page-0", "Page-1", "page_2", "Page-3", "pagex2"]) made.push(await client.profiles.create({ name }));
+    const unnamed = await client.profiles.create();
+    made.push(unnamed);
+    const ids = made.map((each) => each.id);
+    // The same name in another project is no conflict, and is never listed here.
+    const elsewhere = await t.client().profiles.create({ name: "Page-1" });
+
+    const first = await client.GET("/profiles", { params: { query: { limit: 4 } } });
+    expect(first.data?.map((each) => each.id)).toEqual(ids.slice(0, 4));
+    expect(first.response.headers.get("x-has-more")).toBe("true");
+    expect(first.response.headers.get("x-next-offset")).toBe("4");
+    // A last page exactly full has no more after it.
+    const last = await client.GET("/profiles", { params: { query: { offset: 4, limit: 2 } } });
+    expect(last.data?.map((each) => each.id)).toEqual(ids.slice(4));
+    expect(last.response.headers.get("x-has-more")).toBe("false");
+    expect(last.response.headers.get("x-next-offset")).toBe("0");
+    const beyond = await client.GET("/profiles", { params: { query: { offset: 50 } } });
+    expect(beyond.data).toEqual([]);
+    expect(beyond.response.headers.get("x-has-more")).toBe("false");
+    expect(beyond.response.headers.get("x-next-offset")).toBe("0");
+    const walked: string[] = [];
+    for await (const each of client.profiles.listAll({ limit: 2 })) walked.push(each.id);
+    expect(walked).toEqual(ids);
+    expect(await client.profiles.list()).toEqual(made);
+
+    // `name`: exactly this name, letter case included; never a part of one.
+    expect(await client.profiles.list({ name: "Page-1" })).toEqual([made[1]]);
+    expect(await client.profiles.list({ name: "page-1" })).toEqual([]);
+    expect(await client.profiles.list({ name: "Page" })).toEqual([]);
+    expect(await client.profiles.list({ name: "Page-1", query: "3" })).toEqual([]);
+    // `query`: a part of the name in any case, as written (no LIKE wildcards), or an id exactly.
+    expect((await client.profiles.list({ query: "PAGE-" })).map((each) => each.name)).toEqual(["Page-0", "Page-1", "Page-3"]);
+    expect((await client.profiles.list({ query: "_" })).map((each) => each.name)).toEqual(["page_2"]);
+    expect(await client.profiles.list({ query: "%" })).toEqual([]);
+    expect(await client.profiles.list({ query: unnamed.id })).toEqual([unnamed]);
+    expect(await client.profiles.list({ query: unnamed.id.slice(0, -1) })).toEqual([]);
+    const paged = await client.GET("/profiles", { params: { query: { query: "page", offset: 1, limit: 2 } } });
+    expect(paged.data?.map((each) => each.name)).toEqual(["Page-1", "page_2"]);
+    expect(paged.response.headers.get("x-has-more")).toBe("true");
+    expect(paged.response.headers.get("x-next-offset")).toBe("3");
+    // Another project's profile is found by neither its name nor its id.
+    expect(await t.client().profiles.list({ query: unnamed.id })).toEqual([]);
+    expect(await t.client().profiles.list({ name: "Page-1" })).toEqual([elsewhere]);
+
+    for (const query of [{ limit: 101 }, { limit: 0 }, { offset: -1 }, { name: "" }, { query: "" }, { query: "x".repeat(256) }]) {
+      await expect(client.profiles.list(query)).rejects.toMatchObject({ status: 400, code: "bad_request" });
+    }
+    await t.client().profiles.delete(elsewhere.id);
+    for (const id of ids) await client.profiles.delete(id);
+    await t.client().projects.delete(project.id);
+    expect(t.mismatches).toEqual([]);
+  });
+
+  it("refuse a name the project uses with 409 name_conflict, and one off the pattern with 400, changing nothing", async () => {
+    const client = t.client();
+    const taken = await client.profiles.create({ name: "taken-name" });
+    const spare = await client.profiles.create({ name: "spare-name" });
+    await expect(client.profiles.create({ name: "taken-name" })).rejects.toMatchObject({ status: 409, code: "name_conflict" });
+    await expect(client.profiles.update(spare.id, { name: "taken-name" })).rejects.toMatchObject({ status: 409, code: "name_conflict" });
+    for (const name of ["", "has space", "slash/name", "caf\u00e9", "x".repeat(256), `prof_${"a".repeat(24)}`, null, 7]) {
+      const created = await raw(t, "POST", "/profiles", { body: { name } });
+      expect(created.status).toBe(400);
+      expect(JSON.parse(created.text)).toMatchObject({ code: "bad_request" });
+      expect((await raw(t, "PATCH", `/profiles/${spare.id}`, { body: { name } })).status).toBe(400);
+    }
+    expect((await raw(t, "PATCH", `/profiles/${spare.id}`, { body: {} })).status).toBe(400);
+    // Nothing was made or renamed: one profile has the name, and the other kept its own.
+    expect(await client.profiles.list({ name: "taken-name" })).toEqual([taken]);
+    expect(await client.profiles.get(spare.id)).toEqual(spare);
+    for (const name of ["has space", `prof_${"a".repeat(24)}`]) expect(await client.profiles.list({ query: name })).toEqual([]);
+    // What the pattern allows is taken: another letter case is another name, 255 characters fit.
+    expect((await client.profiles.create({ name: "Taken-Name" })).name).toBe("Taken-Name");
+    expect((await client.profiles.update(spare.id, { name: "x".repeat(255) })).name).toBe("x".repeat(255));
+  });
+
+  it("answer another project's profile, by id or by name, with the very 404 of a missing one, for GET, PATCH, DELETE and download", async () => {
+    const project = await t.client().projects.create({ name: "profiles-foreign" });
+    const theirClient = t.client({ projectId: project.id });
+    const theirs = await theirClient.profiles.create({ name: "foreign-one" });
+    const scopedKey = (await t.server.issueApiKey(t.defaultProjectId)).secret;
+    for (const apiKey of [t.orgKey, scopedKey]) {
+      const answer = async (method: string, ref: string, suffix: string) => {
+        const read = await raw(t, method, `/profiles/${ref}${suffix}`, { apiKey, ...(method === "PATCH" ? { body: { name: "stolen" } } : {}) });
+        return { status: read.status, body: read.text.replaceAll(ref, "<ref>").replace(/"request_id":"[^"]*"/, "") };
+      };
+      for (const [method, suffix] of [
+        ["GET", ""],
+        ["PATCH", ""],
+        ["DELETE", ""],
+        ["GET", "/download"],
+      ] as const) {
+        for (const [ref, none] of [
+          [theirs.id, "prof_aaaaaaaaaaaaaaaaaaaaaaaa"],
+          ["foreign-one", "no-such-profile"],
+        ] as const) {
+          const missing = await answer(method, none, suffix);
+          expect(missing.status).toBe(404);
+          expect(JSON.parse(missing.body)).toMatchObject({ code: "not_found" });
+          expect(await answer(method, ref, suffix), `${method} ${suffix} of their ${ref}`).toEqual(missing);
+        }
+      }
+    }
+    // Nothing of theirs changed: not renamed, not deleted.
+    expect(await theirClient.profiles.get(theirs.id)).toEqual(theirs);
+    expect(await theirClient.profiles.list()).toEqual([theirs]);
+    await theirClient.profiles.delete(theirs.id);
+    await t.client().projects.delete(project.id);
+    expect(t.mismatches).toEqual([]);
+  });
+
+  it("may be read by any number of browsers while one saves into it: each reader starts with the saved state and saves nothing", async () => {
+    const client = t.client();
+    const profile = await client.profiles.create({ name: "read-by-many" });
+    const first = await client.browsers.create({ profile: { id: profile.id, save_changes: true } });
+    await logIn(first, "gina");
+    await client.browsers.delete(first.id);
+    const saved = await client.profiles.get(profile.id);
+    expect(saved.size_bytes).toBeGreaterThan(1024);
+    // The holder runs, its live state its own until it ends.
+    const holder = await client.browsers.create({ profile: { name: "read-by-many", save_changes: true } });
+    await logIn(holder, "hank");
+    const readers = [
+      await client.browsers.create({ profile: { id: profile.id } }),
+      await client.browsers.create({ profile: { name: "read-by-many", save_changes: false } }),
+    ];
+    for (const reader of readers) {
+      expect(reader.profile).toEqual({ id: profile.id, name: "read-by-many", save_changes: false });
+      expect(await stateIn(reader)).toEqual(all("gina"));
+    }
+    // Still one saver at a time, readers or not.
+    await expect(client.browsers.create({ profile: { id: profile.id, save_changes: true } })).rejects.toMatchObject({ status: 409, code: "profile_in_use" });
+    await logIn(readers[0]!, "mallory");
+    for (const reader of readers) await client.browsers.delete(reader.id);
+    expect(await client.profiles.get(profile.id)).toMatchObject({ updated_at: saved.updated_at, size_bytes: saved.size_bytes, last_save_error: null });
+    // The holder's end saves what it had; no reader's state came in.
+    await client.browsers.delete(holder.id);
+    const after = await client.browsers.create({ profile: { id: profile.id } });
+    expect(await stateIn(after)).toEqual(all("hank"));
+    await client.browsers.delete(after.id);
     expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
   });
 });
@@ -366,6 +574,52 @@ describe("when a saving browser ends", () => {
       }
     } finally {
       rmSync(t.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a saved state larger than a browser's profile holds", () => {
+  it("is refused at start with 422 profile_load_failed: nothing runs, no slot is kept, the profile is unchanged", async () => {
+    const MIB = 1024 * 1024;
+    // Saved where a browser's profile holds 512 MiB (the default) and a profile's state 64 MiB.
+    let t = await startTestServer();
+    const dataDir = t.dataDir;
+    try {
+      let client = t.client();
+      const bulky = await client.profiles.create({ name: "bulky" });
+      const filling = await client.browsers.create({ profile: { id: bulky.id, save_changes: true } });
+      await fillIndexedDb(filling, 40);
+      await client.browsers.delete(filling.id);
+      const slim = await client.profiles.create({ name: "slim" });
+      const slimSaver = await client.browsers.create({ profile: { id: slim.id, save_changes: true } });
+      await logIn(slimSaver, "ivan");
+      await client.browsers.delete(slimSaver.id);
+      const saved = await client.profiles.get(bulky.id);
+      expect(saved.last_save_error).toBeNull();
+      expect(saved.size_bytes).toBeGreaterThan(36 * MIB);
+      await t.close({ keepData: true });
+
+      // Now a browser's profile holds 32 MiB, and the project one browser at a time.
+      t = await startTestServer({ dataDir, planLimit: 1, launcher: new ChromiumLauncher({ allowPrivateNetwork: true, profileBytes: 32 * MIB }) });
+      client = t.client();
+      for (const save_changes of [false, true]) {
+        const refused = await client.browsers.create({ profile: { id: bulky.id, save_changes } }).catch((error: unknown) => error);
+        expect(refused, `save_changes ${save_changes}`).toMatchObject({ status: 422, code: "profile_load_failed" });
+        expect(await client.browsers.list()).toEqual([]);
+        expect((await client.limits.get()).concurrent_sessions_used).toBe(0);
+        expect(childProcessesNamed("bwrap")).toEqual([]);
+      }
+      expect(await client.profiles.get(bulky.id)).toEqual(saved);
+      // Its one slot is free, and a state that fits loads.
+      const fits = await client.browsers.create({ profile: { id: slim.id } });
+      expect(await stateIn(fits)).toEqual(all("ivan"));
+      await client.browsers.delete(fits.id);
+      // No refused saver holds the profile.
+      await client.profiles.delete(bulky.id);
+      expect(t.mismatches).toEqual([]);
+    } finally {
+      await t.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

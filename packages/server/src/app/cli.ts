@@ -85,15 +85,37 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
   });
   if (server.firstStart) io.stdout(firstStartBanner(server.firstStart, dataDirLayout(config.dataDir).root));
 
-  let stopping = false;
+  // SIGTERM drains first (--drain-seconds); a second signal cuts the drain short, a third exits at once.
+  let stage: "serving" | "draining" | "closing" = "serving";
+  const drainCut = new AbortController();
+  const closeNow = () => {
+    stage = "closing";
+    io.stdout("Finishing in-flight requests and closing browsers...\n");
+    return server.close();
+  };
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (stage === "closing") {
       io.stderr(`Received ${signal} again; exiting without waiting.\n`);
       process.exit(1);
     }
-    stopping = true;
-    io.stdout(`Received ${signal}; finishing in-flight requests and closing browsers...\n`);
-    server.close().then(
+    if (stage === "draining") {
+      io.stdout(`Received ${signal} again; ending the drain now.\n`);
+      drainCut.abort();
+      return;
+    }
+    const drainSeconds = signal === "SIGTERM" ? config.drainSeconds : 0;
+    io.stdout(`Received ${signal}.\n`);
+    let stopped: Promise<void>;
+    if (drainSeconds === 0) stopped = closeNow();
+    else {
+      stage = "draining";
+      io.stdout(`Draining: no new browsers; the running ones have up to ${drainSeconds} s to end.\n`);
+      stopped = server.drain(drainSeconds, drainCut.signal).then((left) => {
+        io.stdout(left === 0 ? "Drained: no browser is left running.\n" : `Drain over with ${left} browser${left === 1 ? "" : "s"} still running.\n`);
+        return closeNow();
+      });
+    }
+    stopped.then(
       () => process.exit(0),
       (error: unknown) => {
         io.stderr(`Shutdown failed: ${(error as Error).stack ?? String(error)}\n`);

@@ -231,6 +231,15 @@ export interface BrowserServiceServer {
    */
   liveViewStats(): { viewers: number; screencasts: number; places: number };
   /**
+   * Drains the server before {@link close}: `GET /readyz` answers `503 not_ready`, creates
+   * go to other nodes (`503 node_draining` with none), the warm browsers end, and the
+   * running browsers, their DevTools and live view connections and every other request
+   * go on being served until the browsers have all ended, `seconds` have passed, or
+   * `signal` aborts. Resolves with how many browsers were still running then ({@link
+   * close} ends them, saving their profiles where asked).
+   */
+  drain(seconds: number, signal?: AbortSignal): Promise<number>;
+  /**
    * Stops gracefully: stops accepting connections, lets in-flight requests finish,
    * closes every browser, closes the database and releases the data directory.
    */
@@ -240,6 +249,8 @@ export interface BrowserServiceServer {
 // Shutdown lets in-flight requests finish for this long; browsers (5 s to stop at most)
 // and the database are then closed, so a shutdown takes well under 10 s whatever clients do.
 const SHUTDOWN_GRACE_MS = 3_000;
+/** How often a drain looks whether the browsers have all ended. */
+const DRAIN_POLL_MS = 200;
 
 // The spec's cap on the WebMCP invoke body (1 MiB + 4 KiB, its `x-max-bytes`); no other
 // JSON body comes near it, so it is every JSON body's cap.
@@ -646,6 +657,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       forwardSubmit: (request, reply, projectId, connectionId) => forwardToFlow(apiDeps, request, reply, projectId, connectionId, "submitAuthConnection"),
     });
     registerHealthRoutes(app, {
+      draining: () => browsers.draining,
       readDatabase: () => stores.organizations.find(),
       browsersUnavailable: async () => launcher.unavailable?.(),
       memoryLow: () => browsers.memoryLow(),
@@ -691,6 +703,31 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     warmPoolStats: () => warmPool?.stats() ?? { ready: 0, launching: 0, taken: 0 },
     webmcpSnapshotBuilds: () => webmcp.snapshotBuilds(),
     liveViewStats: () => liveView?.stats() ?? { viewers: 0, screencasts: 0, places: 0 },
+    async drain(seconds, signal) {
+      await browsers.drain();
+      // Another node checks the connections now: a check starts a browser, which this one no longer does.
+      await healthChecks?.stop();
+      await cluster?.drain();
+      const left = () => {
+        const counts = browsers.counts();
+        return counts.running + counts.starting;
+      };
+      const until = Date.now() + seconds * 1000;
+      while (left() > 0 && Date.now() < until && signal?.aborted !== true) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(DRAIN_POLL_MS, Math.max(0, until - Date.now())));
+          signal?.addEventListener(
+            "abort",
+            () => {
+              clearTimeout(timer);
+              resolve();
+            },
+            { once: true },
+          );
+        });
+      }
+      return left();
+    },
     close() {
       closing ??= (async () => {
         try {

@@ -109,6 +109,8 @@ export interface ServerConfig {
   metricsPort: number;
   /** The interface of the metrics' listener. */
   metricsHost: string;
+  /** Seconds a SIGTERM lets running browsers go on before they are ended; `0`: ended at once. */
+  drainSeconds: number;
 }
 
 /** A flag or environment variable has a value the server cannot use. */
@@ -777,6 +779,16 @@ export const SETTINGS = [
     parse: TEXT,
     help: "interface of the metrics' listener",
     doc: "Interface of the metrics' listener: keep it private, or behind a proxy that checks who scrapes.",
+  }),
+  setting({
+    key: "drainSeconds",
+    flag: "drain-seconds",
+    arg: "<n>",
+    env: "BROWSER_SERVICE_DRAIN_SECONDS",
+    default: 0,
+    parse: count(0, 86_400),
+    help: "on SIGTERM, take no new browsers and let the running ones go on this long before ending them",
+    doc: "On SIGTERM, drain for up to this many seconds before ending the browsers left: not ready, no new browsers (other nodes take them), the running ones served until they end. `0`: end them at once (SIGINT always does). Keep it below the stop timeout of what runs the server. See [Drain](#drain).",
   }),
 ] as const satisfies readonly AnySetting[];
 

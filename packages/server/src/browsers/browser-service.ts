@@ -1,7 +1,7 @@
 import { limits } from "@browser-service/types";
 import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
-import { ApiError, BrowserUnavailableError, HostMemoryLowError, InternalError, ProfileLoadFailedError } from "../http/api-errors.js";
+import { ApiError, BrowserUnavailableError, HostMemoryLowError, InternalError, NodeDrainingError, ProfileLoadFailedError } from "../http/api-errors.js";
 import type { ProfileState } from "../profiles/profile-archive.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import type { BrowserEventLog } from "./browser-event-log.js";
@@ -26,6 +26,8 @@ const DEFAULT_TIMEOUT_SECONDS = limits.schemas.CreateBrowserRequest.timeout_seco
 
 /** How long a create refused for the host's memory is told to wait: about as long as a browser takes to end. */
 const MEMORY_RETRY_AFTER_SECONDS = 5;
+/** What a create refused by a draining server is told to wait: about one lease renewal, by when another node (or this one restarted) takes it. */
+const DRAINING_RETRY_AFTER_SECONDS = 5;
 
 /** How often the reservations of browsers not kept are deleted again while the database refuses it. */
 export const FREE_RETRY_MS = 1_000;
@@ -108,6 +110,7 @@ export class BrowserService {
   // Browsers the server is stopping: their exit is not a crash.
   readonly #stopping = new Set<string>();
   #shuttingDown = false;
+  #draining = false;
   // Reservations of browsers not kept that the database did not let go of yet (see #free).
   readonly #unfreed = new Set<string>();
   #freeTimer: NodeJS.Timeout | undefined;
@@ -196,6 +199,7 @@ export class BrowserService {
     const observe = (outcome: CreateObservation["outcome"]) =>
       this.#observeCreate?.({ outcome, start: how.start, seconds: (performance.now() - began) / 1000 });
     try {
+      if (this.#draining) throw new NodeDrainingError(DRAINING_RETRY_AFTER_SECONDS);
       this.#checkMemory();
       const creating = this.#create(project, input, how);
       this.#creating.add(creating);
@@ -210,6 +214,21 @@ export class BrowserService {
       observe(error instanceof ApiError && error.status < 500 ? "refused" : "failed");
       throw error;
     }
+  }
+
+  /**
+   * Starts the drain of a server that is shutting down: later creates are refused (503
+   * `node_draining`), the warm browsers are ended (another node's pool serves the
+   * creates now), and the running browsers go on until they end or {@link closeAll}.
+   */
+  async drain(): Promise<void> {
+    this.#draining = true;
+    await this.#pool?.close();
+  }
+
+  /** Whether {@link drain} was called. */
+  get draining(): boolean {
+    return this.#draining;
   }
 
   /** The browsers this server runs now, and those it is starting. */

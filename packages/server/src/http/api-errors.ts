@@ -376,6 +376,21 @@ export class HostMemoryLowError extends ApiError {
   }
 }
 
+/**
+ * 503 `node_draining`: the server is shutting down and starts no new browsers, and no
+ * other node could take the create; `Retry-After` says when to try again.
+ */
+export class NodeDrainingError extends ApiError {
+  constructor(retryAfterSeconds: number) {
+    super(
+      503,
+      "node_draining",
+      `This server is shutting down and starts no new browsers; no browser was started. Retry after ${retryAfterSeconds} second${retryAfterSeconds === 1 ? "" : "s"}.`,
+      { headers: { "retry-after": String(retryAfterSeconds) } },
+    );
+  }
+}
+
 /** 503 `not_ready`: the server answers but should get no new browsers now (`GET /readyz`); the message names each reason. */
 export class NotReadyError extends ApiError {
   constructor(reasons: readonly string[]) {

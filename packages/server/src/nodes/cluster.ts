@@ -70,6 +70,7 @@ export class Cluster {
   #renewedAt = 0;
   #fenced = false;
   #stopped = false;
+  #draining = false;
 
   constructor(options: ClusterOptions) {
     this.nodeId = options.nodeId;
@@ -132,6 +133,7 @@ export class Cluster {
       instance: this.#instance,
       advertiseUrl: this.#forwarder === undefined ? null : (this.#options.advertiseUrl ?? null),
       warmReady: this.#options.warmReady(),
+      draining: this.#draining,
       ttlMs: this.#ttlMs,
     });
     if (!renewal.taken) {
@@ -218,22 +220,38 @@ export class Cluster {
   }
 
   /**
+   * This node is shutting down: the others stop placing creates on it once they read its
+   * lease, renewed here at once to say so; {@link place} sends this node's own to them.
+   */
+  async drain(): Promise<void> {
+    this.#draining = true;
+    const renewed = this.#tick.then(() => this.#round());
+    this.#tick = renewed;
+    await renewed;
+  }
+
+  /**
    * The node a create goes to: this one when its own warm pool has a browser ready; else
    * the live node with the most warm browsers ready; else the one running the fewest
-   * browsers (this one on a tie). Counts since the last renewal are adjusted as creates
-   * are sent, so that a burst spreads.
+   * browsers (this one on a tie). Draining nodes (this one included) take none while
+   * another node can; with none, `"self"`, which refuses it. Counts since the last
+   * renewal are adjusted as creates are sent, so that a burst spreads.
    */
   place(): "self" | { url: string; nodeId: string; leaseId: string } {
-    if (this.#forwarder === undefined || this.#options.warmReady() > 0) return "self";
-    const self: LiveNode = { ...(this.#live.get(this.nodeId) ?? { nodeId: this.nodeId, advertiseUrl: null, browsers: 0, leaseId: "" }), warmReady: 0 };
-    let best = self;
+    if (this.#forwarder === undefined || (!this.#draining && this.#options.warmReady() > 0)) return "self";
+    const self: LiveNode = {
+      ...(this.#live.get(this.nodeId) ?? { nodeId: this.nodeId, advertiseUrl: null, browsers: 0, leaseId: "" }),
+      warmReady: 0,
+      draining: this.#draining,
+    };
+    let best: LiveNode | undefined = self.draining ? undefined : self;
     for (const node of this.#live.values()) {
-      if (node.nodeId === this.nodeId || node.advertiseUrl === null) continue;
-      const better = node.warmReady !== best.warmReady ? node.warmReady > best.warmReady : node.browsers < best.browsers;
+      if (node.nodeId === this.nodeId || node.advertiseUrl === null || node.draining) continue;
+      const better = best === undefined || (node.warmReady !== best.warmReady ? node.warmReady > best.warmReady : node.browsers < best.browsers);
       if (better) best = node;
     }
-    if (best.nodeId === this.nodeId) {
-      if (this.#live.has(this.nodeId)) this.#live.set(this.nodeId, { ...self, browsers: self.browsers + 1 });
+    if (best === undefined || best.nodeId === this.nodeId) {
+      if (best !== undefined && this.#live.has(this.nodeId)) this.#live.set(this.nodeId, { ...self, browsers: self.browsers + 1 });
       return "self";
     }
     this.#live.set(best.nodeId, { ...best, browsers: best.browsers + 1, warmReady: Math.max(0, best.warmReady - 1) });

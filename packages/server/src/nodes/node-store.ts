@@ -9,6 +9,8 @@ export interface LiveNode {
   browsers: number;
   /** Its current lease, drawn anew each time it takes one. */
   leaseId: string;
+  /** It is shutting down: it serves its browsers until they end, and takes no new ones. */
+  draining: boolean;
 }
 
 /** A node whose lease lapsed, and what was done about its browsers. */
@@ -25,6 +27,8 @@ export interface NodeLease {
   instance: string;
   advertiseUrl: string | null;
   warmReady: number;
+  /** It is shutting down and takes no new browsers (see {@link LiveNode.draining}). */
+  draining: boolean;
   /** How long the lease lasts from now, in milliseconds. */
   ttlMs: number;
 }

@@ -19,8 +19,8 @@ export class PgNodeStore implements NodeStore {
       if (held !== undefined && held.held_for_ms > 0) {
         if (held.instance !== lease.instance) return { heldForMs: held.held_for_ms };
         await this.#db.run(
-          "UPDATE nodes SET advertise_url = $2, lease_expires_at = now() + make_interval(secs => $3::float8 / 1000), warm_ready = $4 WHERE node_id = $1",
-          [lease.nodeId, lease.advertiseUrl, lease.ttlMs, lease.warmReady],
+          "UPDATE nodes SET advertise_url = $2, lease_expires_at = now() + make_interval(secs => $3::float8 / 1000), warm_ready = $4, draining = $5 WHERE node_id = $1",
+          [lease.nodeId, lease.advertiseUrl, lease.ttlMs, lease.warmReady, lease.draining],
         );
         return { rejoined: false };
       }
@@ -30,15 +30,15 @@ export class PgNodeStore implements NodeStore {
       if (held !== undefined) await this.#reap(lease.nodeId);
       // ON CONFLICT: another process inserted the node id since the read; its lease stands.
       const inserted = await this.#db.run(
-        `INSERT INTO nodes (node_id, instance, lease_id, advertise_url, lease_expires_at, warm_ready, started_at)
-         VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5::float8 / 1000), $6, $7) ON CONFLICT (node_id) DO NOTHING`,
-        [lease.nodeId, lease.instance, randomUUID(), lease.advertiseUrl, lease.ttlMs, lease.warmReady, new Date().toISOString()],
+        `INSERT INTO nodes (node_id, instance, lease_id, advertise_url, lease_expires_at, warm_ready, started_at, draining)
+         VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5::float8 / 1000), $6, $7, $8) ON CONFLICT (node_id) DO NOTHING`,
+        [lease.nodeId, lease.instance, randomUUID(), lease.advertiseUrl, lease.ttlMs, lease.warmReady, new Date().toISOString(), lease.draining],
       );
       return inserted === 1 ? { rejoined: true } : { heldForMs: lease.ttlMs };
     });
     if ("heldForMs" in taken) return { taken: false, heldForMs: taken.heldForMs };
     const live = await this.#db.all<LiveNode>(
-      `SELECT n.node_id AS "nodeId", n.advertise_url AS "advertiseUrl", n.warm_ready AS "warmReady", n.lease_id AS "leaseId",
+      `SELECT n.node_id AS "nodeId", n.advertise_url AS "advertiseUrl", n.warm_ready AS "warmReady", n.lease_id AS "leaseId", n.draining,
               (SELECT count(*) FROM browsers b WHERE b.node_id = n.node_id AND b.status IN ('starting', 'running'))::int AS browsers
        FROM nodes n WHERE n.lease_expires_at > now() ORDER BY n.node_id`,
     );

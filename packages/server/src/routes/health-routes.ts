@@ -4,9 +4,12 @@ import { validateRequest } from "../http/request-validation.js";
 
 /** How long `GET /readyz` waits for the database before it counts it as not answering. */
 const DATABASE_ANSWER_MS = 2_000;
+const DRAINING = "the server is draining: it is shutting down, serves its browsers until they end and takes no new ones";
 
 /** What the probes ask of the rest of the server. */
 export interface HealthDeps {
+  /** Whether the server is shutting down (it takes no new browsers). */
+  draining: () => boolean;
   /** A read of the database; it answers, or fails, or takes too long. */
   readDatabase: () => Promise<unknown>;
   /** Why browsers cannot start on this host, or `undefined`. */
@@ -59,7 +62,8 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
     checking ??= reasonsNow().finally(() => {
       checking = undefined;
     });
-    const reasons = await checking;
+    // Read apart from the shared check, so that a probe sharing one begun before the drain still says so.
+    const reasons = deps.draining() ? [DRAINING, ...(await checking)] : await checking;
     if (reasons.length > 0) throw new NotReadyError(reasons);
     return { status: "ready" };
   });
