@@ -48,8 +48,11 @@ async function terminate(server: ChildServer): Promise<{ exited: Promise<[number
 
 describe("a lone server draining", () => {
   it("serves its browsers and their DevTools sessions, refuses new ones with Retry-After, and exits 0 once they end", async () => {
-    const server = await spawnServer(tempDataDir(), ["--drain-seconds", "120"]);
+    const metricsPort = await freePort();
+    const server = await spawnServer(tempDataDir(), ["--drain-seconds", "120", "--metrics-port", String(metricsPort)]);
     const key = server.printedKey as string;
+    const drainingGauge = async () => /^browser_service_draining (\d)$/m.exec(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text())?.[1];
+    expect(await drainingGauge()).toBe("0");
     const client = clientOf(server, key);
     const browser = await client.browsers.create();
     const pids = chromiumBrowserPids(server.child.pid);
@@ -61,6 +64,7 @@ describe("a lone server draining", () => {
     const ready = await readiness(server.url);
     expect(ready.status).toBe(503);
     expect(ready.body).toMatchObject({ code: "not_ready", message: expect.stringContaining("draining") });
+    expect(await drainingGauge()).toBe("1");
     const refused = await rawCreate(server.url, key);
     expect(refused).toMatchObject({ status: 503, retryAfter: "5", body: { code: "node_draining" } });
     // Refused before anything started: no slot is held for it.

@@ -2,8 +2,10 @@ import { once } from "node:events";
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { parseCommand } from "../src/index.js";
+import { CdpRawClient } from "./support/cdp-raw-client.js";
 import { spawnServer } from "./support/child-server.js";
 import { startTestServer, tempDataDir } from "./support/test-server.js";
+import { TrackingLauncher } from "./support/tracking-launcher.js";
 
 // The numbers an operator scrapes, on a listener of their own: they move over one
 // browser's life, and say nothing of any tenant.
@@ -64,6 +66,45 @@ describe("the metrics", () => {
       // Only the metrics are served there, and they are not on the API's address.
       expect((await fetch(url.replace("/metrics", "/browsers"))).status).toBe(404);
       expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("count DevTools clients and their bytes each way, and the destinations a browser's egress was refused", async () => {
+    const server = await startTestServer({ metrics: { port: 0 }, launcher: new TrackingLauncher({ allowPrivateNetwork: false }) });
+    try {
+      const url = String(server.server.metricsUrl);
+      const client = server.client();
+      const browser = await client.browsers.create();
+      const before = await scrape(url);
+      expect(before.get("browser_service_devtools_clients")).toBe(0);
+      expect(before.get("browser_service_egress_refusals_total")).toBe(0);
+      const bytesIn = before.get('browser_service_devtools_bytes_total{direction="in"}') ?? 0;
+      const bytesOut = before.get('browser_service_devtools_bytes_total{direction="out"}') ?? 0;
+
+      const devtools = await CdpRawClient.open(browser.cdp_ws_url);
+      const second = await CdpRawClient.open(browser.cdp_ws_url);
+      const command = JSON.stringify({ id: 1, method: "Browser.getVersion", params: {} });
+      const answer = await devtools.send("Browser.getVersion");
+      const during = await scrape(url);
+      expect(during.get("browser_service_devtools_clients")).toBe(2);
+      expect(during.get('browser_service_devtools_bytes_total{direction="in"}')).toBe(bytesIn + Buffer.byteLength(command));
+      expect(during.get('browser_service_devtools_bytes_total{direction="out"}')).toBeGreaterThanOrEqual(bytesOut + Buffer.byteLength(JSON.stringify(answer)));
+
+      // The page asks for a private address, which the egress policy refuses: counted, never named.
+      const target = (await devtools.send("Target.getTargets")).result?.targetInfos as { targetId: string; type: string }[];
+      const page = target.find((each) => each.type === "page") as { targetId: string };
+      const session = (await devtools.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })).result?.sessionId as string;
+      const navigated = await devtools.send("Page.navigate", { url: "http://10.0.0.1/metrics-refused" }, session);
+      expect(navigated.result).toMatchObject({ errorText: "net::ERR_SOCKS_CONNECTION_FAILED" });
+      await expect.poll(async () => (await scrape(url)).get("browser_service_egress_refusals_total")).toBeGreaterThanOrEqual(1);
+      expect(await (await fetch(url)).text()).not.toContain("10.0.0.1");
+
+      devtools.ws.close();
+      second.ws.close();
+      await Promise.all([devtools.closed, second.closed]);
+      await expect.poll(async () => (await scrape(url)).get("browser_service_devtools_clients")).toBe(0);
     } finally {
       await server.close();
     }

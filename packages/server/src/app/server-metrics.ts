@@ -9,6 +9,12 @@ export interface MetricsSources {
   browsers: () => { running: number; starting: number };
   warmPool: () => { ready: number; launching: number };
   liveViewers: () => number;
+  /** DevTools client connections open now. */
+  devtoolsClients: () => number;
+  /** Destinations the browsers' egress was refused, in all since the start. */
+  egressRefusals: () => number;
+  /** Whether the server drains (SIGTERM with `--drain-seconds`). */
+  draining: () => boolean;
 }
 
 // Seconds a create takes: a warm one answers in tens of milliseconds, a cold one in one
@@ -17,8 +23,9 @@ const CREATE_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32];
 
 /**
  * The server's numbers in the Prometheus text format: its browsers by state, creates by
- * outcome and their time (warm and cold), the warm pool, live view viewers, HTTP requests
- * by route template and status, and the process's own (CPU, memory, event loop). Labels
+ * outcome and their time (warm and cold), the warm pool, live view viewers, DevTools
+ * clients and bytes, egress refusals, HTTP requests by route template and status, and the
+ * process's own (CPU, memory, event loop). Labels
  * carry no tenant's data: routes are templates (`/browsers/:id_or_name`), never paths.
  */
 export class ServerMetrics {
@@ -26,6 +33,7 @@ export class ServerMetrics {
   readonly #creates: Counter<"outcome">;
   readonly #createSeconds: Histogram<"start">;
   readonly #requests: Counter<"method" | "route" | "status">;
+  readonly #devtoolsBytes: Counter<"direction">;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -60,6 +68,39 @@ export class ServerMetrics {
         this.set(sources.liveViewers());
       },
     });
+    new Gauge({
+      name: "browser_service_draining",
+      help: "1 while the server drains (it takes no new browsers before it stops), else 0.",
+      registers,
+      collect() {
+        this.set(sources.draining() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "browser_service_devtools_clients",
+      help: "DevTools client connections open now (cdp_ws_url), over every browser.",
+      registers,
+      collect() {
+        this.set(sources.devtoolsClients());
+      },
+    });
+    this.#devtoolsBytes = new Counter({
+      name: "browser_service_devtools_bytes_total",
+      help: "Bytes of DevTools messages, by direction: in (from clients) or out (to clients).",
+      labelNames: ["direction"],
+      registers,
+    });
+    let refusalsSeen = 0;
+    new Counter({
+      name: "browser_service_egress_refusals_total",
+      help: "Connections the browsers' egress refused: to loopback, private, link-local or special-purpose addresses, or this host's.",
+      registers,
+      collect() {
+        const now = sources.egressRefusals();
+        this.inc(now - refusalsSeen);
+        refusalsSeen = now;
+      },
+    });
     this.#creates = new Counter({
       name: "browser_service_browser_creates_total",
       help: "Browser creates, by outcome: created, refused (a 4xx answer) or failed (a 5xx answer).",
@@ -85,6 +126,11 @@ export class ServerMetrics {
   observeCreate(observation: CreateObservation): void {
     this.#creates.inc({ outcome: observation.outcome });
     if (observation.outcome === "created" && observation.start !== undefined) this.#createSeconds.observe({ start: observation.start }, observation.seconds);
+  }
+
+  /** Counts the bytes of a DevTools message, from a client (`in`) or to one (`out`). */
+  observeDevtoolsBytes(direction: "in" | "out", bytes: number): void {
+    this.#devtoolsBytes.inc({ direction }, bytes);
   }
 
   /** Counts an answered request; `route` is its template, `unrouted` when none matched. */

@@ -36,7 +36,7 @@ import { HostedAccess } from "../managed-auth/hosted-access.js";
 import { LoginFlows } from "../managed-auth/login-flows.js";
 import { DEFAULT_PROFILE_STATE_BYTES, ProfileStates } from "../profiles/profile-states.js";
 import type { ApiDeps } from "../routes/api-deps.js";
-import { installCdpEndpoint } from "../routes/cdp-endpoint.js";
+import { type CdpEndpoint, installCdpEndpoint } from "../routes/cdp-endpoint.js";
 import { forwardToFlow } from "../routes/flow-placement.js";
 import { registerHealthRoutes } from "../routes/health-routes.js";
 import { loginFlowUrls, registerHostedLoginRoutes } from "../routes/hosted-login-routes.js";
@@ -459,6 +459,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   let healthChecks: HealthChecks | undefined;
   // Read at each scrape: the live view and the pool are made below.
   let liveView: LiveViewEndpoint | undefined;
+  let devtools: CdpEndpoint | undefined;
   const metrics: ServerMetrics | undefined =
     options.metrics === undefined
       ? undefined
@@ -466,6 +467,9 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
           browsers: (): { running: number; starting: number } => browsers.counts(),
           warmPool: () => warmPool?.stats() ?? { ready: 0, launching: 0 },
           liveViewers: () => liveView?.stats().viewers ?? 0,
+          devtoolsClients: () => devtools?.clients() ?? 0,
+          egressRefusals: () => launcher.egressRefusals?.() ?? 0,
+          draining: () => browsers.draining,
         });
   let metricsListener: MetricsListener | undefined;
   if (metrics !== undefined) {
@@ -612,7 +616,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     peerCalls = calls;
     // Before the upgraded sockets hold the server open: open calls get the grace in-flight requests get.
     if (calls !== undefined) app.addHook("preClose", async () => await calls.close(SHUTDOWN_GRACE_MS));
-    installCdpEndpoint(app, {
+    devtools = installCdpEndpoint(app, {
+      ...(metrics === undefined ? {} : { onBytes: (direction: "in" | "out", bytes: number) => metrics.observeDevtoolsBytes(direction, bytes) }),
       otherUpgrade: (request, socket, head) => calls?.accept(request, socket, head) === true || liveViewEndpoint.accept(request, socket, head),
       browsers,
       cluster,

@@ -85,6 +85,8 @@ export interface BrowserLauncher {
    * to the API is told apart from other clients on the same address.
    */
   browserOfConnection?(remoteAddress: string | undefined, remotePort: number | undefined): string | undefined;
+  /** Destinations the browsers' egress was refused, in all, since the launcher was made (the server's metrics). */
+  egressRefusals?(): number;
   /** Why browsers cannot start here now (no Chromium, no sandbox), or `undefined` when they can; for `GET /readyz`. */
   unavailable?(): Promise<string | undefined>;
   /** Lets go of what the launcher keeps for all its browsers (the parent of their cgroups), once they ended; the server calls it as it closes. */

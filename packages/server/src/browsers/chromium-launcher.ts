@@ -144,6 +144,7 @@ export class ChromiumLauncher implements BrowserLauncher {
   readonly #lookups: LookupQueue;
   readonly #options: ChromiumLauncherOptions;
   readonly #asRoot = process.getuid?.() === 0;
+  #egressRefusals = 0;
   #uids: SandboxUids | undefined;
   #layout: SystemLayout | undefined;
   #launches = 0;
@@ -179,6 +180,11 @@ export class ChromiumLauncher implements BrowserLauncher {
   /** Whether browsers may reach loopback, private and link-local addresses. */
   get allowPrivateNetwork(): boolean {
     return this.#policy.allowPrivateNetwork;
+  }
+
+  /** Destinations the browsers' egress proxies refused, in all (loopback, private, this host's: see the egress policy). */
+  egressRefusals(): number {
+    return this.#egressRefusals;
   }
 
   /** Why browsers cannot start here (the Chromium and sandbox checks, each made once), or `undefined`. */
@@ -296,7 +302,10 @@ export class ChromiumLauncher implements BrowserLauncher {
         connections: this.#connections,
         label,
         lookup: (hostname: string) => this.#lookups.lookup(label, hostname),
-        ...(this.#options.onEgressRefused ? { onRefused: this.#options.onEgressRefused } : {}),
+        onRefused: (destination: string, reason: string) => {
+          this.#egressRefusals++;
+          this.#options.onEgressRefused?.(destination, reason);
+        },
       };
       let profileSeed: string | undefined;
       if (options.profileState !== undefined) {

@@ -11,6 +11,8 @@ export interface BridgeOptions {
   /** The budgets each of the client's messages is charged to: the connection's own and its project's. */
   budgets: MessageBudget[];
   log: FastifyBaseLogger;
+  /** Told of the bytes of each message received from the client (`in`) and sent to it (`out`): the server's metrics. */
+  onBytes?: (direction: "in" | "out", bytes: number) => void;
 }
 
 /** Close codes of a client connection the server ends (RFC 6455 7.4.1). */
@@ -26,7 +28,7 @@ const CLOSE_FRAME_GRACE_MS = 1_000;
  * or output closes this connection only (1011), and is logged.
  */
 export function bridge(ws: WebSocket, channel: CdpChannel, options: BridgeOptions): void {
-  const { limits, log } = options;
+  const { limits, log, onBytes } = options;
   let failed = false;
   const fail = (error: unknown, what: string): void => {
     if (failed) return;
@@ -61,7 +63,9 @@ export function bridge(ws: WebSocket, channel: CdpChannel, options: BridgeOption
   });
   ws.on("message", (data: WebSocket.RawData) => {
     try {
-      intake.receive(Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data));
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      onBytes?.("in", bytes.length);
+      intake.receive(bytes);
     } catch (error) {
       fail(error, "receiving a client's message failed");
     }
@@ -76,7 +80,9 @@ export function bridge(ws: WebSocket, channel: CdpChannel, options: BridgeOption
         return;
       }
       // A large message arrives still serialized: it is relayed as it is, never re-serialized.
-      ws.send(typeof message === "string" ? message : JSON.stringify(message));
+      const text = typeof message === "string" ? message : JSON.stringify(message);
+      onBytes?.("out", Buffer.byteLength(text));
+      ws.send(text);
     } catch (error) {
       fail(error, "relaying a message from the browser failed");
     }

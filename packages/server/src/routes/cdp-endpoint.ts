@@ -42,6 +42,14 @@ export interface CdpEndpointDeps {
   otherUpgrade?: (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
   /** This node among several sharing a database: another node's browser is reached through it. */
   cluster?: Cluster | undefined;
+  /** Told of the bytes each client sends and receives (the server's metrics). */
+  onBytes?: (direction: "in" | "out", bytes: number) => void;
+}
+
+/** What the server reads of the endpoint. */
+export interface CdpEndpoint {
+  /** DevTools client connections open now, over every browser. */
+  clients(): number;
 }
 
 const CDP_PATH = /^\/browsers\/([^/]+)\/cdp$/;
@@ -51,9 +59,9 @@ const CDP_PATH = /^\/browsers\/([^/]+)\/cdp$/;
  * The browser's token (`?token=`) or an API key of the browser's project
  * (`Authorization: Bearer`) is checked before the upgrade: a refusal is an HTTP
  * response with the spec's Error body. Each accepted client gets its own channel of the
- * browser's pipe. Returns nothing; the endpoint stops with the server.
+ * browser's pipe. The endpoint stops with the server.
  */
-export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps): void {
+export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps): CdpEndpoint {
   const { limits } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
   const clients = new Map<string, Set<WebSocket>>();
@@ -72,6 +80,15 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   app.addHook("preClose", async () => {
     for (const set of clients.values()) for (const ws of set) ws.terminate();
   });
+  const endpoint: CdpEndpoint = {
+    clients: () => {
+      let open = 0;
+      for (const set of clients.values()) open += set.size;
+      return open;
+    },
+  };
+
+  return endpoint;
 
   async function accept(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => socket.destroy());
@@ -219,7 +236,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       });
       try {
         const ownBudget = new MessageBudget({ messageRate: limits.messageRate, byteRate: limits.byteRate }, limits.clock);
-        bridge(ws, channel, { limits, budgets: [ownBudget, projectBudget], log: app.log });
+        bridge(ws, channel, { limits, budgets: [ownBudget, projectBudget], log: app.log, ...(deps.onBytes === undefined ? {} : { onBytes: deps.onBytes }) });
       } catch (error) {
         // Past the upgrade an HTTP refusal can no longer be written: only this connection ends.
         app.log.error({ err: error }, "DevTools endpoint failed to start a client's session");

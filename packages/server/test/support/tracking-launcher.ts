@@ -21,6 +21,10 @@ export class TrackingLauncher implements BrowserLauncher {
     return this.#inner.browserOfConnection(remoteAddress, remotePort);
   }
 
+  egressRefusals(): number {
+    return this.#inner.egressRefusals();
+  }
+
   /** The browser launched last (tests create one browser at a time where they use this). */
   latest(): LaunchedBrowser {
     const browser = this.launched.at(-1);
