@@ -2,7 +2,7 @@ import { request } from "node:http";
 import { untrustedClose, untrustedOpen } from "@browser-service/webmcp-helpers";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { descriptionLabel } from "../../src/index.js";
+import { descriptionLabel } from "../../src/tool-description.js";
 import { fencesBalanced, pageStringsOutsideFences } from "../support/fences.js";
 import { type BridgeSession, eventually, startBridge, type TransportKind, textOf, useHarness, waitForSnapshot } from "../support/harness.js";
 import { outputOrders, schemaBreakout, schemaOrders } from "../support/pages.js";

@@ -1,6 +1,6 @@
 import { untrustedClose, untrustedOpen } from "@browser-service/webmcp-helpers";
 import { describe, expect, it } from "vitest";
-import { mcpInputSchema, schemaCaps } from "../../src/index.js";
+import { mcpInputSchema, schemaCaps } from "../../src/input-schema.js";
 import { pageStringsOutsideFences } from "../support/fences.js";
 
 const permissive = { type: "object", additionalProperties: true };

@@ -1,6 +1,8 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { type CatalogState, listingFrame, toMcpTool } from "../../src/index.js";
+import { listingFrame } from "../../src/listing-frame.js";
+import { toMcpTool } from "../../src/mcp-tool.js";
+import type { CatalogState } from "../../src/tool-catalog.js";
 import { tool } from "../support/tools.js";
 
 /** A state as the catalog makes it: the listing and its JSON, made once. */

@@ -1,6 +1,7 @@
 import { untrustedClose, untrustedOpen } from "@browser-service/webmcp-helpers";
 import { describe, expect, it } from "vitest";
-import { describeTool, descriptionLabel, toMcpTool } from "../../src/index.js";
+import { toMcpTool } from "../../src/mcp-tool.js";
+import { describeTool, descriptionLabel } from "../../src/tool-description.js";
 import { fencesBalanced, pageStringsOutsideFences } from "../support/fences.js";
 import { tool } from "../support/tools.js";
 

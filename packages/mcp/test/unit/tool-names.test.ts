@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { maxToolNameLength, sanitizeToolName, ToolNames } from "../../src/index.js";
+import { maxToolNameLength, sanitizeToolName, ToolNames } from "../../src/tool-names.js";
 import { tool } from "../support/tools.js";
 
 const mcpName = /^[A-Za-z0-9_.-]{1,128}$/;
