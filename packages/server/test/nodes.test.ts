@@ -248,6 +248,37 @@ describe("nodes sharing one PostgreSQL database", () => {
     expect((await clientOf("a").credentials.get(created.id)).has_totp_secret).toBe(true);
   });
 
+  it("save a profile on one node and start a browser with it, logged in, on the other", async () => {
+    await running("a", "b");
+    const profile = await clientOf("a").profiles.create({ name: "between-nodes" });
+    // Each node places a create on itself when the two run as many browsers: a saves, b reads.
+    const saver = await clientOf("a").browsers.create({ profile: { name: "between-nodes", save_changes: true } });
+    expect(await nodeOf(saver.id)).toBe("a");
+    const writing = await drive(saver.cdp_ws_url);
+    try {
+      const page = await writing.open(pages.url("/tools"));
+      await page.evaluate(() => {
+        document.cookie = "session=alice; path=/; max-age=3600";
+        localStorage.setItem("user", "alice");
+      });
+    } finally {
+      await writing.disconnect();
+    }
+    await clientOf("a").browsers.delete(saver.id);
+    expect((await clientOf("b").profiles.get(profile.id)).size_bytes).toBeGreaterThan(0);
+
+    const reader = await clientOf("b").browsers.create({ profile: { id: profile.id } });
+    expect(await nodeOf(reader.id)).toBe("b");
+    const reading = await drive(reader.cdp_ws_url);
+    try {
+      const page = await reading.open(pages.url("/tools"));
+      expect(await page.evaluate(() => [document.cookie, localStorage.getItem("user")])).toEqual(["session=alice", "alice"]);
+    } finally {
+      await reading.disconnect();
+    }
+    await clientOf("b").browsers.delete(reader.id);
+  });
+
   it("give exactly the project cap's slots to creates split over two nodes", async () => {
     await running("a", "b");
     const a = clientOf("a");
