@@ -110,10 +110,17 @@ describe("a lone server draining", () => {
     expect(await server.stop()).toBe(0);
   });
 
-  it("is cut short by a second signal, and SIGINT does not drain", async () => {
+  it("is cut short by a second signal (a burst counts as one), and SIGINT does not drain", async () => {
     let server = await spawnServer(tempDataDir(), ["--drain-seconds", "600"]);
     await clientOf(server, server.printedKey as string).browsers.create();
     const { exited } = await terminate(server);
+    // A burst (a key held, an orchestrator's retries) is one signal: the drain goes on.
+    server.child.kill("SIGTERM");
+    server.child.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(server.child.exitCode).toBeNull();
+    expect(server.stdout()).not.toContain("ending the drain now");
+    // A second signal, a second later, ends the drain; the server closes cleanly.
     server.child.kill("SIGTERM");
     expect(await exited).toEqual([0, null]);
     expect(server.stdout()).toContain("ending the drain now");
@@ -135,22 +142,24 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** A node on `database`, reached by the others at its own address. */
+async function node(database: string, id: string, extra: string[] = []): Promise<ChildServer> {
+  const port = await freePort();
+  return spawnServer(tempDataDir(), [
+    ...["--database", database, "--node-id", id, "--port", String(port), "--advertise-url", `http://127.0.0.1:${port}`],
+    ...["--node-secret", "a-secret-that-every-node-shares-0123456789", "--node-lease-sec", String(LEASE_SEC), "--rate-limit", "0"],
+    ...["--secrets-key", "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7"],
+    ...extra,
+  ]);
+}
+const LEASE_SEC = 2;
+
 describe("a node draining among others", () => {
   it("sends new creates to the other node, keeps its DevTools session, and leaves nothing running", async () => {
     const database = await freshDatabase();
-    const LEASE_SEC = 2;
-    const node = async (id: string, extra: string[] = []) => {
-      const port = await freePort();
-      return spawnServer(tempDataDir(), [
-        ...["--database", database, "--node-id", id, "--port", String(port), "--advertise-url", `http://127.0.0.1:${port}`],
-        ...["--node-secret", "a-secret-that-every-node-shares-0123456789", "--node-lease-sec", String(LEASE_SEC), "--rate-limit", "0"],
-        ...["--secrets-key", "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7"],
-        ...extra,
-      ]);
-    };
-    const a = await node("a");
+    const a = await node(database, "a");
     const key = a.printedKey as string;
-    const b = await node("b", ["--drain-seconds", "120"]);
+    const b = await node(database, "b", ["--drain-seconds", "120"]);
     const nodeOf = async (browserId: string) =>
       (await storedRows<{ node_id: string }>({ dataDir: "", database }, "SELECT node_id FROM browsers WHERE id = ?", [browserId]))[0]?.node_id;
     // b places a create on itself while it runs the fewest (a tie keeps it here).
@@ -183,6 +192,33 @@ describe("a node draining among others", () => {
     expect(await storedRows({ dataDir: "", database }, "SELECT id FROM browsers WHERE node_id = 'b'")).toEqual([]);
     for (const browser of created) await clientOf(a, key).browsers.delete(browser.id);
     devtools.ws.terminate();
+    expect(await a.stop()).toBe(0);
+  });
+
+  it("starts a create here when the node it chose turns out to drain, and sends it none after", async () => {
+    const database = await freshDatabase();
+    const b = await node(database, "b", ["--drain-seconds", "120"]);
+    // a reads the table at its start (b in it) and then only every 12 s: it learns late that b drains.
+    const a = await node(database, "a", ["--node-lease-sec", "60"]);
+    const key = b.printedKey as string;
+    const nodeOf = async (browserId: string) =>
+      (await storedRows<{ node_id: string }>({ dataDir: "", database }, "SELECT node_id FROM browsers WHERE id = ?", [browserId]))[0]?.node_id;
+    const first = await clientOf(a, key).browsers.create();
+    expect(await nodeOf(first.id)).toBe("a");
+    const onB = await clientOf(b, key).browsers.create();
+    expect(await nodeOf(onB.id)).toBe("b");
+    const { exited } = await terminate(b);
+    // a places the next creates on b (it runs as many, and a knows no better): b declines, a starts them.
+    const created = [];
+    for (let i = 0; i < 3; i++) {
+      const answer = await rawCreate(a.url, key);
+      expect(answer.status).toBe(201);
+      created.push(answer.body as { id: string });
+    }
+    expect(await Promise.all(created.map((browser) => nodeOf(browser.id)))).toEqual(["a", "a", "a"]);
+    await clientOf(a, key).browsers.delete(onB.id);
+    expect(await exited).toEqual([0, null]);
+    for (const browser of [first, ...created]) await clientOf(a, key).browsers.delete(browser.id);
     expect(await a.stop()).toBe(0);
   });
 });

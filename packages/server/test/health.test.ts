@@ -3,6 +3,7 @@ import Fastify from "fastify";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { ChromiumLauncher } from "../src/browsers/chromium-launcher.js";
+import { installErrorHandling } from "../src/http/error-handler.js";
 import { registerHealthRoutes } from "../src/routes/health-routes.js";
 import { spawnServer } from "./support/child-server.js";
 import { freshDatabase } from "./support/postgres.js";
@@ -32,7 +33,7 @@ describe("the health probes", () => {
     expect(await bare.health.ready()).toEqual({ status: "ready" });
   });
 
-  it("say not ready, naming why, while browsers cannot start or the host's memory is below its floor", async () => {
+  it("say not ready, naming why without the host's details, while browsers cannot start or the host's memory is below its floor", async () => {
     let available = 300 * 1024 * 1024;
     const server = await startTestServer({
       launcher: new ChromiumLauncher({ executablePath: "/nonexistent/chromium" }),
@@ -43,8 +44,10 @@ describe("the health probes", () => {
       const down = await probe(server.url, "/readyz");
       expect(down.status).toBe(503);
       expect(down.body.code).toBe("not_ready");
-      expect(down.body.message).toContain("Chromium at /nonexistent/chromium does not exist");
-      expect(down.body.message).toContain("300 MiB of memory available, below the 512 MiB");
+      expect(down.body.message).toContain("browsers cannot start on this host");
+      expect(down.body.message).toContain("the host's available memory is below the floor");
+      // Told to anyone without a credential: not the executable's path, nor the host's memory.
+      expect(down.body.message).not.toMatch(/nonexistent|chromium|MiB|\d{3}/i);
       // Alive all the same: a restart would not help.
       expect((await probe(server.url, "/healthz")).status).toBe(200);
     } finally {
@@ -82,6 +85,35 @@ describe("the health probes", () => {
     // The next probe reads again: nothing is kept past the answer.
     expect((await app.inject({ method: "GET", url: "/readyz" })).statusCode).toBe(200);
     expect(reads).toBe(2);
+    await app.close();
+  });
+
+  it("log the host's details of each reason once each time they change, and tell the caller only what kind it is", async () => {
+    const lines: string[] = [];
+    const app = Fastify({ logger: { level: "info", stream: { write: (line: string) => lines.push(line) } } });
+    installErrorHandling(app);
+    let memory: string | undefined = "the host has 402 MiB of memory available, below the 512 MiB it keeps";
+    registerHealthRoutes(app, {
+      draining: () => false,
+      readDatabase: async () => undefined,
+      browsersUnavailable: async () => "Chromium at /opt/secret-path/chromium does not exist",
+      memoryLow: () => memory,
+    });
+    const messages = [];
+    for (let i = 0; i < 3; i++) messages.push((await app.inject({ method: "GET", url: "/readyz" })).json().message);
+    expect(new Set(messages)).toEqual(
+      new Set(["Not ready: browsers cannot start on this host (the server's log says why); the host's available memory is below the floor the server keeps."]),
+    );
+    const notReady = lines.filter((line) => line.includes("not ready for new browsers"));
+    expect(notReady).toHaveLength(1);
+    expect(notReady[0]).toContain("/opt/secret-path/chromium");
+    expect(notReady[0]).toContain("402 MiB");
+    memory = undefined;
+    await app.inject({ method: "GET", url: "/readyz" });
+    await app.inject({ method: "GET", url: "/readyz" });
+    expect(lines.filter((line) => line.includes("not ready for new browsers"))).toHaveLength(2);
+    // Each refusal itself is not logged as a fault of the server.
+    expect(lines.filter((line) => /"level":50/.test(line))).toEqual([]);
     await app.close();
   });
 

@@ -1,6 +1,7 @@
 import { once } from "node:events";
-import { createServer } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
+import { METRICS_MAX_CONNECTIONS } from "../src/app/server-metrics.js";
 import { parseCommand } from "../src/index.js";
 import { CdpRawClient } from "./support/cdp-raw-client.js";
 import { spawnServer } from "./support/child-server.js";
@@ -59,6 +60,11 @@ describe("the metrics", () => {
       const after = await scrape(url);
       expect(after.get('browser_service_browsers{state="running"}')).toBe(0);
       expect(after.get('browser_service_http_requests_total{method="DELETE",route="/browsers/:id_or_name",status="204"}')).toBe(1);
+      // A method no API uses is `other`: a client cannot make a series per method Node parses.
+      for (const method of ["PROPFIND", "MKCOL", "UNLOCK"]) await fetch(`${server.url}/x`, { method });
+      const methods = await scrape(url);
+      expect(methods.get('browser_service_http_requests_total{method="other",route="unrouted",status="404"}')).toBe(3);
+      expect([...methods.keys()].filter((name) => /PROPFIND|MKCOL|UNLOCK/.test(name))).toEqual([]);
       // Routes are templates: no id, name or project of a tenant is ever a label.
       const text = await (await fetch(url)).text();
       for (const secret of ["tenant-secret", browser.id, project.id]) expect(text).not.toContain(secret);
@@ -106,6 +112,38 @@ describe("the metrics", () => {
       await Promise.all([devtools.closed, second.closed]);
       await expect.poll(async () => (await scrape(url)).get("browser_service_devtools_clients")).toBe(0);
     } finally {
+      await server.close();
+    }
+  });
+
+  it("hold only so many connections, and cut a client that never finishes its headers: the API goes on answering", async () => {
+    const server = await startTestServer({ metrics: { port: 0 } });
+    const url = new URL(String(server.server.metricsUrl));
+    const sockets: Socket[] = [];
+    try {
+      const closedEarly: Promise<boolean>[] = [];
+      for (let i = 0; i < METRICS_MAX_CONNECTIONS + 40; i++) {
+        const socket = connect(Number(url.port), url.hostname);
+        socket.on("error", () => undefined);
+        // Read, so that the server's end of a connection is seen here as its close.
+        socket.resume();
+        sockets.push(socket);
+        closedEarly.push(once(socket, "close").then(() => true));
+        await once(socket, "connect");
+        // Headers begun, never finished: a slow client's way to keep a connection.
+        socket.write("GET /metrics HTTP/1.1\r\nHost: x\r\n");
+      }
+      // Past the cap, connections are closed as they arrive.
+      const settled = await Promise.all(
+        closedEarly.map((closed) => Promise.race([closed, new Promise<false>((resolve) => setTimeout(() => resolve(false), 500))])),
+      );
+      expect(settled.filter(Boolean).length).toBeGreaterThanOrEqual(40);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      // The rest are cut once their headers are late; then a scraper is served again.
+      await Promise.all(closedEarly);
+      expect((await scrape(url.href)).get('browser_service_browsers{state="running"}')).toBe(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
       await server.close();
     }
   });

@@ -256,11 +256,10 @@ describe("nodes sharing one PostgreSQL database", () => {
     expect(await nodeOf(saver.id)).toBe("a");
     const writing = await drive(saver.cdp_ws_url);
     try {
+      // A session cookie (no expiry), as a login sets: the profile keeps those too.
+      await writing.context.addCookies([{ name: "session", value: "alice", url: pages.url("/") }]);
       const page = await writing.open(pages.url("/tools"));
-      await page.evaluate(() => {
-        document.cookie = "session=alice; path=/; max-age=3600";
-        localStorage.setItem("user", "alice");
-      });
+      await page.evaluate(() => localStorage.setItem("user", "alice"));
     } finally {
       await writing.disconnect();
     }

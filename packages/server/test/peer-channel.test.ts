@@ -62,8 +62,9 @@ async function owner(calls: PeerCalls): Promise<{ url: string; sockets: Set<Dupl
   const server = createServer((_request, response) => response.writeHead(404).end());
   const sockets = new Set<Duplex>();
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (calls.accept(request, socket, head)) {
+    if (calls.route.claims(request, request.url ?? "")) {
       sockets.add(socket);
+      void calls.route.take(request, socket, head);
       return;
     }
     socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");

@@ -7,6 +7,7 @@ import { createClient } from "@browser-service/client";
 import { PageServer } from "@browser-service/test-pages";
 import type { Browser } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChromiumLauncher } from "../src/browsers/chromium-launcher.js";
 import { BrowserCgroups, type CgroupView, GROUP_PREFIX, ownCgroupView, resourceLimitsLine } from "../src/sandbox/browser-cgroups.js";
 import { spawnServer } from "./support/child-server.js";
 import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
@@ -217,6 +218,21 @@ describe("where budgets cannot be set", () => {
   });
 
   const view = (procSelfCgroup: string, mountinfo: string): CgroupView => ({ procSelfCgroup, mountinfo, pid: 4242, alive: () => true });
+
+  it("keeps the server not ready, as no browser can start, unless it runs them unbounded on purpose", async () => {
+    const readiness = async (budgets: "none" | "unsafe") => {
+      const launcher = new ChromiumLauncher({ budget: BUDGET, cgroupView: view("0::/\n", ""), unsafeNoResourceLimits: budgets === "unsafe" });
+      const server = await startTestServer({ launcher });
+      try {
+        const answer = await fetch(`${server.url}/readyz`);
+        return { status: answer.status, body: (await answer.json()) as { message?: string } };
+      } finally {
+        await server.close();
+      }
+    };
+    expect(await readiness("none")).toMatchObject({ status: 503, body: { message: expect.stringContaining("browsers cannot start on this host") } });
+    expect((await readiness("unsafe")).status).toBe(200);
+  });
 
   it("says why, and a launch fails with it instead of running the browser unbounded", async () => {
     const opened = await BrowserCgroups.open(BUDGET, view("0::/\n", ""));

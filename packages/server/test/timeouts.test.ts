@@ -83,6 +83,26 @@ describe("shutdown", () => {
     expect(await closed).toBe("");
   });
 
+  it("ends even while a request that asked to upgrade trickles its body, on a socket Node no longer counts as the server's", async () => {
+    const launcher = new TrackingLauncher();
+    const t = await startTestServer({ launcher });
+    await t.client().browsers.create();
+    const pid = launcher.latest().pid as number;
+    // The idle timeout never fires: a byte arrives every 300 ms; no credential is needed.
+    const head =
+      "POST /auth/hosted/session HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nConnection: upgrade\r\nUpgrade: foo\r\n\r\n{";
+    const { socket, closed } = await rawRequest(t.url, head);
+    socket.on("error", () => undefined);
+    const trickle = setInterval(() => socket.writable && socket.write(" "), 300);
+    try {
+      await t.close();
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(processExists(pid)).toBe(false);
+    expect(await closed).toBe("");
+  });
+
   it("waits for a create that outlives the grace: its browser is closed, its profile removed, its row deleted", async () => {
     // Each launch is held, Chromium already running, until the test lets it go on.
     let letGo!: () => void;

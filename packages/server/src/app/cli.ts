@@ -93,7 +93,11 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     io.stdout("Finishing in-flight requests and closing browsers...\n");
     return server.close();
   };
+  let lastSignal = 0;
   const stop = (signal: NodeJS.Signals) => {
+    // One key held or an orchestrator's retry sends signals in a burst: each step waits a second for the next.
+    if (Date.now() - lastSignal < 1_000) return;
+    lastSignal = Date.now();
     if (stage === "closing") {
       io.stderr(`Received ${signal} again; exiting without waiting.\n`);
       process.exit(1);

@@ -19,6 +19,9 @@ export interface MetricsSources {
 
 // Seconds a create takes: a warm one answers in tens of milliseconds, a cold one in one
 // to a few seconds, one waiting on a busy host up to its timeout.
+// Methods an HTTP API is asked with; Node parses some thirty more (PROPFIND, MKCOL...), each of which is `other`.
+const HTTP_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
 const CREATE_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32];
 
 /**
@@ -135,9 +138,14 @@ export class ServerMetrics {
 
   /** Counts an answered request; `route` is its template, `unrouted` when none matched. */
   observeRequest(method: string, route: string | undefined, status: number): void {
-    this.#requests.inc({ method, route: route ?? "unrouted", status: String(status) });
+    this.#requests.inc({ method: HTTP_METHODS.has(method) ? method : "other", route: route ?? "unrouted", status: String(status) });
   }
 }
+
+/** Connections the metrics' listener holds at once; more are closed as they arrive. */
+export const METRICS_MAX_CONNECTIONS = 64;
+/** How long a scraper may take to send its request's headers. */
+const METRICS_HEADERS_MS = 5_000;
 
 /**
  * The metrics' own listener, apart from the API (an operator keeps it on a private
@@ -152,7 +160,9 @@ export class MetricsListener {
 
   /** Listens on `host`:`port` (`0`: a free port). */
   static async start(metrics: ServerMetrics, host: string, port: number): Promise<MetricsListener> {
-    const server = createServer((request, response) => {
+    // A scraper asks once every few seconds: a few connections, and headers sent at once.
+    // Past these bounds a client holding connections costs the process no more handles.
+    const server = createServer({ connectionsCheckingInterval: 1_000, headersTimeout: METRICS_HEADERS_MS, requestTimeout: 10_000 }, (request, response) => {
       if (request.method !== "GET" || request.url !== "/metrics") {
         response.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("Only GET /metrics is served here.\n");
         return;
@@ -167,8 +177,8 @@ export class MetricsListener {
         // A scraper gone mid-answer must not become an unhandled rejection, which would end the process.
         .catch(() => response.destroy());
     });
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 10_000;
+    server.maxConnections = METRICS_MAX_CONNECTIONS;
+    server.keepAliveTimeout = 5_000;
     server.listen(port, host);
     await once(server, "listening");
     return new MetricsListener(server);

@@ -1,4 +1,5 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { limits } from "@browser-service/types";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { IssuedKey } from "../auth/api-key-store.js";
@@ -30,6 +31,7 @@ import "../http/fastify-augment.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
 import { CredentialSeals } from "../credentials/credential-seals.js";
+import { installUpgradeRouter, type UpgradeRouter } from "../http/upgrade-router.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { HealthChecks } from "../managed-auth/health-checks.js";
 import { HostedAccess } from "../managed-auth/hosted-access.js";
@@ -460,6 +462,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   // Read at each scrape: the live view and the pool are made below.
   let liveView: LiveViewEndpoint | undefined;
   let devtools: CdpEndpoint | undefined;
+  let upgrades: UpgradeRouter | undefined;
   const metrics: ServerMetrics | undefined =
     options.metrics === undefined
       ? undefined
@@ -601,7 +604,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       rateLimits,
       limits: { ...DEFAULT_LIVE_VIEW_LIMITS, maxViewers: DEFAULT_CONFIG.liveViewMaxViewers, ...options.liveView },
     });
-    const liveViewEndpoint = liveView;
     // Other nodes' calls to this node's browsers, on one channel per node (nodes/peer-calls.ts).
     const leased = cluster;
     const calls =
@@ -618,10 +620,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     if (calls !== undefined) app.addHook("preClose", async () => await calls.close(SHUTDOWN_GRACE_MS));
     devtools = installCdpEndpoint(app, {
       ...(metrics === undefined ? {} : { onBytes: (direction: "in" | "out", bytes: number) => metrics.observeDevtoolsBytes(direction, bytes) }),
-      otherUpgrade: (request, socket, head) => calls?.accept(request, socket, head) === true || liveViewEndpoint.accept(request, socket, head),
       browsers,
       cluster,
-      connections,
       rateLimits,
       ownOrigins: () => ownOrigins(url ?? `http://${options.host ?? DEFAULT_CONFIG.host}:${options.port ?? DEFAULT_CONFIG.port}`, options.publicUrl),
       browserStore: stores.browsers,
@@ -637,6 +637,17 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
         maxPending: options.cdpLimits?.maxPending ?? DEFAULT_CONFIG.cdpMaxPending,
         ...(options.cdpLimits?.clock === undefined ? {} : { clock: options.cdpLimits.clock }),
         ...(options.cdpLimits?.heartbeatMs === undefined ? {} : { heartbeatMs: options.cdpLimits.heartbeatMs }),
+      },
+    });
+    upgrades = installUpgradeRouter(app, {
+      routes: [...(calls === undefined ? [] : [calls.route]), liveView.route, devtools.route],
+      // Another node's proof is checked once, before any route asks who sent the upgrade.
+      // Its connection carries one client's relayed upgrade (counted under that client, as if
+      // it had come here itself), or the nodes' channel (under none): never under the node's
+      // address, which every client relayed from it would otherwise share.
+      identify: async (request, socket) => {
+        const sender = await cluster?.peerOf(request);
+        return sender === undefined || connections?.countAs(socket as Socket, sender.client ?? "") !== false;
       },
     });
     const apiDeps: ApiDeps = {
@@ -745,7 +756,13 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
           if ((await Promise.race([stopped.then(() => "stopped" as const), graceOver])) === "over") {
             app.log.warn({ graceMs: SHUTDOWN_GRACE_MS }, "requests still in flight at shutdown; closing their connections");
             app.server.closeAllConnections();
-            await stopped;
+            upgrades?.closePlainConnections();
+            // Whatever still holds the listener, the browsers and the database are closed.
+            let late: NodeJS.Timeout | undefined;
+            const lateOver = new Promise<"late">((resolve) => (late = setTimeout(() => resolve("late"), SHUTDOWN_GRACE_MS)));
+            if ((await Promise.race([stopped.then(() => "stopped" as const), lateOver])) === "late")
+              app.log.error("the HTTP listener did not close after its connections were; closing the browsers and the database anyway");
+            clearTimeout(late);
           }
           clearTimeout(grace);
           try {

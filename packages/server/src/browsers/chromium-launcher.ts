@@ -193,7 +193,9 @@ export class ChromiumLauncher implements BrowserLauncher {
     const chromium = await this.#chromiumCheck;
     if (!chromium.usable) return `Chromium at ${chromium.executablePath} ${chromium.problem}`;
     const sandbox = await this.checkSandbox();
-    return sandbox.usable ? undefined : `the browsers' sandbox cannot be set up: ${sandbox.problem}`;
+    if (!sandbox.usable) return `the browsers' sandbox cannot be set up: ${sandbox.problem}`;
+    const limits = await this.checkResourceLimits();
+    return limits.usable || "unsafe" in limits ? undefined : `browsers cannot be given their resource budget: ${limits.problem}`;
   }
 
   /**

@@ -83,13 +83,19 @@ export interface ErrorLog {
   debug(object: object, message: string): void;
 }
 
+/** 503s that say what state the server is in (not ready, draining, short of memory), which a probe or a client asks again and again. */
+const STATE_REFUSALS = new Set(["not_ready", "node_draining", "host_memory_low"]);
+
 /**
  * Logs an answered error by what it says about the server: a fault (5xx) at error level
- * with its cause; an unobserved WebMCP outcome at info level, as it is the page's doing (a
+ * with its cause, but a refusal for its state (not ready, draining, short of memory) at
+ * debug level only; an unobserved WebMCP outcome at info level, as it is the page's doing (a
  * slow tool, a closed tab); a client's mistake at debug level only.
  */
 export function logApiError(log: ErrorLog, apiError: ApiError, error: unknown): void {
-  if (apiError instanceof OutcomeUnknownError)
+  // The server's state, not a fault: said where it changes (readiness, drain), not at each refusal.
+  if (STATE_REFUSALS.has(apiError.code)) log.debug({ code: apiError.code }, apiError.message);
+  else if (apiError instanceof OutcomeUnknownError)
     log.info({ code: apiError.code, invocation_id: apiError.invocationId, inner_error: apiError.innerError }, apiError.message);
   else if (apiError.status >= 500) log.error({ err: apiError.cause ?? error }, apiError.message);
   else log.debug({ code: apiError.code }, apiError.message);

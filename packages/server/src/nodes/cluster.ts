@@ -230,6 +230,12 @@ export class Cluster {
     await renewed;
   }
 
+  /** Another node said it drains (it declined a create): no create goes there until a renewal reads the table again. */
+  noteDraining(nodeId: string): void {
+    const node = this.#live.get(nodeId);
+    if (node !== undefined && nodeId !== this.nodeId) this.#live.set(nodeId, { ...node, draining: true });
+  }
+
   /**
    * The node a create goes to: this one when its own warm pool has a browser ready; else
    * the live node with the most warm browsers ready; else the one running the fewest

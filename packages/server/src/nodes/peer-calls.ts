@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import type { operations } from "@browser-service/types";
 import { NotFoundError } from "../http/api-errors.js";
 import { type ErrorLog, logApiError, serviceError } from "../http/error-handler.js";
+import type { UpgradeRoute } from "../http/upgrade-router.js";
 import type { VerifiedPeer } from "./peer-auth.js";
 import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, FrameSeal, isStringRecord } from "./peer-frames.js";
 
@@ -106,17 +107,28 @@ export class PeerCalls<Op extends string = PeerOperationName> {
   }
 
   /**
-   * Takes an upgrade that opens a peer channel from another node, and returns `true`;
-   * anything else (another path, no valid proof) is left untouched, `false`.
+   * The upgrades that open a peer channel from another node, for the server's upgrade
+   * router: its path and protocol, with a valid proof (anything else is a plain client's
+   * request, served as one).
    */
-  accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    if (request.method !== "GET" || request.url !== PEER_CHANNEL_PATH) return false;
-    if (request.headers.upgrade !== PEER_CHANNEL_PROTOCOL) return false;
-    const peer = this.#options.peerOf(request);
-    if (peer === undefined) return false;
-    if (this.#closing) {
+  readonly route: UpgradeRoute = {
+    name: "peer channel",
+    claims: (request) => {
+      if (request.method !== "GET" || request.url !== PEER_CHANNEL_PATH || request.headers.upgrade !== PEER_CHANNEL_PROTOCOL) return false;
+      // Asked once: a proof is accepted only once.
+      const peer = this.#options.peerOf(request);
+      if (peer !== undefined) this.#claimed.set(request, peer);
+      return peer !== undefined;
+    },
+    take: (request, socket, head) => this.#open(request, socket, head),
+  };
+  readonly #claimed = new WeakMap<IncomingMessage, VerifiedPeer>();
+
+  #open(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const peer = this.#claimed.get(request);
+    if (peer === undefined || this.#closing) {
       socket.destroy();
-      return true;
+      return;
     }
     const channel: Channel = { socket, seal: new FrameSeal(peer.channelKey, "owner"), calls: new Map() };
     this.#channels.add(channel);
@@ -145,7 +157,6 @@ export class PeerCalls<Op extends string = PeerOperationName> {
       this.#checkDrained();
     });
     if (head.length > 0) read(head);
-    return true;
   }
 
   #receive(channel: Channel, frame: Frame): void {

@@ -19,6 +19,17 @@ export class PeerUnreachableError extends Error {
   }
 }
 
+/** The node a create was placed on declined it (it drains, see {@link ForwardOptions.declined}): nothing ran there, and nothing was answered. */
+export class PeerDeclinedError extends Error {
+  /** Stable code of the failure. */
+  readonly code = "peer_declined";
+
+  constructor(target: string, why: string) {
+    super(`The node at ${target} declined the request: ${why}`);
+    this.name = "PeerDeclinedError";
+  }
+}
+
 /**
  * A call sent to the node that owns its browser got no answer: the node went away or
  * stopped answering after it had the call, so the call may have run there.
@@ -123,6 +134,12 @@ export interface ForwardOptions {
   path: string;
   /** What this node says of the request, beside its client (the resolved scope, the placement), signed with it. */
   claims?: Omit<PeerClaims, "client">;
+  /**
+   * Why the node's answer says it took nothing and another node should (its status and
+   * body), or `undefined` for an answer to pass on: a declined one is not answered, the
+   * forward fails with {@link PeerDeclinedError}.
+   */
+  declined?: (status: number, body: Buffer) => string | undefined;
 }
 
 /** What {@link PeerForwarder.call} sends: the operation, and the browser's row as this node read it. */
@@ -317,6 +334,11 @@ export class PeerForwarder {
         (response) => {
           answered = true;
           bounded(response, MAX_RESPONSE_BYTES).then((body) => {
+            const declined = options.declined?.(response.statusCode ?? 502, body);
+            if (declined !== undefined) {
+              reject(new PeerDeclinedError(target.origin, declined));
+              return;
+            }
             reply.code(response.statusCode ?? 502);
             for (const [name, value] of Object.entries(response.headers)) {
               if (value !== undefined && !NOT_RETURNED.has(name)) reply.header(name, value);

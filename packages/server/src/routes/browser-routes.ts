@@ -5,7 +5,7 @@ import { resolveExtensionRefs } from "../extensions/extension-refs.js";
 import { NotFoundError, ProfileLoadFailedError, ProfileNotFoundError } from "../http/api-errors.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import type { BodyOf } from "../http/request-validation.js";
-import { PeerUnreachableError } from "../nodes/peer-forwarder.js";
+import { PeerDeclinedError, PeerUnreachableError } from "../nodes/peer-forwarder.js";
 import type { ApiDeps } from "./api-deps.js";
 import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeClaim } from "./browser-placement.js";
 
@@ -13,6 +13,16 @@ import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, r
 // their node's memory): for a list, and for a read of that one browser, which is activity on it.
 const BROWSER_TOKEN_OP = "browserToken";
 const BROWSER_READ_OP = "browserRead";
+
+/** A placed create's answer from a node that drains (503 `node_draining`): it started nothing, and another node takes it. */
+function drainingAnswer(status: number, body: Buffer): string | undefined {
+  if (status !== 503) return undefined;
+  try {
+    return (JSON.parse(body.toString("utf8")) as { code?: unknown }).code === "node_draining" ? "it drains" : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** `/browsers` and `/browsers/{id_or_name}`: the minimal browser operations. */
 export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -71,12 +81,18 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
         await cluster.forwarder.forward(request, reply, target, deps.rateLimits.clientKey(request.raw), {
           path: "/browsers",
           claims: { placed: target.nodeId, placedLease: target.leaseId, scope: resolvedScopeClaim(request, project) },
+          declined: drainingAnswer,
         });
         return reply;
       } catch (error) {
         // Nothing was started there: it is started here instead.
-        if (!(error instanceof PeerUnreachableError)) throw error;
-        request.log.warn({ err: error, node: target.nodeId }, "the node chosen for a create did not answer; starting the browser here");
+        if (error instanceof PeerDeclinedError) {
+          // It drains since this node last read the table: no more creates go there.
+          cluster.noteDraining(target.nodeId);
+          request.log.info({ node: target.nodeId }, "the node chosen for a create drains; starting the browser here");
+        } else if (error instanceof PeerUnreachableError) {
+          request.log.warn({ err: error, node: target.nodeId }, "the node chosen for a create did not answer; starting the browser here");
+        } else throw error;
       }
     }
     const input: CreateBrowserInput = {};

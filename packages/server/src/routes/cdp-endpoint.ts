@@ -1,5 +1,4 @@
 import type { IncomingMessage } from "node:http";
-import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type WebSocket from "ws";
@@ -13,20 +12,16 @@ import type { CdpChannel } from "../cdp/cdp-router.js";
 import { bridge } from "../cdp/client-bridge.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { MessageBudget, ProjectBudgets } from "../cdp/message-budget.js";
-import { ApiError, CdpClientLimitError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
-import type { ConnectionCounts } from "../http/connection-limits.js";
-import { serveIgnoringUpgrade } from "../http/ignored-upgrade.js";
+import { CdpClientLimitError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
-import { writeRawError } from "../http/raw-error-response.js";
-import { requestTargetError } from "../http/request-target.js";
+import { refuseUpgrade, type UpgradeRoute } from "../http/upgrade-router.js";
+import { handshakeError } from "../http/websocket-handshake.js";
 import { keepAlive } from "../http/websocket-heartbeat.js";
 import type { Cluster } from "../nodes/cluster.js";
 
 /** What the endpoint needs from the rest of the server. */
 export interface CdpEndpointDeps {
   browsers: BrowserService;
-  /** The connections' counts per client: an upgrade another node relays counts under the client it declares, not that node. */
-  connections?: ConnectionCounts | undefined;
   browserStore: BrowserStore;
   apiKeys: ApiKeyStore;
   limits: CdpEndpointLimits;
@@ -38,8 +33,6 @@ export interface CdpEndpointDeps {
    * each upgrade, since the listening port is known only once the server listens.
    */
   ownOrigins: () => readonly string[];
-  /** The server's other WebSocket endpoints: takes an upgrade that is theirs and returns `true`. */
-  otherUpgrade?: (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
   /** This node among several sharing a database: another node's browser is reached through it. */
   cluster?: Cluster | undefined;
   /** Told of the bytes each client sends and receives (the server's metrics). */
@@ -48,6 +41,8 @@ export interface CdpEndpointDeps {
 
 /** What the server reads of the endpoint. */
 export interface CdpEndpoint {
+  /** Its upgrades, for the server's upgrade router. */
+  route: UpgradeRoute;
   /** DevTools client connections open now, over every browser. */
   clients(): number;
 }
@@ -70,17 +65,16 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   const opening = new Map<string, number>();
   const projectBudgets = new ProjectBudgets({ messageRate: limits.projectMessageRate, byteRate: limits.projectByteRate }, limits.clock);
 
-  app.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    accept(request, socket, head).catch((error: unknown) => {
-      app.log.error({ err: error }, "DevTools endpoint failed to accept a client");
-      refuse(socket, new ApiError(500, "internal_error", "The server could not open a DevTools session."));
-    });
-  });
   // Upgraded sockets hold the HTTP server open; they end before it closes.
   app.addHook("preClose", async () => {
     for (const set of clients.values()) for (const ws of set) ws.terminate();
   });
   const endpoint: CdpEndpoint = {
+    route: {
+      name: "DevTools",
+      claims: (request, path) => request.method === "GET" && CDP_PATH.test(path) && request.headers.upgrade?.toLowerCase() === "websocket",
+      take: (request, socket, head) => accept(request, socket, head),
+    },
     clients: () => {
       let open = 0;
       for (const set of clients.values()) open += set.size;
@@ -91,32 +85,11 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   return endpoint;
 
   async function accept(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    socket.on("error", () => socket.destroy());
-    // As on every route: only a path, never a URL naming a host, is a request target here.
-    const targetError = requestTargetError(request);
-    if (targetError) {
-      refuse(socket, targetError);
-      return;
-    }
-    // Another node's proof is checked once, before any endpoint asks who sent the upgrade.
-    // Its connection carries one client's relayed upgrade (counted under that client, as if
-    // it had come here itself), or the nodes' channel (under none): never under the node's
-    // address, which every client relayed from it would otherwise share.
-    const sender = await deps.cluster?.peerOf(request);
-    if (sender !== undefined && deps.connections?.countAs(socket as Socket, sender.client ?? "") === false) return;
-    if (deps.otherUpgrade?.(request, socket, head)) return;
-    const path = CDP_PATH.exec((request.url ?? "").split("?")[0] ?? "");
-    // Node hands this listener every request that asks to upgrade. Only a WebSocket one to
-    // the DevTools endpoint (or the live view, above) is this endpoint's; any other is the API's, which ignores
-    // Upgrade (RFC 9110 7.8): `curl --http2` asks for h2c on every plain-HTTP request.
-    if (request.method !== "GET" || !path || request.headers.upgrade?.toLowerCase() !== "websocket") {
-      serveIgnoringUpgrade(app.server, request, socket, head);
-      return;
-    }
+    const path = CDP_PATH.exec((request.url ?? "").split("?")[0] ?? "") as RegExpExecArray;
     // Checked here, not by ws, whose refusal is plain text without the Error body.
     const handshake = handshakeError(request);
     if (handshake) {
-      refuse(socket, handshake);
+      refuseUpgrade(socket, handshake);
       return;
     }
     // Another node forwarded it, having checked its Origin and counted it against its key.
@@ -124,7 +97,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     const fromPeer = peer !== undefined;
     const origin = fromPeer ? undefined : foreignOrigin(request, deps.ownOrigins());
     if (origin !== undefined) {
-      refuse(
+      refuseUpgrade(
         socket,
         new ForbiddenError(
           `A DevTools connection from a web page (Origin ${JSON.stringify(origin.slice(0, 200))}) is refused: DevTools clients such as Playwright and Puppeteer send no Origin.`,
@@ -137,14 +110,14 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     const client = presentsCredential(request) ? deps.rateLimits.clientKey(request) : undefined;
     const blocked = client === undefined ? undefined : deps.rateLimits.checkClient(client);
     if (blocked) {
-      refuse(socket, blocked);
+      refuseUpgrade(socket, blocked);
       return;
     }
     let browserId: string;
     try {
       browserId = decodeURIComponent(path[1] as string);
     } catch {
-      refuse(socket, new NotFoundError("The browser id in the path is not valid percent-encoding."));
+      refuseUpgrade(socket, new NotFoundError("The browser id in the path is not valid percent-encoding."));
       return;
     }
     const launched = await deps.browserStore.findLaunched(browserId);
@@ -156,7 +129,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
     // One answer whether the browser is missing or another project's: no credential tells them apart.
     if (access === "refused") {
       if (client !== undefined) deps.rateLimits.recordFailedAuth(client);
-      refuse(
+      refuseUpgrade(
         socket,
         new UnauthorizedError(
           "Send the browser's token (the ?token= of its cdp_ws_url) or an API key of its project as \"Authorization: Bearer <key>\"; a browser's token dies with it.",
@@ -165,36 +138,36 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       return;
     }
     if (access === "not_its_project" || found === undefined) {
-      refuse(socket, new NotFoundError(`No browser with the id "${browserId}" is in this key's projects; it may have been deleted.`));
+      refuseUpgrade(socket, new NotFoundError(`No browser with the id "${browserId}" is in this key's projects; it may have been deleted.`));
       return;
     }
     const row = found;
     const limited = access === "token" || access === "peer" || fromPeer ? undefined : deps.rateLimits.takeKeyRequest(access.keyId);
     if (limited) {
-      refuse(socket, limited);
+      refuseUpgrade(socket, limited);
       return;
     }
     // Another node's browser: its node takes the connection, with its own limits and answers.
     const where = row.status === "running" ? deps.cluster?.locate(row.node_id) : undefined;
     if (where === "unreachable" || (typeof where === "object" && deps.cluster?.forwarder === undefined)) {
-      refuse(socket, new ConflictError(`Browser ${row.id} cannot be reached: its node (${row.node_id}) cannot be reached from this one.`));
+      refuseUpgrade(socket, new ConflictError(`Browser ${row.id} cannot be reached: its node (${row.node_id}) cannot be reached from this one.`));
       return;
     }
     if (typeof where === "object") {
       // Checked here: the owner is told so, signed, and never sees the client's token or key.
       const to = { target: where, path: `/browsers/${encodeURIComponent(row.id)}/cdp`, opens: row.id };
       deps.cluster?.forwarder?.upgrade(request, socket, head, to, client ?? deps.rateLimits.clientKey(request), () =>
-        refuse(socket, new ConflictError(`Browser ${row.id} cannot be reached: its node (${row.node_id}) does not answer.`)),
+        refuseUpgrade(socket, new ConflictError(`Browser ${row.id} cannot be reached: its node (${row.node_id}) does not answer.`)),
       );
       return;
     }
     const router = deps.browsers.cdp(row.id);
     if (row.status !== "running" || !router) {
-      refuse(socket, new ConflictError(`Browser ${row.id} is not running (status ${row.status}).`));
+      refuseUpgrade(socket, new ConflictError(`Browser ${row.id} is not running (status ${row.status}).`));
       return;
     }
     if ((clients.get(row.id)?.size ?? 0) + (opening.get(row.id) ?? 0) >= limits.maxClients) {
-      refuse(socket, new CdpClientLimitError(limits.maxClients));
+      refuseUpgrade(socket, new CdpClientLimitError(limits.maxClients));
       return;
     }
     opening.set(row.id, (opening.get(row.id) ?? 0) + 1);
@@ -288,39 +261,4 @@ function foreignOrigin(request: IncomingMessage, own: readonly string[]): string
   const origin = request.headers.origin;
   if (origin === undefined || own.includes(origin)) return undefined;
   return origin;
-}
-
-/** RFC 6455 4.2.1: a key of 16 bytes in base64, and version 13 (ws also takes 8). */
-const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
-const WEBSOCKET_VERSIONS = ["13", "8"];
-
-/** The 400 (with the Error body) for a WebSocket handshake that cannot be completed, or `undefined`; the live view's upgrades use it too. */
-export function handshakeError(request: IncomingMessage): ApiError | undefined {
-  const key = request.headers["sec-websocket-key"];
-  const version = request.headers["sec-websocket-version"];
-  const problem = (message: string, headers: Record<string, string> = {}) =>
-    new ApiError(400, "bad_request", "The WebSocket handshake is invalid (1 problem).", {
-      details: [{ code: "invalid_websocket_handshake", message }],
-      headers,
-    });
-  if (key === undefined || !WEBSOCKET_KEY.test(key.trim())) return problem("Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455).");
-  // RFC 6455 4.4: the refusal names the versions the server speaks.
-  if (version === undefined || !WEBSOCKET_VERSIONS.includes(version.trim()))
-    return problem(`Sec-WebSocket-Version must be 13; received ${JSON.stringify(version ?? null)}.`, { "sec-websocket-version": "13, 8" });
-  return undefined;
-}
-
-/** How long a refused upgrade's client may take to close its side before the connection is cut. */
-const REFUSAL_GRACE_MS = 5_000;
-
-/**
- * Answers a request that will not be upgraded with an HTTP error and the spec's Error
- * body, and closes the connection; a client that never closes its side is cut off after
- * {@link REFUSAL_GRACE_MS}, so that refusals hold no connection of its address.
- */
-export function refuse(socket: Duplex, error: ApiError): void {
-  if (socket.destroyed) return;
-  writeRawError(socket, error);
-  socket.end();
-  setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS).unref();
 }

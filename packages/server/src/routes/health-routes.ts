@@ -5,6 +5,9 @@ import { validateRequest } from "../http/request-validation.js";
 /** How long `GET /readyz` waits for the database before it counts it as not answering. */
 const DATABASE_ANSWER_MS = 2_000;
 const DRAINING = "the server is draining: it is shutting down, serves its browsers until they end and takes no new ones";
+// What an unauthenticated caller is told; the details (a path, the host's memory) go to the log.
+const BROWSERS_UNAVAILABLE = "browsers cannot start on this host (the server's log says why)";
+const MEMORY_LOW = "the host's available memory is below the floor the server keeps";
 
 /** What the probes ask of the rest of the server. */
 export interface HealthDeps {
@@ -37,7 +40,7 @@ async function databaseProblem(read: () => Promise<unknown>): Promise<string | u
  * The probes of load balancers and orchestrators, outside the key-checked API (they carry
  * no credential, act on no project and read nothing of a tenant): `GET /healthz`, the
  * process answers; `GET /readyz`, it can take new browsers now, or `503 not_ready` with
- * each reason.
+ * each reason, said without the host's details (which the log has).
  */
 export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {
   // Checked as every operation is: a query the spec does not name is 400.
@@ -54,9 +57,20 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
   // Probes that arrive while one is under way share its answer: a flood of them, which
   // needs no credential, costs one database read at a time.
   let checking: Promise<string[]> | undefined;
+  // Logged when they change, not at every probe: an orchestrator asks every few seconds.
+  let logged = "";
   const reasonsNow = async (): Promise<string[]> => {
     const [database, browsers] = await Promise.all([databaseProblem(deps.readDatabase), deps.browsersUnavailable()]);
-    return [database, browsers, deps.memoryLow()].filter((reason): reason is string => reason !== undefined);
+    const memory = deps.memoryLow();
+    const details = [database, browsers, memory].filter((reason): reason is string => reason !== undefined);
+    if (details.join("; ") !== logged) {
+      logged = details.join("; ");
+      if (details.length > 0) app.log.warn({ reasons: details }, "not ready for new browsers");
+      else app.log.info("ready for new browsers again");
+    }
+    return [database, browsers === undefined ? undefined : BROWSERS_UNAVAILABLE, memory === undefined ? undefined : MEMORY_LOW].filter(
+      (reason): reason is string => reason !== undefined,
+    );
   };
   app.get("/readyz", { config: { operationId: "getReadiness" }, preValidation: validated }, async () => {
     checking ??= reasonsNow().finally(() => {

@@ -10,6 +10,8 @@ import { CdpConnection } from "../cdp/cdp-connection.js";
 import { ProjectBudgets } from "../cdp/message-budget.js";
 import { ApiError, NotFoundError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
+import { refuseUpgrade, type UpgradeRoute } from "../http/upgrade-router.js";
+import { handshakeError } from "../http/websocket-handshake.js";
 import { keepAlive } from "../http/websocket-heartbeat.js";
 import { BrowserLiveView } from "../live-view/browser-live-view.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
@@ -17,7 +19,6 @@ import { buildLiveViewPage } from "../live-view/live-view-page.js";
 import { SocketViewer } from "../live-view/socket-viewer.js";
 import type { Cluster } from "../nodes/cluster.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
-import { handshakeError, refuse } from "./cdp-endpoint.js";
 
 /** What the live view needs from the rest of the server. */
 export interface LiveViewDeps {
@@ -32,8 +33,8 @@ export interface LiveViewDeps {
 
 /** The live view's part of the server's WebSocket upgrades, and what it is doing now. */
 export interface LiveViewEndpoint {
-  /** Takes an upgrade to a live view path and returns `true`; any other is left alone (`false`). */
-  accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Its upgrades, for the server's upgrade router. */
+  route: UpgradeRoute;
   /**
    * Viewers connected and tabs captured now, over every browser, and the places taken:
    * viewers admitted (counted against `maxViewers`) until their socket closes, those
@@ -110,10 +111,14 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
   // ws has already closed the connection with the matching code (1009, 1002, 1007) when it reports why.
   const socketFailed = (error: Error) => app.log.debug({ err: error }, "a live view connection was closed for a broken or oversized frame");
 
-  function accept(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const path = LIVE_PATH.exec((request.url ?? "").split("?")[0] ?? "");
-    if (request.method !== "GET" || !path || request.headers.upgrade?.toLowerCase() !== "websocket") return false;
-    socket.on("error", () => socket.destroy());
+  const route: UpgradeRoute = {
+    name: "live view",
+    claims: (request, path) => request.method === "GET" && LIVE_PATH.test(path) && request.headers.upgrade?.toLowerCase() === "websocket",
+    take: (request, socket, head) => accept(request, socket, head),
+  };
+
+  function accept(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = LIVE_PATH.exec((request.url ?? "").split("?")[0] ?? "") as RegExpExecArray;
     const offered = (request.headers["sec-websocket-protocol"] ?? "").split(",").map((protocol) => protocol.trim());
     // A handshake ws would refuse in plain text, or not a live view page's (so no page to
     // show a close code to): an HTTP refusal with the Error body.
@@ -125,15 +130,14 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
             details: [{ code: "invalid_websocket_handshake", message: `A live view connection asks for the protocol ${LIVE_VIEW_PROTOCOL}.` }],
           }));
     if (handshake) {
-      refuse(socket, handshake);
-      return true;
+      refuseUpgrade(socket, handshake);
+      return;
     }
     const token = offered.map((protocol) => TOKEN_PROTOCOL.exec(protocol)?.[1]).find((found) => found !== undefined);
     open(request, socket, head, path[1] as string, token).catch((error: unknown) => {
       app.log.error({ err: error }, "live view failed to accept a viewer");
       socket.destroy();
     });
-    return true;
   }
 
   async function open(request: IncomingMessage, socket: Duplex, head: Buffer, idInPath: string, token: string | undefined): Promise<void> {
@@ -343,7 +347,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
   }
 
   return {
-    accept,
+    route,
     stats() {
       let viewers = 0;
       let screencasts = 0;

@@ -25,14 +25,36 @@ export async function checkSandbox(runAs?: { uid: number; gid: number }, timeout
   if (!version.ok) return { usable: false, problem: `bubblewrap (bwrap) is not installed or does not run (${version.output}); ${install}` };
   const socat = await run("socat", ["-V"], timeoutMs);
   if (!socat.ok) return { usable: false, problem: `socat is not installed or does not run (${socat.output}); ${install}` };
-  const probe = await run("bwrap", ["--unshare-all", "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true"], timeoutMs, runAs);
+  // What each browser's sandbox does first: its own namespaces, host name, /proc and /dev.
+  // A container's default seccomp profile refuses the host name, a masked /proc the mount.
+  const probe = await run(
+    "bwrap",
+    [
+      "--unshare-all",
+      "--unshare-user",
+      "--die-with-parent",
+      "--ro-bind",
+      "/",
+      "/",
+      "--hostname",
+      "sandbox-check",
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "--",
+      "/bin/true",
+    ],
+    timeoutMs,
+    runAs,
+  );
   if (!probe.ok) {
     return {
       usable: false,
       problem:
-        `bubblewrap cannot create a user namespace here (${probe.output}); allow unprivileged user namespaces ` +
+        `bubblewrap cannot set up a sandbox here (${probe.output}); allow unprivileged user namespaces ` +
         "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0; " +
-        "in a container, run it with --security-opt seccomp=unconfined or as privileged), or pass --unsafe-no-sandbox on your own machine",
+        "in a container, run it with --security-opt seccomp=unconfined and --security-opt unmask=/proc/*, or as privileged), or pass --unsafe-no-sandbox on your own machine",
     };
   }
   return { usable: true, version: version.output.split("\n")[0]?.trim() || "bubblewrap" };
