@@ -15,6 +15,7 @@ export { type BridgeConfig, helpText, readConfig } from "./config.js";
 export { ConfigError, McpBridgeError } from "./errors.js";
 export { type HttpEndpoint, type HttpOptions, mcpPath, serveHttp } from "./http-server.js";
 export { liveViewResourceUri, mcpAppMimeType, showBrowserToolName } from "./live-view-app.js";
+export type { McpTool } from "./mcp-tool.js";
 export type { ServerIdentity } from "./session-server.js";
 export { CatalogStdioServerTransport } from "./stdio-transport.js";
 export type { CatalogEntry, CatalogState, ToolCatalog } from "./tool-catalog.js";

@@ -6,7 +6,7 @@ import type { ToolCatalog } from "./tool-catalog.js";
 /**
  * The SDK's stdio transport (newline-delimited JSON-RPC on standard input and output),
  * except that an answer to `tools/list` carrying the catalog's current listing is written
- * from the listing's bytes made once per snapshot ({@link listingFrame}), instead of being
+ * from the listing's bytes made once per snapshot, instead of being
  * serialized and encoded again for every request. Reading, and every other message, is
  * the SDK's.
  */
