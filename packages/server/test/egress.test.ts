@@ -174,6 +174,48 @@ describe("EgressProxy", () => {
     }
   });
 
+  it("holds a bounded amount for a browser that does not read: a fast site waits, the proxy does not buffer it", async () => {
+    // A site that sends as fast as it may, 64 MiB in all; it counts what the proxy took from it.
+    let taken = 0;
+    const flood = createServer((socket) => {
+      const chunk = Buffer.alloc(1024 * 1024, 0x61);
+      const send = () => {
+        while (taken < 64 * 1024 * 1024) {
+          taken += chunk.length;
+          if (!socket.write(chunk)) {
+            socket.once("drain", send);
+            return;
+          }
+        }
+        socket.end();
+      };
+      socket.on("error", () => undefined);
+      send();
+    });
+    await new Promise<void>((resolve) => flood.listen(0, "127.0.0.1", resolve));
+    const floodPort = (flood.address() as { port: number }).port;
+    const proxy = await EgressProxy.listen(
+      { path: join(dir, "flood.sock") },
+      { policy: new EgressPolicy({ allowPrivateNetwork: true }), connections: new EgressConnections(), label: "browser:9", lookup },
+    );
+    const client = createConnection(join(dir, "flood.sock"));
+    try {
+      await new Promise<void>((resolve) => client.once("connect", () => resolve()));
+      // The handshake's answers are read, then the browser stops reading.
+      client.write(Buffer.from([5, 1, 0]));
+      client.write(byIpv4("127.0.0.1", floodPort));
+      await new Promise<void>((resolve) => client.once("data", () => resolve()));
+      client.pause();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // What is in flight is the sockets' buffers and the relay's high-water marks, a few MiB, not the site's 64.
+      expect(taken).toBeLessThan(16 * 1024 * 1024);
+    } finally {
+      client.destroy();
+      await proxy.close();
+      await new Promise((resolve) => flood.close(resolve));
+    }
+  });
+
   it("records each open connection by its local end, so the server can tell a browser's request to itself apart", async () => {
     const connections = new EgressConnections();
     const seen: (string | undefined)[] = [];
