@@ -1,12 +1,15 @@
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
+import { PageServer } from "@browser-service/test-pages";
 import { describe, expect, it } from "vitest";
-import { METRICS_MAX_CONNECTIONS } from "../src/app/server-metrics.js";
+import { METRICS_MAX_CONNECTIONS, ServerMetrics } from "../src/app/server-metrics.js";
 import { parseCommand } from "../src/index.js";
 import { CdpRawClient } from "./support/cdp-raw-client.js";
 import { spawnServer } from "./support/child-server.js";
 import { startTestServer, tempDataDir } from "./support/test-server.js";
 import { TrackingLauncher } from "./support/tracking-launcher.js";
+import { waitForTools } from "./support/webmcp-driver.js";
 
 // The numbers an operator scrapes, on a listener of their own: they move over one
 // browser's life, and say nothing of any tenant.
@@ -116,6 +119,36 @@ describe("the metrics", () => {
     }
   });
 
+  it("count WebMCP invocations by outcome, where they run", async () => {
+    const pages = await PageServer.start();
+    pages.serve(
+      "/tools",
+      `<!doctype html><title>Tools</title><script>
+        document.modelContext.registerTool({ name: "add", description: "Adds.", execute: async ({ a, b }) => ({ sum: a + b }) });
+        document.modelContext.registerTool({ name: "fail", description: "Fails.", execute: async () => { throw new Error("no"); } });
+      </script>`,
+    );
+    const server = await startTestServer({ metrics: { port: 0 } });
+    try {
+      const url = String(server.server.metricsUrl);
+      const client = server.client();
+      const browser = await client.browsers.create({ start_url: pages.url("/tools") });
+      const tools = await waitForTools(client, browser.id, (list) => list.length === 2);
+      const ref = (name: string) => tools.find((tool) => tool.name === name)?.tool_ref as string;
+      expect((await client.webmcp.invoke(browser.id, { tool_ref: ref("add"), input: { a: 1, b: 2 } })).status).toBe("completed");
+      expect((await client.webmcp.invoke(browser.id, { tool_ref: ref("fail"), input: {} })).status).toBe("error");
+      await expect(client.webmcp.invoke(browser.id, { tool_ref: "wmt_AAAAAAAAAAAAAAAAAAAAAA", input: {} })).rejects.toMatchObject({ status: 404 });
+      const counted = await scrape(url);
+      expect(counted.get('browser_service_webmcp_invocations_total{outcome="completed"}')).toBe(1);
+      expect(counted.get('browser_service_webmcp_invocations_total{outcome="error"}')).toBe(1);
+      expect(counted.get('browser_service_webmcp_invocations_total{outcome="refused"}')).toBe(1);
+      await client.browsers.delete(browser.id);
+    } finally {
+      await server.close();
+      await pages.close();
+    }
+  });
+
   it("hold only so many connections, and cut a client that never finishes its headers: the API goes on answering", async () => {
     const server = await startTestServer({ metrics: { port: 0 } });
     const url = new URL(String(server.server.metricsUrl));
@@ -145,6 +178,23 @@ describe("the metrics", () => {
     } finally {
       for (const socket of sockets) socket.destroy();
       await server.close();
+    }
+  });
+
+  it("are each named in the README and in the Deploy guide, and nothing else is", async () => {
+    const metrics = new ServerMetrics({
+      browsers: () => ({ running: 0, starting: 0 }),
+      warmPool: () => ({ ready: 0, launching: 0 }),
+      liveViewers: () => 0,
+      devtoolsClients: () => 0,
+      egressRefusals: () => 0,
+      draining: () => false,
+    });
+    const served = (await metrics.registry.getMetricsAsJSON()).map((metric) => metric.name).filter((name) => name.startsWith("browser_service_"));
+    for (const document of ["../README.md", "../../../tools/docs-site/guides/08-deploy.md"]) {
+      const text = readFileSync(new URL(document, import.meta.url), "utf8");
+      const named = [...text.matchAll(/^\| `(browser_service_\w+)/gm)].map((match) => match[1]);
+      expect(named.sort(), document).toEqual([...served].sort());
     }
   });
 

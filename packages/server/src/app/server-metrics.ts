@@ -27,7 +27,7 @@ const CREATE_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32];
 /**
  * The server's numbers in the Prometheus text format: its browsers by state, creates by
  * outcome and their time (warm and cold), the warm pool, live view viewers, DevTools
- * clients and bytes, egress refusals, HTTP requests by route template and status, and the
+ * clients and bytes, WebMCP invocations by outcome, egress refusals, HTTP requests by route template and status, and the
  * process's own (CPU, memory, event loop). Labels
  * carry no tenant's data: routes are templates (`/browsers/:id_or_name`), never paths.
  */
@@ -37,6 +37,7 @@ export class ServerMetrics {
   readonly #createSeconds: Histogram<"start">;
   readonly #requests: Counter<"method" | "route" | "status">;
   readonly #devtoolsBytes: Counter<"direction">;
+  readonly #invocations: Counter<"outcome">;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -93,6 +94,12 @@ export class ServerMetrics {
       labelNames: ["direction"],
       registers,
     });
+    this.#invocations = new Counter({
+      name: "browser_service_webmcp_invocations_total",
+      help: "WebMCP invocations run on this server, by outcome: the result's status (completed, canceled, error, awaiting_submission), outcome_unknown, refused (before it ran) or failed.",
+      labelNames: ["outcome"],
+      registers,
+    });
     let refusalsSeen = 0;
     new Counter({
       name: "browser_service_egress_refusals_total",
@@ -129,6 +136,11 @@ export class ServerMetrics {
   observeCreate(observation: CreateObservation): void {
     this.#creates.inc({ outcome: observation.outcome });
     if (observation.outcome === "created" && observation.start !== undefined) this.#createSeconds.observe({ start: observation.start }, observation.seconds);
+  }
+
+  /** Counts how a WebMCP invocation run here ended. */
+  observeInvocation(outcome: string): void {
+    this.#invocations.inc({ outcome });
   }
 
   /** Counts the bytes of a DevTools message, from a client (`in`) or to one (`out`). */

@@ -664,6 +664,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       cluster,
       connections,
       peerCalls,
+      observeInvocation: metrics === undefined ? undefined : (outcome) => metrics.observeInvocation(outcome),
     };
     await registerApi(app, apiDeps);
     registerHostedLoginRoutes(app, {

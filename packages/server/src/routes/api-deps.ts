@@ -1,3 +1,4 @@
+import type { WebMcpInvocationResult } from "@browser-service/types";
 import type { ApiKeyStore } from "../auth/api-key-store.js";
 import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
 import type { BrowserService } from "../browsers/browser-service.js";
@@ -86,4 +87,13 @@ export interface ApiDeps {
   connections?: ConnectionCounts | undefined;
   /** The calls other nodes forward to this node's browsers (the routes serve their own operations); `undefined` without a node secret. */
   peerCalls?: PeerCalls | undefined;
+  /** Told how each WebMCP invocation run on this node ended (the server's metrics). */
+  observeInvocation?: ((outcome: InvocationOutcome) => void) | undefined;
 }
+
+/**
+ * How a WebMCP invocation run on this node ended: its result's `status`, or
+ * `outcome_unknown` (504, it may have run), `refused` (a 4xx before it ran) or `failed`
+ * (the server's fault).
+ */
+export type InvocationOutcome = WebMcpInvocationResult["status"] | "outcome_unknown" | "refused" | "failed";

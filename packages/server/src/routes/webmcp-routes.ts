@@ -1,7 +1,7 @@
 import { limits, type WebMcpInvocationResult, type WebMcpInvokeRequest } from "@browser-service/types";
 import type { FastifyInstance } from "fastify";
 import type { BrowserRow } from "../browsers/browser-store.js";
-import { PayloadTooLargeError } from "../http/api-errors.js";
+import { ApiError, OutcomeUnknownError, PayloadTooLargeError } from "../http/api-errors.js";
 import { parseJsonBody } from "../http/json-body.js";
 import { type BodyOf, checkedBody, invalidRequest } from "../http/request-validation.js";
 import type { ToolListNotModified } from "../webmcp/browser-webmcp.js";
@@ -41,7 +41,14 @@ export function registerWebMcpRoutes(app: FastifyInstance, deps: ApiDeps): void 
     if (inputBytes > MAX_INPUT_BYTES) throw new PayloadTooLargeError(`The serialized input is ${inputBytes} bytes; the limit is ${MAX_INPUT_BYTES}.`);
     const release = browsers.hold(row.id);
     try {
-      return await webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC, callerGone);
+      const result = await webmcp.of(row).invoke(body.tool_ref, body.input, body.timeout_sec ?? DEFAULT_TIMEOUT_SEC, callerGone);
+      deps.observeInvocation?.(result.status);
+      return result;
+    } catch (error) {
+      deps.observeInvocation?.(
+        error instanceof OutcomeUnknownError ? "outcome_unknown" : error instanceof ApiError && error.status < 500 ? "refused" : "failed",
+      );
+      throw error;
     } finally {
       release();
     }
