@@ -8,6 +8,15 @@ export interface Credential {
   projectId: string | null;
 }
 
+/**
+ * Whether a key may act on a project: one of its organization, and the key org-wide or
+ * scoped to that very project. The API's requests and the DevTools endpoint's upgrades
+ * both ask it; a project it may not reach is answered as a missing one.
+ */
+export function keyReaches(credential: Credential, project: { org_id: string; id: string }): boolean {
+  return credential.orgId === project.org_id && (credential.projectId === null || credential.projectId === project.id);
+}
+
 /** A key just issued: the only moment its secret exists outside the caller's hands. */
 export interface IssuedKey extends Credential {
   /** The bearer token, `bsk_` and 32 characters. Stored nowhere; only its SHA-256 is kept. */

@@ -1,7 +1,7 @@
 import { ForbiddenError, ProjectNotFoundError } from "../http/api-errors.js";
 import type { Organization } from "../organization/organization-store.js";
 import { type ProjectRow, type ProjectStore, projectNotFound } from "../projects/project-store.js";
-import type { Credential } from "./api-key-store.js";
+import { type Credential, keyReaches } from "./api-key-store.js";
 
 /** The name of the project header (ids only). */
 export const PROJECT_HEADER = "x-service-project-id";
@@ -90,7 +90,7 @@ export class RequestScope {
    */
   async visibleProject(idOrName: string): Promise<ProjectRow> {
     const project = await this.#projects.findByIdOrName(this.org.id, idOrName);
-    if (!project || (!this.isOrgWide && project.id !== this.credential.projectId)) throw projectNotFound(idOrName);
+    if (!project || !keyReaches(this.credential, project)) throw projectNotFound(idOrName);
     return project;
   }
 

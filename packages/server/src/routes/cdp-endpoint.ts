@@ -3,8 +3,8 @@ import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type WebSocket from "ws";
 import { WebSocketServer } from "ws";
-import type { ApiKeyStore, Credential } from "../auth/api-key-store.js";
-import { hasAuthorization } from "../auth/bearer-token.js";
+import { type ApiKeyStore, type Credential, keyReaches } from "../auth/api-key-store.js";
+import { hasAuthorization, parseBearer } from "../auth/bearer-token.js";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import { browserTokenMatches } from "../cdp/browser-token.js";
@@ -12,6 +12,7 @@ import type { CdpChannel } from "../cdp/cdp-router.js";
 import { bridge } from "../cdp/client-bridge.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { MessageBudget, ProjectBudgets } from "../cdp/message-budget.js";
+import { Admissions } from "../http/admissions.js";
 import { CdpClientLimitError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { refuseUpgrade, type UpgradeRoute } from "../http/upgrade-router.js";
@@ -60,9 +61,8 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   const { limits } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
   const clients = new Map<string, Set<WebSocket>>();
-  // Upgrades of each browser accepted but not connected yet (their session is being opened):
-  // counted with the connected ones, or a burst of upgrades would all pass the cap at once.
-  const opening = new Map<string, number>();
+  // Each browser's clients, counted from the admission on (their session still opening).
+  const places = new Admissions(limits.maxClients);
   const projectBudgets = new ProjectBudgets({ messageRate: limits.projectMessageRate, byteRate: limits.projectByteRate }, limits.clock);
 
   // Upgraded sockets hold the HTTP server open; they end before it closes.
@@ -166,22 +166,23 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       refuseUpgrade(socket, new ConflictError(`Browser ${row.id} is not running (status ${row.status}).`));
       return;
     }
-    if ((clients.get(row.id)?.size ?? 0) + (opening.get(row.id) ?? 0) >= limits.maxClients) {
+    const release = places.admit(row.id);
+    if (release === undefined) {
       refuseUpgrade(socket, new CdpClientLimitError(limits.maxClients));
       return;
     }
-    opening.set(row.id, (opening.get(row.id) ?? 0) + 1);
     try {
       const channel = await router.openChannel({ maxPending: limits.maxPending });
       if (socket.destroyed) {
         channel.close();
+        release();
         return;
       }
-      upgrade(request, socket, head, row, channel);
-    } finally {
-      const left = (opening.get(row.id) ?? 1) - 1;
-      if (left === 0) opening.delete(row.id);
-      else opening.set(row.id, left);
+      // The place is the connection's from here: freed when it closes, or if it never opens.
+      if (!upgrade(request, socket, head, row, channel, release)) release();
+    } catch (error) {
+      release();
+      throw error;
     }
   }
 
@@ -189,7 +190,14 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
    * Completes the upgrade and relays between the client and its channel. ws calls back at
    * once, or never when the socket closed meanwhile: the channel is then closed here.
    */
-  function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, row: { id: string; project_id: string }, channel: CdpChannel): void {
+  function upgrade(
+    request: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    row: { id: string; project_id: string },
+    channel: CdpChannel,
+    release: () => void,
+  ): boolean {
     let upgraded = false;
     wss.handleUpgrade(request, socket, head, (ws) => {
       upgraded = true;
@@ -203,6 +211,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       keepAlive(ws, limits.heartbeatMs);
       ws.once("close", () => {
         released();
+        release();
         connected.delete(ws);
         if (connected.size === 0 && clients.get(row.id) === connected) clients.delete(row.id);
         projectBudgets.release(row.project_id);
@@ -218,6 +227,7 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       }
     });
     if (!upgraded) channel.close();
+    return upgraded;
   }
 
   /**
@@ -232,14 +242,11 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
   ): Promise<"token" | Credential | "not_its_project" | "refused"> {
     const token = new URL(request.url ?? "/", "http://endpoint").searchParams.get("token");
     if (token !== null) return browserTokenMatches(token, row?.cdp_token_sha256 ?? null) ? "token" : "refused";
-    const header = request.headers.authorization;
-    const bearer = header === undefined ? undefined : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1];
+    const bearer = parseBearer(request.headers.authorization);
     if (bearer === undefined) return "refused";
     const credential = await deps.apiKeys.authenticate(bearer);
     if (credential === undefined) return "refused";
-    return row !== undefined && credential.orgId === row.org_id && (credential.projectId === null || credential.projectId === row.project_id)
-      ? credential
-      : "not_its_project";
+    return row !== undefined && keyReaches(credential, { org_id: row.org_id, id: row.project_id }) ? credential : "not_its_project";
   }
 }
 

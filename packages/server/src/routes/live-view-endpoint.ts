@@ -8,6 +8,7 @@ import type { BrowserStore } from "../browsers/browser-store.js";
 import { liveViewAccess } from "../cdp/browser-token.js";
 import { CdpConnection } from "../cdp/cdp-connection.js";
 import { ProjectBudgets } from "../cdp/message-budget.js";
+import { Admissions } from "../http/admissions.js";
 import { ApiError, NotFoundError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { refuseUpgrade, type UpgradeRoute } from "../http/upgrade-router.js";
@@ -87,7 +88,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
   const watchWss = serverFor(WATCH_MAX_MESSAGE_BYTES);
   const views = new Map<string, Promise<BrowserLiveView>>();
   // Viewers accepted per browser, counted from the check on, so a burst cannot pass the cap together.
-  const admitted = new Map<string, number>();
+  const admitted = new Admissions(limits.maxViewers);
   // Every viewer's socket, with the browser it watches.
   const sockets = new Map<WebSocket, string>();
   // What all the viewers of a browser may send, kept past its last viewer until it has
@@ -192,22 +193,16 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       socket.destroy();
       return;
     }
-    const count = admitted.get(row.id) ?? 0;
-    if (count >= limits.maxViewers) {
+    const release = admitted.admit(row.id);
+    if (release === undefined) {
       closeWith(LIVE_VIEW_CLOSE.tooMany, `This browser has ${limits.maxViewers} viewers, as many as the server allows.`);
       return;
     }
-    admitted.set(row.id, count + 1);
     // The live view ends when nobody watches it and nobody is about to: counted here, not by
     // the view, which does not see the viewers still opening their connections.
     const leave = () => {
-      const left = (admitted.get(row.id) ?? 1) - 1;
-      if (left > 0) {
-        admitted.set(row.id, left);
-        return;
-      }
-      admitted.delete(row.id);
-      settled.get(row.id)?.close();
+      release();
+      if (!admitted.has(row.id)) settled.get(row.id)?.close();
     };
     // A viewer that gives up while the view opens frees its place at once, not when the browser answers.
     let gaveUp = false;
@@ -356,9 +351,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
         viewers += view.viewerCount;
         screencasts += view.screencastCount;
       }
-      let places = 0;
-      for (const count of admitted.values()) places += count;
-      return { viewers, screencasts, places };
+      return { viewers, screencasts, places: admitted.total() };
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Credential } from "../auth/api-key-store.js";
+import { type Credential, keyReaches } from "../auth/api-key-store.js";
 import { bearerToken, hasAuthorization, unknownTokenError } from "../auth/bearer-token.js";
 import { PROJECT_HEADER, RequestScope } from "../auth/request-scope.js";
 import { ProjectNotFoundError, ProjectsDisabledError, UnauthorizedError } from "../http/api-errors.js";
@@ -85,7 +85,7 @@ async function forwardedScope(deps: ApiDeps, request: FastifyRequest, sender: Ve
   const org = await deps.stores.organizations.get(credential.orgId);
   const project = await deps.stores.projects.findById(org.id, claim.project.id);
   if (project?.status !== "active") throw new ProjectNotFoundError(`No active project has the id "${claim.project.id}"; it was archived or deleted.`);
-  if (credential.projectId !== null && credential.projectId !== project.id) return clientScope(deps, request);
+  if (!keyReaches(credential, project)) return clientScope(deps, request);
   return RequestScope.resolved(credential, org, deps.stores.projects, project);
 }
 
