@@ -6,15 +6,13 @@ import { WebSocketServer } from "ws";
 import type { BrowserService } from "../browsers/browser-service.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
 import { liveViewAccess } from "../cdp/browser-token.js";
-import { CdpConnection } from "../cdp/cdp-connection.js";
-import { ProjectBudgets } from "../cdp/message-budget.js";
-import { Admissions } from "../http/admissions.js";
 import { ApiError, NotFoundError } from "../http/api-errors.js";
 import type { RateLimits } from "../http/rate-limiter.js";
 import { refuseUpgrade, type UpgradeRoute } from "../http/upgrade-router.js";
 import { handshakeError } from "../http/websocket-handshake.js";
 import { keepAlive } from "../http/websocket-heartbeat.js";
-import { BrowserLiveView } from "../live-view/browser-live-view.js";
+import type { BrowserLiveView } from "../live-view/browser-live-view.js";
+import { LiveViewHub } from "../live-view/live-view-hub.js";
 import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { buildLiveViewPage } from "../live-view/live-view-page.js";
 import { SocketViewer } from "../live-view/socket-viewer.js";
@@ -56,8 +54,6 @@ export const LIVE_VIEW_PROTOCOL = "browser-service.live-view";
 export const LIVE_VIEW_CLOSE = { unauthorized: 4401, gone: 4404, tooMany: 4429 } as const;
 
 const LIVE_PATH = /^\/browsers\/([^/]+)\/live$/;
-// How long a live view waits for the browser's DevTools to give it a connection.
-const OPEN_TIMEOUT_MS = 10_000;
 // The largest frame a watch-only viewer may send: its messages are at most 1,024 characters.
 const WATCH_MAX_MESSAGE_BYTES = 4096;
 const TOKEN_PROTOCOL = /^token\.([A-Za-z0-9_-]{1,128})$/;
@@ -86,15 +82,21 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
   // A watch-only viewer sends only small messages (a tab, the tools): ws refuses a larger
   // frame as it arrives (1009), before the server reads it whole.
   const watchWss = serverFor(WATCH_MAX_MESSAGE_BYTES);
-  const views = new Map<string, Promise<BrowserLiveView>>();
-  // Viewers accepted per browser, counted from the check on, so a burst cannot pass the cap together.
-  const admitted = new Admissions(limits.maxViewers);
   // Every viewer's socket, with the browser it watches.
   const sockets = new Map<WebSocket, string>();
-  // What all the viewers of a browser may send, kept past its last viewer until it has
-  // recovered, so that reconnecting does not reset it.
-  const budgets = new ProjectBudgets({ messageRate: 0, byteRate: limits.byteRate });
-  const settled = new Map<string, BrowserLiveView>();
+  const hub = new LiveViewHub({
+    limits,
+    log: app.log,
+    webmcpOf: async (browserId) => {
+      const row = await deps.browserStore.findLaunched(browserId);
+      // The service's own browsers (a login flow's) serve no WebMCP, here as through the API.
+      if (!row || row.internal === 1) throw new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`);
+      return deps.webmcp.of(row);
+    },
+    ended: (browserId) => {
+      for (const [ws, watched] of sockets) if (watched === browserId) ws.close(LIVE_VIEW_CLOSE.gone, "The browser ended.");
+    },
+  });
 
   app.get<{ Params: { id_or_name: string } }>("/browsers/:id_or_name/live", { config: { page: true } }, async (_request, reply) =>
     reply
@@ -193,17 +195,11 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       socket.destroy();
       return;
     }
-    const release = admitted.admit(row.id);
-    if (release === undefined) {
+    const leave = hub.admit(row.id);
+    if (leave === undefined) {
       closeWith(LIVE_VIEW_CLOSE.tooMany, `This browser has ${limits.maxViewers} viewers, as many as the server allows.`);
       return;
     }
-    // The live view ends when nobody watches it and nobody is about to: counted here, not by
-    // the view, which does not see the viewers still opening their connections.
-    const leave = () => {
-      release();
-      if (!admitted.has(row.id)) settled.get(row.id)?.close();
-    };
     // A viewer that gives up while the view opens frees its place at once, not when the browser answers.
     let gaveUp = false;
     const giveUp = () => {
@@ -217,7 +213,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     socket.once("end", giveUp);
     let view: BrowserLiveView;
     try {
-      view = await liveViewOf(row.id, router);
+      view = await hub.viewOf(row.id, router);
     } catch (error) {
       socket.off("close", giveUp);
       socket.off("end", giveUp);
@@ -272,86 +268,5 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
     if (!upgraded) leave();
   }
 
-  /** The live view of a running browser: the one its viewers share, or a new one for its first. */
-  function liveViewOf(browserId: string, router: NonNullable<ReturnType<BrowserService["cdp"]>>): Promise<BrowserLiveView> {
-    const known = views.get(browserId);
-    if (known) return known.then((view) => (view.closed ? liveViewOf(browserId, router) : view));
-    const opening: Promise<BrowserLiveView> = (async () => {
-      const connection = await openConnection(router);
-      const budget = budgets.acquire(browserId);
-      const view = new BrowserLiveView(
-        connection,
-        limits,
-        async () => {
-          const row = await deps.browserStore.findLaunched(browserId);
-          // The service's own browsers (a login flow's) serve no WebMCP, here as through the API.
-          if (!row || row.internal === 1) throw new NotFoundError(`No browser has the id "${browserId}"; it may have been deleted.`);
-          return deps.webmcp.of(row);
-        },
-        budget,
-        app.log,
-      );
-      view.onClose(() => {
-        budgets.release(browserId);
-        if (views.get(browserId) === opening) views.delete(browserId);
-        if (settled.get(browserId) === view) settled.delete(browserId);
-      });
-      view.onEnd(() => {
-        for (const [ws, watched] of sockets) if (watched === browserId) ws.close(LIVE_VIEW_CLOSE.gone, "The browser ended.");
-      });
-      try {
-        await view.start();
-      } catch (error) {
-        view.close();
-        throw error;
-      }
-      settled.set(browserId, view);
-      // Every viewer it was opened for gave up while it opened.
-      if (!admitted.has(browserId)) view.close();
-      return view;
-    })();
-    views.set(browserId, opening);
-    opening.catch(() => {
-      if (views.get(browserId) === opening) views.delete(browserId);
-    });
-    return opening;
-  }
-
-  /**
-   * A DevTools connection of the browser for a live view, or an error after
-   * {@link OPEN_TIMEOUT_MS}: a page can keep Chromium's DevTools too busy to answer, and
-   * viewers must not wait for it without end. One that opens late is closed.
-   */
-  async function openConnection(router: NonNullable<ReturnType<BrowserService["cdp"]>>): Promise<CdpConnection> {
-    const opening = CdpConnection.open(router);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error("The browser's DevTools did not answer in time.")), OPEN_TIMEOUT_MS);
-    });
-    try {
-      return await Promise.race([opening, late]);
-    } catch (error) {
-      opening.then(
-        (connection) => connection.close(),
-        () => undefined,
-      );
-      throw error;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  return {
-    route,
-    stats() {
-      let viewers = 0;
-      let screencasts = 0;
-      for (const view of settled.values()) {
-        if (view.closed) continue;
-        viewers += view.viewerCount;
-        screencasts += view.screencastCount;
-      }
-      return { viewers, screencasts, places: admitted.total() };
-    },
-  };
+  return { route, stats: () => hub.stats() };
 }
