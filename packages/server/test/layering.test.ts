@@ -9,8 +9,10 @@ import { describe, expect, it } from "vitest";
 const FLOORS: readonly (readonly string[])[] = [
   ["storage"],
   ["http"],
-  ["cdp", "egress", "nodes", "sandbox", "secrets"],
-  ["auth-connections", "credentials", "extensions", "fixtures", "limits", "organization", "profiles", "projects"],
+  // Reserved before they exist (ARCHITECTURE.md): jobs/, the scheduler of periodic work;
+  // telemetry/, a browser's events, their store and their export.
+  ["cdp", "egress", "jobs", "nodes", "sandbox", "secrets"],
+  ["auth-connections", "credentials", "extensions", "fixtures", "limits", "organization", "profiles", "projects", "telemetry"],
   ["auth"],
   ["browsers"],
   ["managed-auth", "webmcp"],
