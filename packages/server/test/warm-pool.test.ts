@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { PageServer } from "@browser-service/test-pages";
 import { chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { WarmBrowser } from "../src/browsers/warm-browser.js";
+import { ReadyBrowser } from "../src/browsers/ready-browser.js";
 import { WarmBrowserRecords } from "../src/browsers/warm-browser-records.js";
 import { WarmPool } from "../src/browsers/warm-pool.js";
 import { ChromiumLauncher, type LaunchedBrowser } from "../src/index.js";
@@ -318,7 +318,7 @@ describe("a warm browser's hand-over", () => {
     for (const outcome of ["synced", "sync failed"] as const) {
       const launched = await chromiumLauncher.launch({});
       try {
-        const warm = await WarmBrowser.prepare(launched);
+        const warm = await ReadyBrowser.prepare(launched);
         let settle!: () => void;
         const committed = new Promise<void>((resolve, reject) => {
           settle = outcome === "synced" ? resolve : () => reject(new Error("the disk refused"));
@@ -345,7 +345,7 @@ describe("a warm browser's failures", () => {
     const chromiumLauncher = new ChromiumLauncher({ allowPrivateNetwork: true });
     const launched = [await chromiumLauncher.launch({}), await chromiumLauncher.launch({})] as const;
     try {
-      const [kept, dead] = await Promise.all(launched.map((each) => WarmBrowser.prepare(each)));
+      const [kept, dead] = await Promise.all(launched.map((each) => ReadyBrowser.prepare(each)));
       kept!.handOver(undefined, Promise.reject(new Error("the disk refused")));
       await launched[1].close();
       expect(() => dead!.handOver(pages.url("/start"), Promise.reject(new Error("the disk refused")))).toThrow(/closed/);

@@ -18,7 +18,7 @@ import { type ExtensionToLoad, loadExtensions } from "./extension-loading.js";
 import { availableMemoryBytes } from "./host-memory.js";
 import { IdleTimeouts, type IdleTimeoutsOptions } from "./idle-timeouts.js";
 import { endOrphanedBrowser } from "./orphaned-browser.js";
-import { WarmBrowser } from "./warm-browser.js";
+import { ReadyBrowser } from "./ready-browser.js";
 import type { WarmPool } from "./warm-pool.js";
 
 /** The inactivity timeout of a create that gives none, in seconds: the spec's default. */
@@ -57,6 +57,24 @@ export interface CreateBrowserInput {
   profile?: { id: string; name: string | null; save: boolean; state: ProfileState | undefined };
   /** The service's own browser (a login flow's, a health check's): hidden from the API's reads, WebMCP and DevTools clients. */
   internal?: boolean;
+}
+
+/**
+ * How a create starts its browser, decided once from what it asks. `pool`: a warm browser
+ * handed over as it is (a cold launch when none is ready). `pool-then-load`: a warm
+ * browser, or a cold one, that loads extensions before it is handed over. `cold`: a
+ * launch for it alone, the only way to start from a profile, whose state is unpacked
+ * before Chromium starts.
+ */
+type LaunchPlan =
+  | { start: "pool" }
+  | { start: "pool-then-load"; extensions: readonly ExtensionToLoad[] }
+  | { start: "cold"; extensions: readonly ExtensionToLoad[]; profile: NonNullable<CreateBrowserInput["profile"]> };
+
+function launchPlan(input: CreateBrowserInput): LaunchPlan {
+  const extensions = input.extensions ?? [];
+  if (input.profile !== undefined) return { start: "cold", extensions, profile: input.profile };
+  return extensions.length > 0 ? { start: "pool-then-load", extensions } : { start: "pool" };
 }
 
 /** How long a browser that saves into its profile may take to give its cookies at its end. */
@@ -237,8 +255,9 @@ export class BrowserService {
   }
 
   async #create(project: ProjectRow, input: CreateBrowserInput, how: { start?: "warm" | "cold" }): Promise<BrowserRow> {
-    const extensions = input.extensions ?? [];
-    const profile = input.profile;
+    const plan = launchPlan(input);
+    const extensions = plan.start === "pool" ? [] : plan.extensions;
+    const profile = plan.start === "cold" ? plan.profile : undefined;
     const reservation = {
       orgId: project.org_id,
       projectId: project.id,
@@ -250,11 +269,8 @@ export class BrowserService {
       ...(profile === undefined ? {} : { profile: { id: profile.id, name: profile.name, save: profile.save } }),
       ...(input.internal === true ? { internal: true } : {}),
     };
-    // None ready (a burst larger than the pool, or no pool) means a cold launch. A warm
-    // browser that must load extensions first is taken as a cold one would start: its
-    // record stays `starting` until they are loaded. A profile's state is unpacked before
-    // Chromium starts, so a browser with one is always launched cold.
-    if (extensions.length === 0 && profile === undefined) {
+    if (plan.start === "pool") {
+      // None ready (a burst larger than the pool, or no pool) means a cold launch below.
       const warm = await this.#createFromPool(reservation, input.start_url);
       if (warm !== undefined) {
         how.start = "warm";
@@ -265,10 +281,12 @@ export class BrowserService {
       throw new BrowserUnavailableError(new BrowserLaunchError("This server keeps no profiles' state, so no browser can save into one."));
     }
     const row = await this.#store.reserve(reservation);
-    let started: { launched: LaunchedBrowser; browser: WarmBrowser; recorded?: () => void };
+    let started: { launched: LaunchedBrowser; browser: ReadyBrowser; recorded?: () => void };
     try {
+      // A warm browser that loads extensions first is taken as a cold one would start: its
+      // record stays `starting` until they are loaded.
       started =
-        (extensions.length > 0 && profile === undefined ? this.#takeWarm() : undefined) ??
+        (plan.start === "pool-then-load" ? this.#takeWarm() : undefined) ??
         (await this.#launchCold(
           profile === undefined
             ? {}
@@ -283,7 +301,7 @@ export class BrowserService {
     try {
       // A launched browser the pool does not record: its row names it from now on, so
       // that a crash while its extensions load leaves no process or profile behind.
-      if ((extensions.length > 0 || profile !== undefined) && started.recorded === undefined) await this.#store.recordProcess(row.id, launched);
+      if (plan.start !== "pool" && started.recorded === undefined) await this.#store.recordProcess(row.id, launched);
       await loadExtensions(launched, extensions);
       const cookies = profile?.state?.cookies ?? [];
       if (cookies.length > 0) {
@@ -292,18 +310,12 @@ export class BrowserService {
         });
       }
     } catch (error) {
-      await browser
-        .close()
-        .catch((closeError: unknown) => this.#log.error({ err: closeError }, "could not close a browser whose extensions or profile failed to load"));
-      started.recorded?.();
-      await this.#free(row.id, "its extensions or profile failed to load");
+      await this.#abandon(row.id, started, "its extensions or profile failed to load");
       if (error instanceof ApiError) throw error;
       throw new InternalError("The browser's extensions could not be prepared.", error);
     }
     if (this.#shuttingDown) {
-      await browser.close();
-      started.recorded?.();
-      await this.#free(row.id, "the server is shutting down");
+      await this.#abandon(row.id, started, "the server is shutting down");
       throw new InternalError("The server is shutting down; the browser was not kept.");
     }
     const token = newBrowserToken();
@@ -356,7 +368,7 @@ export class BrowserService {
    * while the database refuses it, see {@link #free}), so that the caller's error is the
    * one reported.
    */
-  async #abandon(id: string, started: { browser: WarmBrowser; recorded?: () => void }, why: string): Promise<void> {
+  async #abandon(id: string, started: { browser: ReadyBrowser; recorded?: () => void }, why: string): Promise<void> {
     await started.browser.close().catch((error: unknown) => this.#log.error({ err: error, browser: id }, `could not close a browser not kept: ${why}`));
     started.recorded?.();
     await this.#free(id, why);
@@ -400,7 +412,7 @@ export class BrowserService {
   }
 
   /** A ready warm browser taken out of the pool, not yet handed over; `undefined` when none is ready. */
-  #takeWarm(): { launched: LaunchedBrowser; browser: WarmBrowser; recorded: () => void } | undefined {
+  #takeWarm(): { launched: LaunchedBrowser; browser: ReadyBrowser; recorded: () => void } | undefined {
     if (this.#pool === undefined || this.#shuttingDown) return undefined;
     const warm = this.#pool.next();
     if (warm === undefined) return undefined;
@@ -413,7 +425,7 @@ export class BrowserService {
    * start_url loads only once the browser's tab is followed, so that every tool of the
    * page is seen.
    */
-  async #launchCold(options: LaunchOptions = {}): Promise<{ launched: LaunchedBrowser; browser: WarmBrowser }> {
+  async #launchCold(options: LaunchOptions = {}): Promise<{ launched: LaunchedBrowser; browser: ReadyBrowser }> {
     let launched: LaunchedBrowser;
     try {
       launched = await this.#launcher.launch(options);
@@ -425,9 +437,9 @@ export class BrowserService {
       if (error instanceof BrowserLaunchError) throw new BrowserUnavailableError(error);
       throw new InternalError("The browser failed to start.", error);
     }
-    let browser: WarmBrowser;
+    let browser: ReadyBrowser;
     try {
-      browser = await WarmBrowser.prepare(launched);
+      browser = await ReadyBrowser.prepare(launched);
     } catch (error) {
       await launched.close().catch(() => undefined);
       throw new BrowserUnavailableError(new BrowserLaunchError("The browser started without a usable tab.", error));

@@ -1,6 +1,6 @@
 import type { BrowserEventLog } from "./browser-event-log.js";
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
-import { WarmBrowser } from "./warm-browser.js";
+import { ReadyBrowser } from "./ready-browser.js";
 import type { WarmBrowserRecord, WarmBrowserRecords } from "./warm-browser-records.js";
 
 /** Settings of {@link WarmPool}. */
@@ -28,7 +28,7 @@ export interface WarmPoolOptions {
 /** A browser taken from the pool: the caller now owns it. */
 export interface TakenBrowser {
   /** The browser, ready to be handed over. */
-  warm: WarmBrowser;
+  warm: ReadyBrowser;
   /** Call once the browser's session record names its process: the pool's own record is then dropped. */
   recorded(): void;
 }
@@ -39,7 +39,7 @@ export interface TakenBrowser {
  */
 export interface HeldBrowser {
   /** The browser, ready to be handed over once taken. */
-  warm: WarmBrowser;
+  warm: ReadyBrowser;
   /** Makes it the caller's for good, as {@link WarmPool.take} does. */
   take(): TakenBrowser;
   /** Puts it back first in line (the create was refused), or closes it if it died or the pool closed meanwhile. */
@@ -64,7 +64,7 @@ export interface WarmPoolStats {
 const REFILL_DELAY_MS = 100;
 
 interface Waiting {
-  warm: WarmBrowser;
+  warm: ReadyBrowser;
   record: WarmBrowserRecord | undefined;
 }
 
@@ -129,7 +129,7 @@ export class WarmPool {
    * (the caller launches one itself). Looking is free: only {@link take} uses it up, so a
    * create refused by a limit leaves the pool as it was.
    */
-  next(): WarmBrowser | undefined {
+  next(): ReadyBrowser | undefined {
     // A dead one is being cleaned up by its exit listener.
     return this.#ready.find((entry) => entry.warm.usable)?.warm;
   }
@@ -139,7 +139,7 @@ export class WarmPool {
    * starts its replacement a moment later, so that the answers to a burst of creates go
    * out before the replacement's launch takes its share of the CPU.
    */
-  take(warm: WarmBrowser): TakenBrowser {
+  take(warm: ReadyBrowser): TakenBrowser {
     const index = this.#ready.findIndex((entry) => entry.warm === warm);
     if (index === -1) throw new Error("This browser is not waiting in the warm pool.");
     const [{ record }] = this.#ready.splice(index, 1) as [Waiting];
@@ -228,9 +228,9 @@ export class WarmPool {
       return;
     }
     const record = await this.#recordOf(launched);
-    let warm: WarmBrowser;
+    let warm: ReadyBrowser;
     try {
-      warm = await WarmBrowser.prepare(launched);
+      warm = await ReadyBrowser.prepare(launched);
     } catch (error) {
       await launched.close().catch(() => undefined);
       await this.#forget(record);

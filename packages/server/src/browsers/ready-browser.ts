@@ -7,22 +7,23 @@ const HAND_OVER_TIMEOUT_MS = 30_000;
 const DROP_ATTEMPTS = 50;
 const DROP_RETRY_MS = 20;
 
-/** A warm browser could not be prepared or handed over (it died, or its tab is gone). */
-export class WarmBrowserError extends Error {
+/** A launched browser could not be prepared or handed over (it died, or its tab is gone). */
+export class ReadyBrowserError extends Error {
   /** Stable code of the failure. */
-  readonly code = "warm_browser_unusable";
+  readonly code = "browser_not_ready";
 
   constructor(message: string, cause?: unknown) {
     super(message, cause === undefined ? undefined : { cause });
-    this.name = "WarmBrowserError";
+    this.name = "ReadyBrowserError";
   }
 }
 
 /**
- * A launched browser waiting in the warm pool, with a DevTools session already attached
- * to its one tab (`about:blank`), so that handing it over costs one message on the pipe.
+ * A launched browser ready to be handed over (one waiting in the warm pool, or one just
+ * launched cold for a create), with a DevTools session already attached to its one tab
+ * (`about:blank`), so that handing it over costs one message on the pipe.
  */
-export class WarmBrowser {
+export class ReadyBrowser {
   /** The browser process. */
   readonly launched: LaunchedBrowser;
   readonly #connection: CdpConnection;
@@ -34,18 +35,18 @@ export class WarmBrowser {
     this.#pageSession = pageSession;
   }
 
-  /** Attaches to the first tab of a freshly launched browser; throws {@link WarmBrowserError} if it has none. */
-  static async prepare(launched: LaunchedBrowser): Promise<WarmBrowser> {
+  /** Attaches to the first tab of a freshly launched browser; throws {@link ReadyBrowserError} if it has none. */
+  static async prepare(launched: LaunchedBrowser): Promise<ReadyBrowser> {
     const connection = await CdpConnection.open(launched.cdp);
     try {
       const { targetInfos } = await connection.send<{ targetInfos: { targetId: string; type: string }[] }>("Target.getTargets");
       const page = targetInfos.find((target) => target.type === "page");
-      if (page === undefined) throw new WarmBrowserError("The warm browser has no tab.");
+      if (page === undefined) throw new ReadyBrowserError("The launched browser has no tab.");
       const { sessionId } = await connection.send<{ sessionId: string }>("Target.attachToTarget", { targetId: page.targetId, flatten: true });
-      return new WarmBrowser(launched, connection, sessionId);
+      return new ReadyBrowser(launched, connection, sessionId);
     } catch (error) {
       await connection.close();
-      throw error instanceof WarmBrowserError ? error : new WarmBrowserError("Could not attach to the warm browser's tab.", error);
+      throw error instanceof ReadyBrowserError ? error : new ReadyBrowserError("Could not attach to the launched browser's tab.", error);
     }
   }
 
@@ -59,7 +60,7 @@ export class WarmBrowser {
    * settles (at once without it); the load goes on as after a cold launch, which does not
    * wait for it either. Once the navigation commits, the `about:blank` entry it leaves
    * behind is dropped from the tab's history, so the tab looks as after a cold launch with
-   * that URL, and the server's session detaches. Throws {@link WarmBrowserError} if the
+   * that URL, and the server's session detaches. Throws {@link ReadyBrowserError} if the
    * browser cannot take the command now.
    */
   handOver(startUrl: string | undefined, after?: Promise<unknown>): void {
@@ -67,7 +68,7 @@ export class WarmBrowser {
     // the navigation, and must not become an unhandled rejection on the paths below that
     // navigate nowhere.
     after?.catch(() => undefined);
-    if (!this.usable) throw new WarmBrowserError("The warm browser's DevTools pipe has closed.");
+    if (!this.usable) throw new ReadyBrowserError("The browser's DevTools pipe has closed.");
     if (startUrl === undefined) {
       void this.#connection.close();
       return;
