@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 // folders of lower floors only, never a sibling on its floor. A new folder fails here
 // until it is given a floor, so the order is decided, not drifted into.
 const FLOORS: readonly (readonly string[])[] = [
+  // The ground floor: the one logger type, and where a meter will go.
+  ["observe"],
   ["storage"],
   ["http"],
   // Reserved before they exist (ARCHITECTURE.md): jobs/, the scheduler of periodic work;

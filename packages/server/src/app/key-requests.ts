@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { FastifyBaseLogger } from "fastify";
 import type { IssuedKey } from "../auth/api-key-store.js";
+import type { ServerLog } from "../observe/server-log.js";
 import { type DataDirLayout, PRIVATE_FILE_MODE } from "../storage/data-dir.js";
 import { KeyIssueError } from "./issue-key.js";
 
@@ -28,7 +28,7 @@ function writeAtomically(path: string, content: string): void {
 }
 
 /** Where {@link answerKeyRequests} reports the requests it could not answer as asked. */
-export type KeyRequestLog = Pick<FastifyBaseLogger, "warn" | "error">;
+export type KeyRequestLog = Pick<ServerLog, "warn" | "error">;
 
 /** The request in a request file's text, or why it is not one. */
 function parseKeyRequest(text: string): KeyRequest | { malformed: string } {

@@ -2,9 +2,9 @@ import { limits } from "@browser-service/types";
 import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
 import { ApiError, BrowserUnavailableError, HostMemoryLowError, InternalError, NodeDrainingError, ProfileLoadFailedError } from "../http/api-errors.js";
+import type { ServerLog } from "../observe/server-log.js";
 import type { ProfileState } from "../profiles/profile-archive.js";
 import type { ProjectRow } from "../projects/project-store.js";
-import type { BrowserEventLog } from "./browser-event-log.js";
 import {
   BrowserLaunchError,
   type BrowserLauncher,
@@ -117,7 +117,7 @@ export class BrowserService {
   readonly #store: BrowserStore;
   readonly #launcher: BrowserLauncher;
   readonly #planLimit: number;
-  readonly #log: BrowserEventLog;
+  readonly #log: Pick<ServerLog, "info" | "warn" | "error">;
   readonly #lifecycle: BrowserLifecycle;
   readonly #pool: WarmPool | undefined;
   readonly #committed: () => Promise<void> | undefined;
@@ -153,7 +153,7 @@ export class BrowserService {
     store: BrowserStore,
     launcher: BrowserLauncher,
     planLimit: number,
-    log: BrowserEventLog,
+    log: Pick<ServerLog, "info" | "warn" | "error">,
     lifecycle: BrowserLifecycle,
     options: {
       pool?: WarmPool | undefined;

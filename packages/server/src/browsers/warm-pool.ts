@@ -1,4 +1,4 @@
-import type { BrowserEventLog } from "./browser-event-log.js";
+import type { ServerLog } from "../observe/server-log.js";
 import type { BrowserLauncher, LaunchedBrowser } from "./browser-launcher.js";
 import { ReadyBrowser } from "./ready-browser.js";
 import type { WarmBrowserRecord, WarmBrowserRecords } from "./warm-browser-records.js";
@@ -18,7 +18,7 @@ export interface WarmPoolOptions {
   /** Where warm browsers are written down for the next start after a kill; none in tests that do not need it. */
   records?: WarmBrowserRecords;
   /** Where failures to launch or crashes of warm browsers are reported. */
-  log: BrowserEventLog;
+  log: Pick<ServerLog, "info" | "warn" | "error">;
   /** The first wait after a failed launch, doubled on each failure in a row. Default 1,000 ms. */
   retryMs?: number;
   /** The longest wait between failed launches. Default 60,000 ms. */
@@ -82,7 +82,7 @@ export class WarmPool {
   readonly #launcher: BrowserLauncher;
   readonly #records: WarmBrowserRecords | undefined;
   readonly #prepare: ((launched: LaunchedBrowser) => Promise<void>) | undefined;
-  readonly #log: BrowserEventLog;
+  readonly #log: Pick<ServerLog, "info" | "warn" | "error">;
   readonly #retryMs: number;
   readonly #maxRetryMs: number;
   readonly #ready: Waiting[] = [];

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ServerLog } from "../observe/server-log.js";
 import { StorageError } from "../storage/storage-error.js";
 import {
   ApiError,
@@ -77,11 +78,7 @@ export function serviceError(error: unknown): ApiError {
 }
 
 /** A log of the pino kind: an object of fields, then the message. */
-export interface ErrorLog {
-  info(object: object, message: string): void;
-  error(object: object, message: string): void;
-  debug(object: object, message: string): void;
-}
+export type ErrorLog = Pick<ServerLog, "debug" | "info" | "error">;
 
 /** 503s that say what state the server is in (not ready, draining, short of memory), which a probe or a client asks again and again. */
 const STATE_REFUSALS = new Set(["not_ready", "node_draining", "host_memory_low"]);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import type { ServerLog } from "../observe/server-log.js";
 import type { LiveNode, NodeStore } from "./node-store.js";
 import type { PeerAuth, VerifiedPeer } from "./peer-auth.js";
 import { PeerForwarder } from "./peer-forwarder.js";
@@ -32,11 +33,7 @@ export interface ClusterOptions {
   warmReady: () => number;
   /** Lease length; renewed every fifth of it. Default {@link DEFAULT_LEASE_TTL_MS}. */
   leaseTtlMs?: number;
-  log: {
-    info(object: object, message: string): void;
-    warn(object: object, message: string): void;
-    error(object: object, message: string): void;
-  };
+  log: Pick<ServerLog, "info" | "warn" | "error">;
   /**
    * This node lost its lease (it could not renew it in time, or found it reaped): the other
    * nodes count its browsers as crashed, so it must end them.

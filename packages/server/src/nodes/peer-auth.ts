@@ -1,5 +1,6 @@
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import type { ServerLog } from "../observe/server-log.js";
 
 /**
  * A node's proof that it sent the request it travels in (see {@link PeerAuth}):
@@ -273,7 +274,7 @@ const REFUSAL_MESSAGES: Record<ProofRefusal["reason"], string> = {
  * reason: anyone who captured the nodes' traffic can send its proofs again, and must not
  * fill the log with them.
  */
-export function logProofRefusals(log: { warn(object: object, message: string): void }, clock: () => number = Date.now): (refusal: ProofRefusal) => void {
+export function logProofRefusals(log: Pick<ServerLog, "warn">, clock: () => number = Date.now): (refusal: ProofRefusal) => void {
   const lastLogged = new Map<ProofRefusal["reason"], number>();
   return (refusal) => {
     const now = clock();

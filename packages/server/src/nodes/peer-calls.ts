@@ -5,6 +5,7 @@ import type { operations } from "@browser-service/types";
 import { NotFoundError } from "../http/api-errors.js";
 import { type ErrorLog, logApiError, serviceError } from "../http/error-handler.js";
 import type { UpgradeRoute } from "../http/upgrade-router.js";
+import type { ServerLog } from "../observe/server-log.js";
 import type { VerifiedPeer } from "./peer-auth.js";
 import { encodeFrame, type Frame, FrameError, FrameKind, FrameReader, FrameSeal, isStringRecord } from "./peer-frames.js";
 
@@ -71,7 +72,7 @@ export interface PeerCallsOptions {
    * and then continued finds such calls queued on its sockets; it refuses them unrun.
    */
   serving?: () => boolean;
-  log: ErrorLog & { warn(object: object, message: string): void; child(bindings: object): ErrorLog };
+  log: ErrorLog & Pick<ServerLog, "warn"> & { child(bindings: object): ErrorLog };
 }
 
 function isCallHead(head: unknown): head is { op: string; request_id: string; browser: unknown; headers: Record<string, string> } {

@@ -1,3 +1,4 @@
+import type { ServerLog } from "../observe/server-log.js";
 import type { PageFrame, PageFrameTree, TargetInfo } from "./cdp-protocol.js";
 import { capText, definitionBytes, type OmissionReason, PAGE_DATA_LIMITS, type ToolDefinition, toToolDefinition } from "./page-data.js";
 import type { SourceNumbers } from "./source-numbers.js";
@@ -65,9 +66,7 @@ export interface Registration {
 }
 
 /** The parts of the logger the registry writes to. */
-export interface RegistryLog {
-  warn(details: object, message: string): void;
-}
+export type RegistryLog = Pick<ServerLog, "warn">;
 
 /** Something an invocation may be waiting on is gone: a whole session (`frameId` undefined) or one frame of it. */
 export type GoneListener = (sessionId: string, frameId: string | undefined) => void;

@@ -1,8 +1,8 @@
-import type { BrowserEventLog } from "../browsers/browser-event-log.js";
 import type { LaunchedBrowser } from "../browsers/browser-launcher.js";
 import type { BrowserLifecycle } from "../browsers/browser-service.js";
 import type { BrowserRow } from "../browsers/browser-store.js";
 import { ConflictError } from "../http/api-errors.js";
+import type { ServerLog } from "../observe/server-log.js";
 import { BrowserWebMcp, type SnapshotBuildCounts } from "./browser-webmcp.js";
 import { TITLE_MAX_AGE_MS } from "./tab-titles.js";
 
@@ -12,7 +12,7 @@ import { TITLE_MAX_AGE_MS } from "./tab-titles.js";
  * its process ends, when its refs go stale.
  */
 export class WebMcpService implements BrowserLifecycle {
-  readonly #log: BrowserEventLog;
+  readonly #log: Pick<ServerLog, "info" | "warn" | "error">;
   readonly #browsers = new Map<string, BrowserWebMcp>();
   // Browsers followed before they became sessions (warm ones, cold ones before their
   // start_url loads), until started() gives them their id.
@@ -21,7 +21,7 @@ export class WebMcpService implements BrowserLifecycle {
   readonly #titleMaxAgeMs: number;
 
   /** `titleMaxAgeMs`: how long one read of a browser's tab titles serves its listings (default and most {@link TITLE_MAX_AGE_MS}). */
-  constructor(log: BrowserEventLog, titleMaxAgeMs: number = TITLE_MAX_AGE_MS) {
+  constructor(log: Pick<ServerLog, "info" | "warn" | "error">, titleMaxAgeMs: number = TITLE_MAX_AGE_MS) {
     this.#log = log;
     this.#titleMaxAgeMs = titleMaxAgeMs;
   }
