@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -250,26 +250,23 @@ export class ChromiumLauncher implements BrowserLauncher {
     return this.#connections.browserOf(remoteAddress, remotePort);
   }
 
-  /** Starts Chromium in its sandbox with {@link CHROMIUM_FLAGS} and a fresh profile; resolves once it answers on its pipe. */
-  async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
-    const sandbox = await this.checkSandbox();
-    if (!sandbox.usable) throw new BrowserLaunchError(`Browsers cannot be sandboxed here: ${sandbox.problem}.`);
-    let cgroups: BrowserCgroups | undefined;
-    if (this.#options.unsafeNoResourceLimits !== true) {
-      const opened = await this.#openCgroups();
-      if (!opened.check.usable || opened.cgroups === undefined) {
-        const problem = opened.check.usable ? "no cgroups" : opened.check.problem;
-        throw new BrowserLaunchError(
-          `Browsers cannot be given their resource budget here: ${problem}. Start the server where it may make cgroups below its own (README: "Resource budgets"), or with --unsafe-no-resource-limits.`,
-        );
-      }
-      cgroups = opened.cgroups;
-    }
-    if (this.#unsafeNoSandbox && (options.profileState !== undefined || options.saveProfile === true)) {
-      throw new ProfilesUnsupportedError(
-        "This server runs browsers without their sandbox (--unsafe-no-sandbox), where a profile's state can be neither loaded nor saved: it is unpacked and read back only inside the sandbox. No browser was started.",
-      );
-    }
+  /**
+   * Makes a browser's walls and starts its process in them: its folders (owned by its
+   * account), its egress proxy, its profile's saved state to unpack, its budget's group
+   * (the process placed in it before it runs anything). What it made is undone by
+   * `release`, and by this method itself when it fails.
+   */
+  async #startProcess(
+    options: LaunchOptions,
+    cgroups: BrowserCgroups | undefined,
+  ): Promise<{
+    child: ChildProcess;
+    group: BudgetGroup | undefined;
+    userDataDir: string;
+    downloadPath: string;
+    extensionsDir: string;
+    release: () => Promise<void>;
+  }> {
     const label = String(++this.#launches);
     const uid = this.#asRoot && !this.#unsafeNoSandbox ? this.#sandboxUids().acquire() : undefined;
     const owner = uid === undefined ? undefined : { uid, gid: uid };
@@ -284,7 +281,7 @@ export class ChromiumLauncher implements BrowserLauncher {
       if (userDataDir !== undefined) await rm(userDataDir, { recursive: true, force: true, maxRetries: 3 });
       if (uid !== undefined) this.#uids?.release(uid);
     };
-    let child;
+    let child: ChildProcess;
     try {
       group = await cgroups?.create(label);
       userDataDir = await mkdtemp(join(tmpdir(), PROFILE_PREFIX));
@@ -377,7 +374,22 @@ export class ChromiumLauncher implements BrowserLauncher {
       await release();
       throw new BrowserLaunchError(`Could not prepare the browser's sandbox: ${(error as Error).message}`, error);
     }
-    const budgetGroup = group;
+    return { child, group, userDataDir, downloadPath, extensionsDir, release };
+  }
+
+  /**
+   * Waits for a started browser to answer on its DevTools pipe; one that exits, cannot be
+   * run or does not answer in time is killed, its walls released, and the launch fails
+   * with what its stderr said last.
+   */
+  async #awaitDevTools(
+    child: ChildProcess,
+    budgetGroup: BudgetGroup | undefined,
+    downloadPath: string,
+    userDataDir: string,
+    release: () => Promise<void>,
+    options: LaunchOptions,
+  ): Promise<{ router: CdpRouter; exited: Promise<BrowserExit>; killGroup: (signal: NodeJS.Signals) => void }> {
     const exited = new Promise<BrowserExit>((resolve) =>
       child.once("exit", (code, signal) => {
         if (budgetGroup === undefined) return resolve({ code, signal });
@@ -441,6 +453,33 @@ export class ChromiumLauncher implements BrowserLauncher {
       }
       throw new BrowserLaunchError(`${what} ${why}. Set CHROMIUM_PATH to a working Chromium. Last stderr lines:\n${stderrTail.join("\n")}`, cause);
     }
+
+    return { router, exited, killGroup };
+  }
+
+  /** Starts Chromium in its sandbox with {@link CHROMIUM_FLAGS} and a fresh profile; resolves once it answers on its pipe. */
+  async launch(options: LaunchOptions): Promise<LaunchedBrowser> {
+    const sandbox = await this.checkSandbox();
+    if (!sandbox.usable) throw new BrowserLaunchError(`Browsers cannot be sandboxed here: ${sandbox.problem}.`);
+    let cgroups: BrowserCgroups | undefined;
+    if (this.#options.unsafeNoResourceLimits !== true) {
+      const opened = await this.#openCgroups();
+      if (!opened.check.usable || opened.cgroups === undefined) {
+        const problem = opened.check.usable ? "no cgroups" : opened.check.problem;
+        throw new BrowserLaunchError(
+          `Browsers cannot be given their resource budget here: ${problem}. Start the server where it may make cgroups below its own (README: "Resource budgets"), or with --unsafe-no-resource-limits.`,
+        );
+      }
+      cgroups = opened.cgroups;
+    }
+    if (this.#unsafeNoSandbox && (options.profileState !== undefined || options.saveProfile === true)) {
+      throw new ProfilesUnsupportedError(
+        "This server runs browsers without their sandbox (--unsafe-no-sandbox), where a profile's state can be neither loaded nor saved: it is unpacked and read back only inside the sandbox. No browser was started.",
+      );
+    }
+    const { child, group, userDataDir, downloadPath, extensionsDir, release } = await this.#startProcess(options, cgroups);
+    const budgetGroup = group;
+    const { router, exited, killGroup } = await this.#awaitDevTools(child, budgetGroup, downloadPath, userDataDir, release, options);
 
     // v1 kills one process at its memory limit (a renderer, mostly), and a refused fork
     // leaves Chromium unable to start a tab: either way the browser ends whole, as the
