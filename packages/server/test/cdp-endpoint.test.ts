@@ -309,6 +309,9 @@ describe("credentials, checked before the upgrade", () => {
       [{ "sec-websocket-version": "13" }, "Sec-WebSocket-Key"],
       [{ "sec-websocket-version": "13", "sec-websocket-key": "short" }, "Sec-WebSocket-Key"],
       [{ "sec-websocket-version": "12", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" }, "Sec-WebSocket-Version"],
+      // Its bytes would be read as frames, and a proxy in front may have read them as a request.
+      [{ "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "content-length": "5" }, "carries no body"],
+      [{ "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "transfer-encoding": "chunked" }, "carries no body"],
     ] as const) {
       const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
         const request = httpRequest({ host: "127.0.0.1", port, path, headers: { connection: "Upgrade", upgrade: "websocket", ...headers } });

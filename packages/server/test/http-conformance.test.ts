@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs";
-import { connect } from "node:net";
+import { connect, createConnection } from "node:net";
 import { join } from "node:path";
 import { validateError } from "@browser-service/validators";
 import { describe, expect, it } from "vitest";
@@ -209,6 +209,42 @@ describe("what the API ignores, as RFC 9110 lets it", () => {
     socket.end(later);
     await closed;
     expect(Buffer.concat(chunks).toString("utf8")).toMatch(/^HTTP\/1\.1 201 [\s\S]*"name":"body-after-the-head"/);
+  });
+});
+
+describe("a request that asks to upgrade, served as a plain one", () => {
+  it("is refused with a chunked body, which it would otherwise reach its operation without: nothing runs", async () => {
+    const before = (await t.client().projects.list()).length;
+    const chunk = '{"name":"chunked-through-h2c"}';
+    const response = await raw(
+      request(
+        "POST /org/projects HTTP/1.1",
+        [`Authorization: Bearer ${t.orgKey}`, "Content-Type: application/json", "Connection: Upgrade", "Upgrade: h2c", "Transfer-Encoding: chunked"],
+        `${chunk.length.toString(16)}\r\n${chunk}\r\n0\r\n\r\n`,
+      ),
+    );
+    expectError(response, 400, "bad_request");
+    expect((await t.client().projects.list()).length).toBe(before);
+  });
+
+  it("keeps no connection whose client never closes its side after the answer", async () => {
+    const socket = createConnection({ port: Number(new URL(t.url).port), host: "127.0.0.1", allowHalfOpen: true });
+    socket.on("error", () => undefined);
+    let answer = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => (answer += chunk));
+    const ended = new Promise((resolve) => socket.once("end", resolve));
+    const closed = new Promise((resolve) => socket.once("close", resolve));
+    socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n");
+    // The answer, then the server's FIN; this client keeps its own side open.
+    await ended;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    // Past the server's grace, its end of the connection is gone: what the client writes is
+    // refused (a reset answers the first write, the second fails on it).
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    socket.write("x");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    socket.write("y");
+    await closed;
   });
 });
 

@@ -2,13 +2,17 @@ import { IncomingMessage, type Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 
+/** How long a client may take to close its side once its answer is sent. */
+const CLOSE_GRACE_MS = 5_000;
+
 /**
  * Serves a request that asked to upgrade (Node hands every such request to the
  * `upgrade` listeners, and no longer parses its socket) as the plain request it also is,
  * so that the API ignores `Upgrade` as RFC 9110 7.8 lets it: the request, with the body
  * its `Content-Length` announces (the bytes after the head, then the socket's), goes to
- * the server's `request` listener, and the connection closes after the answer. A chunked
- * body is not decoded: the request reaches its operation without one.
+ * the server's `request` listener, and the connection closes after the answer (cut
+ * {@link CLOSE_GRACE_MS} later if the client keeps its side open). A chunked body is not
+ * decoded: the upgrade router refuses such a request before it comes here.
  */
 export function serveIgnoringUpgrade(server: Server, upgrade: IncomingMessage, socket: Duplex, head: Buffer): void {
   // The parser already ended `upgrade`'s stream; a fresh message carries the same head and the body.
@@ -55,6 +59,8 @@ export function serveIgnoringUpgrade(server: Server, upgrade: IncomingMessage, s
     socket.off("end", end);
     response.detachSocket(socket as Socket);
     socket.end();
+    // A client that never closes its side must not keep the connection: Node no longer counts it as the server's.
+    setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
   });
   server.emit("request", request, response);
 }

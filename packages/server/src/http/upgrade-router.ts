@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import { type ApiError, InternalError } from "./api-errors.js";
+import { type ApiError, BadRequestError, InternalError } from "./api-errors.js";
 import { serveIgnoringUpgrade } from "./ignored-upgrade.js";
 import { writeRawError } from "./raw-error-response.js";
 import { requestTargetError } from "./request-target.js";
@@ -63,6 +63,15 @@ export function installUpgradeRouter(app: FastifyInstance, options: UpgradeRoute
     if (claimed.length > 1) throw new Error(`The upgrade routes ${claimed.map((each) => each.name).join(" and ")} both claim ${request.method} ${path}.`);
     const [taker] = claimed;
     if (taker === undefined) {
+      // Served as a plain request, its body is read by its Content-Length only: a chunked one
+      // would reach the operation as no body at all.
+      if (request.headers["transfer-encoding"] !== undefined) {
+        refuseUpgrade(
+          socket,
+          new BadRequestError("A request that asks to upgrade is served as a plain one here, and its body must then have a Content-Length, not be chunked."),
+        );
+        return;
+      }
       plain.add(socket);
       socket.once("close", () => plain.delete(socket));
       serveIgnoringUpgrade(app.server, request, socket, head);

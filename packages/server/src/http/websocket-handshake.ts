@@ -17,6 +17,10 @@ export function handshakeError(request: IncomingMessage): ApiError | undefined {
       details: [{ code: "invalid_websocket_handshake", message }],
       headers,
     });
+  // A handshake is a GET without a body: bytes after its head would be read as frames, and a
+  // proxy in front could have read them as another request.
+  if (request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? 0) !== 0)
+    return problem("A WebSocket handshake carries no body (no Content-Length or Transfer-Encoding).");
   if (key === undefined || !WEBSOCKET_KEY.test(key.trim())) return problem("Sec-WebSocket-Key must be 16 bytes in base64 (RFC 6455).");
   // RFC 6455 4.4: the refusal names the versions the server speaks.
   if (version === undefined || !WEBSOCKET_VERSIONS.includes(version.trim()))
