@@ -42,10 +42,13 @@ function browserGroups(controller: string): string[] {
 
 const read = (path: string) => readFileSync(path, "utf8").trim();
 
-/** Arrays that outgrow any budget: in the page, or in WebAssembly memory. */
+/** Arrays that outgrow any budget: in the page, in WebAssembly memory, or in many Web Workers at once. */
 const HOGS = {
   arraybuffers: `<script>const keep = []; setInterval(() => { const b = new Uint8Array(32 << 20); b.fill(1); keep.push(b); }, 10);</script>`,
   wasm: `<script>const m = new WebAssembly.Memory({ initial: 1, maximum: 65536 }); setInterval(() => { try { m.grow(512); new Uint8Array(m.buffer).fill(1); } catch {} }, 10);</script>`,
+  workers: `<script>const body = "const keep = []; setInterval(() => { const a = new Array(1 << 20); for (let i = 0; i < a.length; i++) a[i] = i + 0.5; keep.push(a); }, 10);";
+    const url = URL.createObjectURL(new Blob([body], { type: "text/javascript" }));
+    for (let i = 0; i < 8; i++) new Worker(url);</script>`,
 } as const;
 
 const TOOLS_PAGE = `<!doctype html><title>Calm</title><script>

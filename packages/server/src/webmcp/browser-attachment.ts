@@ -18,13 +18,17 @@ export interface AttachmentDeps {
 }
 
 // Every tab at the browser level, every out-of-process iframe below a tab (or below
-// another such iframe); nothing else (workers, the browser's own UI pages).
+// another such iframe), and dedicated workers only to let them run (see below); nothing
+// else (the browser's own UI pages).
 // A new target waits until it is followed: `WebMCP.enable` replays the tools of the
 // target's own (local root) frame only, never those of frames in the same process below
 // it, so a same-origin iframe that registered before `enable` would be missing for good.
 const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true } as const;
 const TABS = [{ type: "page" }];
-const IFRAMES = [{ type: "iframe" }];
+// Dedicated workers too: Chromium holds a page's new workers while any session of it waits
+// for debuggers on start, even one whose filter leaves workers out, so each is attached
+// here only to be let run and left.
+const FRAMES_AND_WORKERS = [{ type: "iframe" }, { type: "worker" }];
 
 /**
  * One DevTools connection to a browser that follows every tab and every
@@ -218,7 +222,7 @@ export class BrowserAttachment {
    */
   async #follow(sessionId: string): Promise<void> {
     const send = (method: string, params: object = {}) => this.connection.send(method, params, sessionId);
-    await Promise.all([send("Target.setAutoAttach", { ...AUTO_ATTACH, filter: IFRAMES }), send("Page.enable")]);
+    await Promise.all([send("Target.setAutoAttach", { ...AUTO_ATTACH, filter: FRAMES_AND_WORKERS }), send("Page.enable")]);
     const { frameTree } = (await send("Page.getFrameTree")) as { frameTree: PageFrameTree };
     this.registry.applyFrameTree(sessionId, frameTree);
     await send("WebMCP.enable");
@@ -226,8 +230,10 @@ export class BrowserAttachment {
 
   /** Lets a target that waits for its debuggers run (it runs once every client that made it wait has said so). */
   #resume(sessionId: string, info: TargetInfo, waiting: boolean): void {
-    if (!waiting) return;
-    this.connection.send("Runtime.runIfWaitingForDebugger", {}, sessionId).catch((error: unknown) => this.#followFailed(info, error));
+    const resumed = waiting ? this.connection.send("Runtime.runIfWaitingForDebugger", {}, sessionId) : Promise.resolve();
+    // A worker is attached only so that it runs (see FRAMES_AND_WORKERS): its session is left at once.
+    const left = info.type === "worker" ? resumed.then(() => this.connection.send("Target.detachFromTarget", { sessionId })) : resumed;
+    left.catch((error: unknown) => this.#followFailed(info, error));
   }
 
   #followFailed(info: TargetInfo, error: unknown): void {
