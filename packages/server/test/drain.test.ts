@@ -55,6 +55,7 @@ describe("a lone server draining", () => {
     expect(await drainingGauge()).toBe("0");
     const client = clientOf(server, key);
     const browser = await client.browsers.create();
+    const connection = await client.authConnections.create({ domain: "draining.example", profile_name: "draining" });
     const pids = chromiumBrowserPids(server.child.pid);
     expect(pids.length).toBeGreaterThan(0);
     const devtools = await CdpRawClient.open(browser.cdp_ws_url);
@@ -67,6 +68,8 @@ describe("a lone server draining", () => {
     expect(await drainingGauge()).toBe("1");
     const refused = await rawCreate(server.url, key);
     expect(refused).toMatchObject({ status: 503, retryAfter: "5", body: { code: "node_draining" } });
+    // A login starts a browser too: refused alike.
+    await expect(client.authConnections.login(connection.id)).rejects.toMatchObject({ status: 503, code: "node_draining" });
     // Refused before anything started: no slot is held for it.
     expect((await client.limits.get()).concurrent_sessions_used).toBe(1);
     // The running browser goes on: its DevTools session answers, its record reads running.
