@@ -1,10 +1,10 @@
 import { once } from "node:events";
-import { createServer as createNetServer } from "node:net";
 import { createClient } from "@browser-service/client";
 import { describe, expect, it } from "vitest";
 import { CdpRawClient } from "./support/cdp-raw-client.js";
 import { type ChildServer, spawnServer } from "./support/child-server.js";
 import { chromiumBrowserPids } from "./support/chromium-processes.js";
+import { freePort } from "./support/free-port.js";
 import { freshDatabase } from "./support/postgres.js";
 import { storedRows } from "./support/stored-rows.js";
 import { tempDataDir } from "./support/test-server.js";
@@ -136,14 +136,6 @@ describe("a lone server draining", () => {
     expect(server.stdout()).not.toContain("Draining");
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A node on `database`, reached by the others at its own address. */
 async function node(database: string, id: string, extra: string[] = []): Promise<ChildServer> {

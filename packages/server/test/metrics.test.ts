@@ -1,26 +1,19 @@
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { PageServer } from "@browser-service/test-pages";
 import { describe, expect, it } from "vitest";
 import { METRICS_MAX_CONNECTIONS, ServerMetrics } from "../src/app/server-metrics.js";
 import { parseCommand } from "../src/index.js";
 import { CdpRawClient } from "./support/cdp-raw-client.js";
 import { spawnServer } from "./support/child-server.js";
+import { freePort } from "./support/free-port.js";
 import { startTestServer, tempDataDir } from "./support/test-server.js";
 import { TrackingLauncher } from "./support/tracking-launcher.js";
 import { waitForTools } from "./support/webmcp-driver.js";
 
 // The numbers an operator scrapes, on a listener of their own: they move over one
 // browser's life, and say nothing of any tenant.
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The samples of a Prometheus text exposition, by name and labels (`name{a="b"}`). */
 async function scrape(url: string): Promise<Map<string, number>> {

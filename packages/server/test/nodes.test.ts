@@ -12,6 +12,7 @@ import { PEER_CHANNEL_PATH } from "../src/nodes/peer-calls.js";
 import { PeerChannel } from "../src/nodes/peer-channel.js";
 import { type ChildServer, SERVER_BIN, spawnServer } from "./support/child-server.js";
 import { chromiumBrowserPids } from "./support/chromium-processes.js";
+import { freePort } from "./support/free-port.js";
 import { freshDatabase } from "./support/postgres.js";
 import { storedRows } from "./support/stored-rows.js";
 import { tempDataDir } from "./support/test-server.js";
@@ -46,14 +47,6 @@ const asNode = (nodeId: string, secret = SECRET) => new PeerAuth({ secret, nodeI
 const LEASE_SEC = 2;
 /** The key that seals stored credentials: every node of a database needs the same one. */
 const SECRETS_KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7";
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Node {
   id: string;
