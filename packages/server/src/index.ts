@@ -13,7 +13,14 @@ export type { FirstStart } from "./app/first-start.js";
 export { KeyIssueError } from "./app/issue-key.js";
 export { type BrowserServiceServer, type CreateServerOptions, createServer, DEFAULT_LIVE_VIEW_LIMITS } from "./app/server.js";
 export type { Credential, IssuedKey } from "./auth/api-key-store.js";
-export { type BrowserExit, BrowserLaunchError, type BrowserLauncher, type LaunchedBrowser, type LaunchOptions } from "./browsers/browser-launcher.js";
+export {
+  type BrowserExit,
+  BrowserLaunchError,
+  type BrowserLauncher,
+  type LaunchedBrowser,
+  type LaunchOptions,
+  ProfileTooLargeError,
+} from "./browsers/browser-launcher.js";
 export { CHROMIUM_FLAGS, ChromiumLauncher, type ChromiumLauncherOptions } from "./browsers/chromium-launcher.js";
 export type { WarmPoolStats } from "./browsers/warm-pool.js";
 export { CdpPipe, type CdpPipeOptions, type OversizedMessage } from "./cdp/cdp-pipe.js";
@@ -42,7 +49,7 @@ export type { LiveViewLimits } from "./live-view/live-view-limits.js";
 export { NodeIdInUseError } from "./nodes/cluster.js";
 export type { Organization } from "./organization/organization-store.js";
 export type { ProjectRow } from "./projects/project-store.js";
-export { type CgroupCheck, DEFAULT_RESOURCE_BUDGET, type ResourceBudget } from "./sandbox/browser-cgroups.js";
+export { type CgroupCheck, type CgroupView, DEFAULT_RESOURCE_BUDGET, type OverBudget, type ResourceBudget } from "./sandbox/browser-cgroups.js";
 export { checkSandbox, type SandboxCheck } from "./sandbox/sandbox-check.js";
 export { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "./sandbox/sandbox-command.js";
 export { DEFAULT_SANDBOX_UID_BASE, SandboxUids, SandboxUidsExhaustedError } from "./sandbox/sandbox-uids.js";

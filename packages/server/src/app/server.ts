@@ -120,7 +120,7 @@ export interface CreateServerOptions {
    * `secrets.key`, created at the first start.
    */
   secretsKey?: string;
-  /** The most a profile's saved state may hold, in bytes. Default {@link DEFAULT_PROFILE_STATE_BYTES} (64 MiB). */
+  /** The most a profile's saved state may hold, in bytes. Default 64 MiB (`--profile-state-mib`). */
   profileStateBytes?: number;
   /** Seconds a login flow of an auth connection may run, from its start to `flow_expires_at`. Default {@link DEFAULT_CONFIG}'s (600). */
   authFlowSeconds?: number;

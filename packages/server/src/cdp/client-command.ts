@@ -1,5 +1,5 @@
 /**
- * A client's DevTools command as {@link parseClientCommand} checked it. These four members
+ * A client's DevTools command as `parseClientCommand` checked it. These four members
  * are all the router reads of a client's message: the browser receives a command written
  * anew from them, never the client's object.
  */
@@ -28,7 +28,7 @@ export interface CommandProblem {
   sessionId?: string;
 }
 
-/** What {@link parseClientCommand} made of a message: a command, or why it is none. */
+/** What `parseClientCommand` made of a message: a command, or why it is none. */
 export type ParsedCommand = { ok: true; command: ClientCommand } | CommandProblem;
 
 // What a session id the router echoes back may be: Chromium's are 32 hexadecimal digits.
