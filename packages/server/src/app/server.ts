@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { limits } from "@browser-service/types";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { IssuedKey } from "../auth/api-key-store.js";
@@ -731,16 +732,10 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       };
       const until = Date.now() + seconds * 1000;
       while (left() > 0 && Date.now() < until && signal?.aborted !== true) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(DRAIN_POLL_MS, Math.max(0, until - Date.now())));
-          signal?.addEventListener(
-            "abort",
-            () => {
-              clearTimeout(timer);
-              resolve();
-            },
-            { once: true },
-          );
+        // Each wait takes its abort listener away when it ends: a long drain adds none up.
+        await sleep(Math.min(DRAIN_POLL_MS, Math.max(0, until - Date.now())), undefined, signal === undefined ? {} : { signal }).catch((error: unknown) => {
+          // Aborted: the drain is cut short, which the loop's condition sees.
+          if ((error as Error).name !== "AbortError") throw error;
         });
       }
       return left();
