@@ -16,6 +16,7 @@ const RUNS = [
   ["client-bundle.mjs"],
   ["validators.mjs"],
   ["server.mjs", "--requests", "200"],
+  ["stores.mjs", "--calls", "200", "--rounds", "1"],
   ["rate-limit.mjs", "--seconds", "1"],
   ["cdp.mjs", "--evals", "50", "--shots", "2", "--rounds", "1"],
   ["browsers.mjs", "--creates", "2", "--rounds", "1", "--seconds", "1"],

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 // @ts-expect-error -- a plain ES module of the repository's tools, without type declarations.
 import { startPostgresCluster } from "../../../tools/repo/postgres-cluster.mjs";
 import { initializeOrganization } from "../src/app/first-start.js";
@@ -258,6 +258,39 @@ describe("servers sharing one PostgreSQL database", () => {
 });
 
 describe("a server on PostgreSQL", () => {
+  it("matches a list's query as SQLite does, whatever the database's locale: the Kelvin sign is no k", async () => {
+    const postgres = inject("postgres");
+    if ("unavailable" in postgres) throw new Error(`This test needs PostgreSQL: ${postgres.unavailable}`);
+    const name = `t_locale_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: postgres.adminUrl });
+    await admin.connect();
+    try {
+      // A locale that folds beyond ASCII: its lower() of "K" (U+212A) is "k".
+      await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C.utf8'`);
+    } finally {
+      await admin.end();
+    }
+    const stores = await node(postgres.adminUrl.replace(/\/postgres\?/, `/${name}?`), "a");
+    const first = await initializeOrganization(stores);
+    const projectId = first?.project.id as string;
+    const now = new Date().toISOString();
+    for (const profileName of ["k", "Kilo", "İstanbul"]) {
+      await stores.profiles.insert(projectId, {
+        id: `profile_${profileName.length}${profileName.charCodeAt(0)}`,
+        name: profileName,
+        created_at: now,
+        updated_at: now,
+        last_used_at: null,
+        size_bytes: 0,
+        last_save_error: null,
+      });
+    }
+    const names = async (query: string) => (await stores.profiles.list(projectId, { offset: 0, limit: 10, query })).items.map((profile) => profile.name);
+    expect(await names("\u212a")).toEqual([]);
+    expect(await names("K")).toEqual(["k", "Kilo"]);
+    expect(await names("i\u0307")).toEqual([]);
+  });
+
   it("refuses a database it cannot reach with storage_unavailable, leaving its data directory free", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "browser-service-pg-down-"));
     try {

@@ -1,6 +1,6 @@
 import { RateLimitError } from "@browser-service/client";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { SqliteApiKeyStore } from "../src/auth/sqlite-api-key-store.js";
+import { SqlApiKeyStore } from "../src/auth/sql-api-key-store.js";
 import { RateLimitedError } from "../src/http/api-errors.js";
 import { clientAddressKey, RateLimits, TokenBuckets } from "../src/http/rate-limiter.js";
 import { ConfigError, DEFAULT_CONFIG, HELP_TEXT, parseCommand } from "../src/index.js";
@@ -169,12 +169,13 @@ describe("rate limits of the HTTP API (in process, on a fake clock)", () => {
   });
 
   it("counts failed authentications per address, then refuses every credential from that address before reading it or the body", async () => {
-    const authenticate = vi.spyOn(SqliteApiKeyStore.prototype, "authenticate");
+    const authenticate = vi.spyOn(SqlApiKeyStore.prototype, "authenticate");
     const attacker = "203.0.113.7";
     const MALFORMED = { authorization: "Basic Zm9vOmJhcg==" };
     expect((await get(WRONG_KEY, attacker)).statusCode).toBe(401);
     expect((await get(MALFORMED, attacker)).statusCode).toBe(401); // a malformed credential counts too
     const lookups = authenticate.mock.calls.length;
+    expect(lookups).toBe(1); // the wrong key was looked up; the malformed credential was not
 
     for (const headers of [WRONG_KEY, MALFORMED, bearer(t.orgKey)]) {
       const refused = await get(headers, attacker);

@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { SqliteApiKeyStore } from "../src/auth/sqlite-api-key-store.js";
+import type { ApiKeyStore } from "../src/auth/api-key-store.js";
+import { SqlApiKeyStore } from "../src/auth/sql-api-key-store.js";
 import { dataDirLayout } from "../src/storage/data-dir.js";
 import { SqliteDatabase } from "../src/storage/database.js";
 import { applyMigrations } from "../src/storage/migrations.js";
+import { sqliteStore } from "../src/storage/program-runners.js";
 import { RememberedReads } from "../src/storage/remembered-reads.js";
 import type { SqlParams } from "../src/storage/sql-values.js";
 import { startTestServer, type TestServer } from "./support/test-server.js";
@@ -72,7 +74,7 @@ describe("remembered reads", () => {
     const db = SqliteDatabase.open(dataDirLayout(dir).databaseFile);
     try {
       applyMigrations(db);
-      const apiKeys = new SqliteApiKeyStore(db);
+      const apiKeys = sqliteStore<ApiKeyStore>(new SqlApiKeyStore({ dialect: "sqlite" }), db);
       db.run("INSERT INTO organizations (id, default_project_id, created_at) VALUES ('org_1', '', '2026-01-01T00:00:00.000Z')");
       const key = db.transaction(() => apiKeys.insert("org_1", null));
       expect(apiKeys.authenticate(key.secret)?.keyId).toBe(key.keyId);

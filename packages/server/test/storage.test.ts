@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteDatabase, StorageError } from "../src/storage/database.js";
-import { applyMigrations, MigrationError, readMigrations } from "../src/storage/migrations.js";
+import { adoptedHistory, applyMigrations, MIGRATIONS_DIR, MigrationError, readMigrations } from "../src/storage/migrations.js";
 import { startTestServer, tempDataDir } from "./support/test-server.js";
 
 const dirs: string[] = [];
@@ -95,6 +95,86 @@ describe("migrations", () => {
       expect(applyMigrations(db, readMigrations(dir))).toEqual([2]);
     } finally {
       db.close();
+    }
+  });
+
+  it("keeps one history for both databases: each step under one number, in a shared form or one per dialect", () => {
+    const sqlite = readMigrations(MIGRATIONS_DIR, "sqlite");
+    const postgres = readMigrations(MIGRATIONS_DIR, "postgres");
+    expect(postgres.map(({ version, name }) => [version, name])).toEqual(sqlite.map(({ version, name }) => [version, name]));
+    // A step of one dialect only is recorded with nothing to run on the other.
+    expect(sqlite.find((step) => step.name === "nodes")?.sql).toBe("");
+    expect(postgres.find((step) => step.name === "nodes")?.sql).toMatch(/CREATE TABLE nodes/);
+    expect(postgres.find((step) => step.name === "browser_cdp_token")?.sql).toBe("");
+
+    const dir = scratch();
+    writeFileSync(join(dir, "0001_a.sql"), "SELECT 1;");
+    writeFileSync(join(dir, "0001_a.sqlite.sql"), "SELECT 2;");
+    expect(() => readMigrations(dir)).toThrow(/both a shared form and a dialect's form/);
+    rmSync(join(dir, "0001_a.sql"));
+    writeFileSync(join(dir, "0001_b.postgres.sql"), "SELECT 3;");
+    expect(() => readMigrations(dir)).toThrow(/two names/);
+  });
+
+  it("adopts a database recorded under the separate histories the two databases had before, losing nothing", () => {
+    const db = SqliteDatabase.open(join(scratch(), "old.sqlite"));
+    try {
+      const all = readMigrations();
+      applyMigrations(db);
+      db.run("CREATE TABLE kept (v TEXT)");
+      db.run("INSERT INTO kept (v) VALUES ('Kept')");
+      // SQLite's own numbering before the merge: its eleven steps, numbered 1 to 11.
+      const sqliteSteps = all.filter((step) => step.sql !== "");
+      db.transaction(() => {
+        db.run("DELETE FROM schema_migrations");
+        sqliteSteps.forEach((step, index) => db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 'then')", [index + 1, step.name]));
+      });
+      // Only the steps SQLite has nothing to do for are new; nothing is run twice (a second
+      // ALTER TABLE ... ADD COLUMN would fail).
+      expect(applyMigrations(db)).toEqual(all.filter((step) => step.sql === "").map((step) => step.version));
+      expect(db.all<{ version: number; name: string }>("SELECT version, name FROM schema_migrations ORDER BY version")).toEqual(
+        all.map(({ version, name }) => ({ version, name })),
+      );
+      expect(db.get("SELECT v FROM kept")).toEqual({ v: "Kept" });
+      expect(applyMigrations(db)).toEqual([]);
+    } finally {
+      db.close();
+    }
+    // PostgreSQL's numbering before the merge maps by name just as well.
+    const postgres = readMigrations(MIGRATIONS_DIR, "postgres");
+    const oldPg = postgres.filter((step) => step.sql !== "").map((step, index) => ({ version: index + 1, name: step.name }));
+    expect(adoptedHistory(oldPg, postgres)).toEqual(postgres.filter((step) => step.sql !== "").map(({ version, name }) => ({ version, name })));
+    expect(
+      adoptedHistory(
+        postgres.map(({ version, name }) => ({ version, name })),
+        postgres,
+      ),
+    ).toBeUndefined();
+  });
+
+  it("refuses, changing nothing, a database that records a step this history does not know or one step twice", () => {
+    const all = readMigrations();
+    for (const [i, recorded] of [
+      // Another build's step where this history has another: taken for it, its schema would lack what the server expects.
+      [...all.slice(0, 6).map(({ version, name }) => ({ version, name })), { version: 7, name: "browser_timeout_v2" }],
+      [
+        { version: 1, name: "init" },
+        { version: 2, name: "init" },
+      ],
+    ].entries()) {
+      const db = SqliteDatabase.open(join(scratch(), `foreign-${i}.sqlite`));
+      try {
+        applyMigrations(db, all.slice(0, 6));
+        db.transaction(() => {
+          db.run("DELETE FROM schema_migrations");
+          for (const row of recorded) db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 'then')", [row.version, row.name]);
+        });
+        expect(() => applyMigrations(db)).toThrow(i === 0 ? /step 7 "browser_timeout_v2", which is not in this server's history/ : /records step "init" twice/);
+        expect(db.all("SELECT version, name FROM schema_migrations ORDER BY version")).toEqual(recorded);
+        expect(db.get("SELECT 1 AS found FROM pragma_table_info('browsers') WHERE name = 'timeout_seconds'")).toBeUndefined();
+      } finally {
+        db.close();
+      }
     }
   });
 

@@ -24,10 +24,11 @@ import { installResponseCheck, type ResponseCheckOptions } from "../http/respons
 import { Cluster, DEFAULT_LEASE_TTL_MS } from "../nodes/cluster.js";
 import { logProofRefusals, MIN_NODE_SECRET_LENGTH, PeerAuth, type ProofRefusal } from "../nodes/peer-auth.js";
 import { PeerCalls } from "../nodes/peer-calls.js";
-import { DEFAULT_CONFIG, isAdvertiseUrl, isPostgresUrl, NODE_ID_PATTERN } from "./config.js";
+import { DEFAULT_CONFIG, isAdvertiseUrl } from "./config.js";
 import { issueApiKey } from "./issue-key.js";
 import { answerKeyRequests } from "./key-requests.js";
 import { loadFixtures } from "./load-fixtures.js";
+import { checkServerOptions } from "./settings.js";
 import "../http/fastify-augment.js";
 import type { CdpEndpointLimits } from "../cdp/client-limits.js";
 import { BrowserUrls, ownOrigins } from "../cdp/public-url.js";
@@ -332,6 +333,8 @@ function checkedClusterOptions(options: CreateServerOptions): NonNullable<Create
  * recovers from an unclean exit, and registers every operation of the spec.
  */
 export async function createServer(options: CreateServerOptions): Promise<BrowserServiceServer> {
+  // Every option that is a setting, by the setting's own rule; nothing is opened yet.
+  checkServerOptions(options);
   let url: string | undefined;
   // Checked before anything is opened, so a bad URL leaves nothing behind.
   const browserUrls = new BrowserUrls(
@@ -348,7 +351,6 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
   const browserOfConnection = options.rateLimits?.browserOfConnection ?? launcher.browserOfConnection?.bind(launcher);
   const clusterOptions = checkedClusterOptions(options);
   const nodeId = options.nodeId ?? DEFAULT_CONFIG.nodeId;
-  if (!NODE_ID_PATTERN.test(nodeId)) throw new RangeError(`nodeId must be 1 to 64 letters, digits, ".", "_" or "-"; received "${nodeId}".`);
   const peer =
     clusterOptions.secret === undefined
       ? undefined
@@ -371,15 +373,11 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     ...(peer === undefined ? {} : { declaredClient: (request: IncomingMessage) => cluster?.verifiedPeer(request)?.client }),
   });
   const minFreeMemoryMib = options.minFreeMemoryMib ?? 0;
-  if (!Number.isSafeInteger(minFreeMemoryMib) || minFreeMemoryMib < 0)
-    throw new RangeError(`minFreeMemoryMib must be a non-negative integer; received ${minFreeMemoryMib}.`);
   const warmBrowsers = options.warmBrowsers ?? 0;
-  if (!Number.isSafeInteger(warmBrowsers) || warmBrowsers < 0) throw new RangeError(`warmBrowsers must be a non-negative integer; received ${warmBrowsers}.`);
   const titleMaxAgeMs = options.webmcpTitleMaxAgeMs ?? TITLE_MAX_AGE_MS;
   if (!Number.isSafeInteger(titleMaxAgeMs) || titleMaxAgeMs < 0 || titleMaxAgeMs > TITLE_MAX_AGE_MS) {
     throw new RangeError(`webmcpTitleMaxAgeMs must be an integer from 0 to ${TITLE_MAX_AGE_MS}; received ${titleMaxAgeMs}.`);
   }
-  if (options.database !== undefined && !isPostgresUrl(options.database)) throw new RangeError("database must be a postgres:// or postgresql:// URL.");
   const releaseDataDir = claimDataDir(layout);
   let stores;
   // Set once the log exists; an idle connection's error before that has no request to fail.

@@ -127,6 +127,11 @@ export class ConfigError extends Error {
 /** How a setting's text becomes its value; `range` and `unit` say what `--help` and the README show. */
 interface Parser<T> {
   read(raw: string, name: string): T;
+  /**
+   * The same rule for a value an embedder passes to `createServer` (`name` is the option's
+   * path): throws a `RangeError` that says what is expected. Absent: any value of the type.
+   */
+  check?(value: unknown, name: string): void;
   /** The accepted values, as `--help` shows them (`1 to 1000`). */
   range?: string;
   /** What one of the values counts (a MiB), so a default in bytes shows in the flag's unit. */
@@ -142,12 +147,20 @@ function integer(name: string, raw: string, min: number, max: number): number {
   return Number(raw);
 }
 
-/** A whole number from `min` to `max`, of `unit`s. */
-const count = (min: number, max: number, unit = 1): Parser<number> => ({
+/** A whole number from `min` to `max` (`unit`s on the command line; an option counts single units, up to the same most). */
+const count = (min: number, max: number, unit = 1, least = min * unit): Parser<number> => ({
   read: (raw, name) => integer(name, raw, min, max) * unit,
+  check(value, name) {
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < least || value > max * unit) {
+      throw new RangeError(`${name} must be an integer from ${least} to ${max * unit}; received ${String(value)}.`);
+    }
+  },
   range: `${min} to ${max}`,
   unit,
 });
+
+/** A size in bytes: whole MiB on the command line, from `minMib`; an option may be any number of bytes from 1. */
+const mebibytes = (minMib: number, maxMib: number): Parser<number> => count(minMib, maxMib, MIB, 1);
 
 /** Any text, as given. */
 const TEXT: Parser<string> = { read: (raw) => raw };
@@ -196,12 +209,20 @@ const postgresUrl: Parser<string> = {
     if (!isPostgresUrl(raw)) throw new ConfigError(`${name} must be a postgres:// or postgresql:// URL; received a value that is not one.`);
     return raw;
   },
+  check(value, name) {
+    if (typeof value !== "string" || !isPostgresUrl(value)) throw new RangeError(`${name} must be a postgres:// or postgresql:// URL.`);
+  },
 };
 
 const nodeIdText: Parser<string> = {
   read(raw, name) {
     if (!NODE_ID_PATTERN.test(raw)) throw new ConfigError(`${name} must be 1 to 64 letters, digits, ".", "_" or "-"; received "${raw}".`);
     return raw;
+  },
+  check(value, name) {
+    if (typeof value !== "string" || !NODE_ID_PATTERN.test(value)) {
+      throw new RangeError(`${name} must be 1 to 64 letters, digits, ".", "_" or "-"; received "${String(value)}".`);
+    }
   },
 };
 
@@ -286,6 +307,11 @@ export interface Setting<K extends keyof ServerConfig> {
   help: string;
   /** The README's line (Markdown). */
   doc: string;
+  /**
+   * Where `createServer` takes the same setting (`cdpLimits.maxClients`), when it takes it
+   * in the same unit: {@link checkServerOptions} checks it there by this setting's rule.
+   */
+  option?: string;
 }
 
 /** Any one setting. */
@@ -297,6 +323,7 @@ const setting = <K extends keyof ServerConfig>(declared: Setting<K>): Setting<K>
 export const SETTINGS = [
   setting({
     key: "port",
+    option: "port",
     flag: "port",
     arg: "<n>",
     env: "BROWSER_SERVICE_PORT",
@@ -328,6 +355,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "database",
+    option: "database",
     flag: "database",
     arg: "<url>",
     env: "BROWSER_SERVICE_DATABASE_URL",
@@ -339,6 +367,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "nodeId",
+    option: "nodeId",
     flag: "node-id",
     arg: "<name>",
     env: "BROWSER_SERVICE_NODE_ID",
@@ -411,6 +440,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "planLimit",
+    option: "planLimit",
     flag: "plan-limit",
     arg: "<n>",
     env: "BROWSER_SERVICE_PLAN_LIMIT",
@@ -451,6 +481,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "cdpMaxClients",
+    option: "cdpLimits.maxClients",
     flag: "cdp-max-clients",
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_MAX_CLIENTS",
@@ -461,26 +492,29 @@ export const SETTINGS = [
   }),
   setting({
     key: "cdpMaxMessageBytes",
+    option: "cdpLimits.maxMessageBytes",
     flag: "cdp-max-message-mib",
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_MAX_MESSAGE_MIB",
     default: 16 * MIB,
-    parse: count(1, 1024, MIB),
+    parse: mebibytes(1, 1024),
     help: "largest DevTools message a client may send",
     doc: "The largest DevTools message a client may send.",
   }),
   setting({
     key: "cdpMaxBufferedBytes",
+    option: "cdpLimits.maxBufferedBytes",
     flag: "cdp-max-buffer-mib",
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_MAX_BUFFER_MIB",
     default: 64 * MIB,
-    parse: count(1, 4096, MIB),
+    parse: mebibytes(1, 4096),
     help: "output queued for a slow DevTools client before it is disconnected",
     doc: "Output queued for a DevTools client that does not read, before it is disconnected.",
   }),
   setting({
     key: "cdpMessageRate",
+    option: "cdpLimits.messageRate",
     flag: "cdp-message-rate",
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_MESSAGE_RATE",
@@ -491,6 +525,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "cdpByteRate",
+    option: "cdpLimits.byteRate",
     flag: "cdp-byte-rate-mib",
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_BYTE_RATE_MIB",
@@ -501,6 +536,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "cdpProjectMessageRate",
+    option: "cdpLimits.projectMessageRate",
     flag: "cdp-project-message-rate",
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_PROJECT_MESSAGE_RATE",
@@ -511,6 +547,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "cdpProjectByteRate",
+    option: "cdpLimits.projectByteRate",
     flag: "cdp-project-byte-rate-mib",
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_PROJECT_BYTE_RATE_MIB",
@@ -521,6 +558,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "cdpMaxPending",
+    option: "cdpLimits.maxPending",
     flag: "cdp-max-pending",
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_MAX_PENDING",
@@ -531,6 +569,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "liveViewMaxViewers",
+    option: "liveView.maxViewers",
     flag: "live-view-max-viewers",
     arg: "<n>",
     env: "BROWSER_SERVICE_LIVE_VIEW_MAX_VIEWERS",
@@ -570,16 +609,18 @@ export const SETTINGS = [
   }),
   setting({
     key: "profileStateBytes",
+    option: "profileStateBytes",
     flag: "profile-state-mib",
     arg: "<n>",
     env: "BROWSER_SERVICE_PROFILE_STATE_MIB",
     default: DEFAULT_PROFILE_STATE_BYTES,
-    parse: count(1, 1024, MIB),
+    parse: mebibytes(1, 1024),
     help: "most a profile's saved state may hold; a browser's state past it is not saved, the profile kept",
     doc: "The most a profile's saved state holds (1 to 1024); a browser whose state is larger saves nothing. See [Profiles](#profiles).",
   }),
   setting({
     key: "authFlowSeconds",
+    option: "authFlowSeconds",
     flag: "auth-flow-seconds",
     arg: "<n>",
     env: "BROWSER_SERVICE_AUTH_FLOW_SECONDS",
@@ -590,6 +631,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "authCheckSeconds",
+    option: "authCheckSeconds",
     flag: "auth-check-seconds",
     arg: "<n>",
     env: "BROWSER_SERVICE_AUTH_CHECK_SECONDS",
@@ -670,6 +712,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "bodyIdleTimeoutSec",
+    option: "bodyIdleTimeoutSec",
     flag: "body-idle-timeout-sec",
     arg: "<n>",
     env: "BROWSER_SERVICE_BODY_IDLE_TIMEOUT_SEC",
@@ -680,6 +723,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "rateLimit",
+    option: "rateLimits.perKey.rate",
     flag: "rate-limit",
     arg: "<n>",
     env: "BROWSER_SERVICE_RATE_LIMIT",
@@ -690,6 +734,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "rateLimitBurst",
+    option: "rateLimits.perKey.burst",
     flag: "rate-limit-burst",
     arg: "<n>",
     env: "BROWSER_SERVICE_RATE_LIMIT_BURST",
@@ -700,6 +745,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "authFailureLimit",
+    option: "rateLimits.authFailuresPerAddress.rate",
     flag: "auth-failure-limit",
     arg: "<n>",
     env: "BROWSER_SERVICE_AUTH_FAILURE_LIMIT",
@@ -710,6 +756,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "authFailureBurst",
+    option: "rateLimits.authFailuresPerAddress.burst",
     flag: "auth-failure-burst",
     arg: "<n>",
     env: "BROWSER_SERVICE_AUTH_FAILURE_BURST",
@@ -720,6 +767,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "maxClientConnections",
+    option: "maxClientConnections",
     flag: "max-client-connections",
     arg: "<n>",
     env: "BROWSER_SERVICE_MAX_CLIENT_CONNECTIONS",
@@ -741,6 +789,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "warmBrowsers",
+    option: "warmBrowsers",
     flag: "warm-browsers",
     arg: "<n>",
     env: "BROWSER_SERVICE_WARM_BROWSERS",
@@ -751,6 +800,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "minFreeMemoryMib",
+    option: "minFreeMemoryMib",
     flag: "min-free-memory-mib",
     arg: "<n>",
     env: "BROWSER_SERVICE_MIN_FREE_MEMORY_MIB",
@@ -761,6 +811,7 @@ export const SETTINGS = [
   }),
   setting({
     key: "metricsPort",
+    option: "metrics.port",
     flag: "metrics-port",
     arg: "<n>",
     env: "BROWSER_SERVICE_METRICS_PORT",
@@ -796,6 +847,20 @@ export const SETTINGS = [
 type Unset = Exclude<keyof ServerConfig, (typeof SETTINGS)[number]["key"]>;
 const everyFieldSet: [Unset] extends [never] ? true : Unset = true;
 void everyFieldSet;
+
+/**
+ * Checks the options an embedder passes to `createServer` by the same rules as the
+ * command line's (each setting's {@link Setting.option}): a value out of its setting's
+ * range throws a `RangeError` naming the option, before anything is opened.
+ */
+export function checkServerOptions(options: object): void {
+  for (const each of SETTINGS as readonly AnySetting[]) {
+    if (each.option === undefined || each.parse.check === undefined) continue;
+    let value: unknown = options;
+    for (const part of each.option.split(".")) value = value === undefined || value === null ? undefined : (value as Record<string, unknown>)[part];
+    if (value !== undefined) each.parse.check(value, each.option);
+  }
+}
 
 /** The defaults of {@link ServerConfig}. */
 export const DEFAULT_CONFIG: ServerConfig = Object.fromEntries(SETTINGS.map((each) => [each.key, each.default])) as unknown as ServerConfig;

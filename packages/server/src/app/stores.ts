@@ -1,41 +1,35 @@
 import type { ApiKeyStore } from "../auth/api-key-store.js";
-import { PgApiKeyStore } from "../auth/pg-api-key-store.js";
-import { SqliteApiKeyStore } from "../auth/sqlite-api-key-store.js";
+import { SqlApiKeyStore } from "../auth/sql-api-key-store.js";
 import type { AuthConnectionStore } from "../auth-connections/auth-connection-store.js";
-import { PgAuthConnectionStore } from "../auth-connections/pg-auth-connection-store.js";
-import { SqliteAuthConnectionStore } from "../auth-connections/sqlite-auth-connection-store.js";
+import { SqlAuthConnectionStore } from "../auth-connections/sql-auth-connection-store.js";
 import type { BrowserStore } from "../browsers/browser-store.js";
-import { PgBrowserStore } from "../browsers/pg-browser-store.js";
-import { SqliteBrowserStore } from "../browsers/sqlite-browser-store.js";
+import { abandonBrowsers, SqlBrowserStore } from "../browsers/sql-browser-store.js";
 import type { CredentialStore } from "../credentials/credential-store.js";
-import { PgCredentialStore } from "../credentials/pg-credential-store.js";
-import { SqliteCredentialStore } from "../credentials/sqlite-credential-store.js";
+import { SqlCredentialStore } from "../credentials/sql-credential-store.js";
 import type { ExtensionStore } from "../extensions/extension-store.js";
-import { PgExtensionStore } from "../extensions/pg-extension-store.js";
-import { SqliteExtensionStore } from "../extensions/sqlite-extension-store.js";
-import { PgPoolReservationStore } from "../limits/pg-pool-reservation-store.js";
-import { PgUsageStore } from "../limits/pg-usage-store.js";
+import { SqlExtensionStore } from "../extensions/sql-extension-store.js";
 import type { PoolReservationStore } from "../limits/pool-reservation-store.js";
-import { SqlitePoolReservationStore } from "../limits/sqlite-pool-reservation-store.js";
-import { SqliteUsageStore } from "../limits/sqlite-usage-store.js";
+import { SqlPoolReservationStore } from "../limits/sql-pool-reservation-store.js";
+import { SqlUsageStore } from "../limits/sql-usage-store.js";
 import type { UsageStore } from "../limits/usage-store.js";
 import { PgNodeStore } from "../nodes/pg-node-store.js";
 import type { OrganizationStore } from "../organization/organization-store.js";
-import { PgOrganizationStore } from "../organization/pg-organization-store.js";
-import { SqliteOrganizationStore } from "../organization/sqlite-organization-store.js";
-import { PgProfileStore } from "../profiles/pg-profile-store.js";
+import { SqlOrganizationStore } from "../organization/sql-organization-store.js";
 import type { ProfileStore } from "../profiles/profile-store.js";
-import { SqliteProfileStore } from "../profiles/sqlite-profile-store.js";
-import { PgProjectStore } from "../projects/pg-project-store.js";
+import { SqlProfileStore } from "../profiles/sql-profile-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
-import { SqliteProjectStore } from "../projects/sqlite-project-store.js";
+import { SqlProjectStore } from "../projects/sql-project-store.js";
 import type { Stores } from "../routes/api-deps.js";
 import { type DataDirLayout, ensureDataDir } from "../storage/data-dir.js";
 import { SqliteDatabase } from "../storage/database.js";
 import { applyMigrations } from "../storage/migrations.js";
 import { PgDatabase } from "../storage/pg-database.js";
 import { applyPgMigrations } from "../storage/pg-migrations.js";
+import { pgStore, sqliteStore } from "../storage/program-runners.js";
 import { UnitOfWorkGate } from "../storage/unit-of-work-gate.js";
+
+const SQLITE = { dialect: "sqlite" } as const;
+const POSTGRES = { dialect: "postgres" } as const;
 
 /** Where the control plane is stored: the data directory's SQLite file (the default) or a PostgreSQL database. */
 export interface StoreLocation {
@@ -76,20 +70,20 @@ export async function openPgStores(layout: DataDirLayout, location: StoreLocatio
     await db.close();
     throw error;
   }
-  const usage = new PgUsageStore(db);
+  const usage = new SqlUsageStore();
   return {
     layout,
-    organizations: new PgOrganizationStore(db),
-    projects: new PgProjectStore(db),
-    apiKeys: new PgApiKeyStore(db),
-    usage,
-    browsers: new PgBrowserStore(db, usage, location.nodeId),
-    extensions: new PgExtensionStore(db, layout.extensionsDir),
-    credentials: new PgCredentialStore(db),
-    profiles: new PgProfileStore(db),
-    authConnections: new PgAuthConnectionStore(db),
-    poolReservations: new PgPoolReservationStore(db),
-    nodes: new PgNodeStore(db),
+    organizations: pgStore<OrganizationStore>(new SqlOrganizationStore(POSTGRES), db),
+    projects: pgStore<ProjectStore>(new SqlProjectStore(POSTGRES), db),
+    apiKeys: pgStore<ApiKeyStore>(new SqlApiKeyStore(POSTGRES), db),
+    usage: pgStore<UsageStore>(usage, db),
+    browsers: pgStore<BrowserStore>(new SqlBrowserStore({ ...POSTGRES, nodeId: location.nodeId }, usage), db),
+    extensions: pgStore<ExtensionStore>(new SqlExtensionStore(POSTGRES, layout.extensionsDir), db),
+    credentials: pgStore<CredentialStore>(new SqlCredentialStore(POSTGRES), db),
+    profiles: pgStore<ProfileStore>(new SqlProfileStore(POSTGRES), db),
+    authConnections: pgStore<AuthConnectionStore>(new SqlAuthConnectionStore(POSTGRES), db),
+    poolReservations: pgStore<PoolReservationStore>(new SqlPoolReservationStore(), db),
+    nodes: new PgNodeStore(db, abandonBrowsers),
     unitOfWork: (work) => db.unitOfWork(work),
     // A commit returned is on the database server's disk (synchronous_commit on).
     durable: () => undefined,
@@ -113,19 +107,19 @@ export function openSqliteStores(layout: DataDirLayout): Stores {
     throw error;
   }
   const gate = new UnitOfWorkGate(db.transactionSteps);
-  const usage = new SqliteUsageStore(db);
+  const usage = new SqlUsageStore();
   return {
     layout,
-    organizations: gate.wrap<OrganizationStore>(new SqliteOrganizationStore(db)),
-    projects: gate.wrap<ProjectStore>(new SqliteProjectStore(db)),
-    apiKeys: gate.wrap<ApiKeyStore>(new SqliteApiKeyStore(db)),
-    usage: gate.wrap<UsageStore>(usage),
-    browsers: gate.wrap<BrowserStore>(new SqliteBrowserStore(db, usage)),
-    extensions: gate.wrap<ExtensionStore>(new SqliteExtensionStore(db, layout.extensionsDir)),
-    credentials: gate.wrap<CredentialStore>(new SqliteCredentialStore(db)),
-    profiles: gate.wrap<ProfileStore>(new SqliteProfileStore(db, layout.profilesDir)),
-    authConnections: gate.wrap<AuthConnectionStore>(new SqliteAuthConnectionStore(db)),
-    poolReservations: gate.wrap<PoolReservationStore>(new SqlitePoolReservationStore(db)),
+    organizations: gate.wrap<OrganizationStore>(sqliteStore<OrganizationStore>(new SqlOrganizationStore(SQLITE), db)),
+    projects: gate.wrap<ProjectStore>(sqliteStore<ProjectStore>(new SqlProjectStore(SQLITE), db)),
+    apiKeys: gate.wrap<ApiKeyStore>(sqliteStore<ApiKeyStore>(new SqlApiKeyStore(SQLITE), db)),
+    usage: gate.wrap<UsageStore>(sqliteStore<UsageStore>(usage, db)),
+    browsers: gate.wrap<BrowserStore>(sqliteStore<BrowserStore>(new SqlBrowserStore(SQLITE, usage), db)),
+    extensions: gate.wrap<ExtensionStore>(sqliteStore<ExtensionStore>(new SqlExtensionStore(SQLITE, layout.extensionsDir), db)),
+    credentials: gate.wrap<CredentialStore>(sqliteStore<CredentialStore>(new SqlCredentialStore(SQLITE), db)),
+    profiles: gate.wrap<ProfileStore>(sqliteStore<ProfileStore>(new SqlProfileStore(SQLITE, layout.profilesDir), db)),
+    authConnections: gate.wrap<AuthConnectionStore>(sqliteStore<AuthConnectionStore>(new SqlAuthConnectionStore(SQLITE), db)),
+    poolReservations: gate.wrap<PoolReservationStore>(sqliteStore<PoolReservationStore>(new SqlPoolReservationStore(), db)),
     unitOfWork: (work) => gate.unitOfWork(work),
     durable: () => db.durable(),
     flush: () => db.flush(),

@@ -1,13 +1,24 @@
 import { randomUUID } from "node:crypto";
 import type { PgDatabase } from "../storage/pg-database.js";
+import { runOnPg } from "../storage/program-runners.js";
+import type { SqlProgram } from "../storage/sql-program.js";
+import { type Sql, sql } from "../storage/sql-text.js";
 import type { LeaseRenewal, LiveNode, NodeLease, NodeStore, ReapedNode } from "./node-store.js";
+
+/**
+ * What becomes of a lapsed node's browsers, written by the browsers' own rules (a floor
+ * above): `owner` selects the node's rows; returns how many crashed.
+ */
+export type AbandonBrowsers = (owner: Sql, options: { keepProcess: boolean }) => SqlProgram<number>;
 
 /** {@link NodeStore} in PostgreSQL; lease times are the database's clock (`now()`). */
 export class PgNodeStore implements NodeStore {
   readonly #db: PgDatabase;
+  readonly #abandon: AbandonBrowsers;
 
-  constructor(db: PgDatabase) {
+  constructor(db: PgDatabase, abandon: AbandonBrowsers) {
     this.#db = db;
+    this.#abandon = abandon;
   }
 
   async renew(lease: NodeLease): Promise<LeaseRenewal> {
@@ -75,12 +86,8 @@ export class PgNodeStore implements NodeStore {
 
   /** Within the caller's transaction, holding the node's row: frees its browsers' slots and removes it; returns how many browsers crashed. */
   async #reap(nodeId: string): Promise<number> {
-    await this.#db.run("DELETE FROM browsers WHERE node_id = $1 AND status = 'starting'", [nodeId]);
     // The pid and profile stay, so that the node, if it starts again on its host, ends what is left of them.
-    const crashed = await this.#db.run(
-      "UPDATE browsers SET status = 'crashed', crash_reason = 'server_lost', cdp_token_sha256 = NULL WHERE node_id = $1 AND status = 'running'",
-      [nodeId],
-    );
+    const crashed = await runOnPg(this.#db, this.#abandon(sql`node_id = ${nodeId}`, { keepProcess: true }));
     await this.#db.run("DELETE FROM nodes WHERE node_id = $1", [nodeId]);
     return crashed;
   }

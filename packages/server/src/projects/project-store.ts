@@ -81,7 +81,7 @@ export function nameTaken(name: string): NameConflictError {
 /**
  * The projects of an organization and the rules of their states: unique names among
  * live projects, always one active project, soft delete of empty projects only. The
- * SQLite implementation is `SqliteProjectStore`; another database implements this too.
+ * rules are `SqlProjectStore`, run on SQLite or PostgreSQL.
  */
 export interface ProjectStore {
   /** The live project with this id, or `undefined`. */

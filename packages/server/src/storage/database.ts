@@ -114,6 +114,9 @@ export class SqliteDatabase {
     const select = isSelect(sql);
     if (!select) this.#reads.forget();
     const row = this.#statements.using(sql, (statement) => {
+      // A write's RETURNING rows are all read: a statement with rows left unread stays in
+      // progress, and the transaction around it could not commit.
+      if (!select) return statement.all(params)[0];
       const rows = statement.iterate(params);
       const first = rows.next();
       // Ends the query; the statement is reset when it is next bound.

@@ -77,7 +77,8 @@ export class UnitOfWorkGate {
   /** `store`'s methods, each returning a promise and passing through this gate. */
   wrap<S extends object>(store: Synchronous<S>): S {
     const wrapped: Record<string, unknown> = {};
-    for (let proto = Object.getPrototypeOf(store); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    // Its own methods (a store run from programs) and its class's.
+    for (let proto: object | null = store; proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
       for (const name of Object.getOwnPropertyNames(proto)) {
         const method = (store as Record<string, unknown>)[name];
         if (name === "constructor" || name in wrapped || typeof method !== "function") continue;

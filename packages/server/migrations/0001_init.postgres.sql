@@ -1,5 +1,5 @@
 -- The control plane's schema on PostgreSQL: the same tables, columns and rules as the
--- SQLite migrations (../0001 to ../0004) reach, plus what several servers sharing one
+-- SQLite forms of 0001 to 0004 reach, plus what several servers sharing one
 -- database need. Timestamps stay ISO 8601 text in UTC, as on SQLite, so both answer alike.
 
 CREATE TABLE organizations (
