@@ -312,6 +312,10 @@ describe("credentials, checked before the upgrade", () => {
       // Its bytes would be read as frames, and a proxy in front may have read them as a request.
       [{ "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "content-length": "5" }, "carries no body"],
       [{ "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "transfer-encoding": "chunked" }, "carries no body"],
+      // Answered by ws in plain text, and only once the token had been accepted.
+      [{ "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-protocol": "a b" }, "Sec-WebSocket-Protocol"],
+      [{ "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-protocol": ",,x" }, "Sec-WebSocket-Protocol"],
+      [{ "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-protocol": "x, x" }, "Sec-WebSocket-Protocol"],
     ] as const) {
       const answer = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
         const request = httpRequest({ host: "127.0.0.1", port, path, headers: { connection: "Upgrade", upgrade: "websocket", ...headers } });
@@ -330,6 +334,31 @@ describe("credentials, checked before the upgrade", () => {
       const body = JSON.parse(answer.body) as { code: string; details: { code: string; message: string }[] };
       expect(validateError(body)).toMatchObject({ ok: true });
       expect(body.details).toEqual([{ code: "invalid_websocket_handshake", message: expect.stringContaining(problem) }]);
+    }
+  });
+
+  it("checks an upgrade's Host as every request's: none, two or a malformed one is 400, never a DevTools session", async () => {
+    const browser = await t.client().browsers.create();
+    const target = new URL(browser.cdp_ws_url);
+    const handshake = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
+    for (const [hosts, detail] of [
+      ["", "host_required"],
+      ["Host: a\r\nHost: b\r\n", "invalid_host"],
+      ["Host: evil host\r\n", "invalid_host"],
+      ["Host: user@h\r\n", "invalid_host"],
+    ] as const) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(target.port), "127.0.0.1", () =>
+          socket.write(`GET ${target.pathname}${target.search} HTTP/1.1\r\n${hosts}${handshake}\r\n`),
+        );
+        let text = "";
+        socket.setEncoding("utf8");
+        socket.on("data", (chunk: string) => (text += chunk));
+        socket.on("close", () => resolve(text));
+        socket.on("error", reject);
+      });
+      expect(answer, detail).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).details).toEqual([expect.objectContaining({ code: detail })]);
     }
   });
 

@@ -53,6 +53,15 @@ describe("connection limits", () => {
     talking.destroy();
   });
 
+  it("answers 408 with the Error body before closing a connection whose request head did not arrive in time", async () => {
+    const { port } = await plainServer({ perClient: 0, firstRequestTimeoutMs: 200 });
+    const slow = await idle(port);
+    slow.write("GET / HTTP/1.1\r\nHo");
+    await slow.ended;
+    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(slow.received().slice(slow.received().indexOf("\r\n\r\n") + 4))).toMatchObject({ code: "request_timeout" });
+  });
+
   it("counts a connection that turns out to be one of the server's browsers against that browser, not its address", async () => {
     const browserPorts = new Set<number>();
     const { port } = await plainServer({ perClient: 2, browserOfConnection: (_address, remotePort) => (browserPorts.has(remotePort) ? "7" : undefined) });

@@ -39,10 +39,12 @@ describe("createServer's options", () => {
     async (option, each) => {
       const unit = (each.parse as { unit?: number }).unit ?? 1;
       const most = Number((each.parse.range as string).split(" to ")[1]) * unit;
-      for (const bad of [most + 1, 1.5, -1, Number.NaN, "5"]) {
+      // A rate may be a fraction (0.5: one every two seconds); every other setting counts whole units.
+      const rate = /Rate$|^rateLimits\.[^.]+\.rate$/.test(option);
+      for (const bad of [most + 1, -1, Number.NaN, "5", ...(rate ? [] : [1.5])]) {
         const dataDir = join(tempDataDir(), "never");
         await expect(createServer({ dataDir, ...at(option, bad) } as never), `${option} = ${String(bad)}`).rejects.toThrow(
-          new RegExp(`^${option.replaceAll(".", "\\.")} must be an integer from \\d+ to ${most}; received`),
+          new RegExp(`^${option.replaceAll(".", "\\.")} must be an? (integer|number) from \\d+ to ${most}; received`),
         );
         // Refused before the data directory was claimed or made.
         expect(existsSync(dataDir)).toBe(false);

@@ -159,6 +159,16 @@ const count = (min: number, max: number, unit = 1, least = min * unit): Parser<n
   unit,
 });
 
+/** A rate per second: whole on the command line; an option may be any number in the range (0.5: one every two seconds). */
+const perSecond = (min: number, max: number): Parser<number> => ({
+  ...count(min, max),
+  check(value, name) {
+    if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
+      throw new RangeError(`${name} must be a number from ${min} to ${max}; received ${String(value)}.`);
+    }
+  },
+});
+
 /** A size in bytes: whole MiB on the command line, from `minMib`; an option may be any number of bytes from 1. */
 const mebibytes = (minMib: number, maxMib: number): Parser<number> => count(minMib, maxMib, MIB, 1);
 
@@ -519,7 +529,7 @@ export const SETTINGS = [
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_MESSAGE_RATE",
     default: 2_000,
-    parse: count(0, 1_000_000),
+    parse: perSecond(0, 1_000_000),
     help: "DevTools messages per second per connection; a client over it is slowed; 0 turns it off",
     doc: "DevTools messages per second each client connection may send; over it the client is slowed. `0` turns it off. See [DevTools](#devtools-cdp_ws_url).",
   }),
@@ -541,7 +551,7 @@ export const SETTINGS = [
     arg: "<n>",
     env: "BROWSER_SERVICE_CDP_PROJECT_MESSAGE_RATE",
     default: 4_000,
-    parse: count(0, 1_000_000),
+    parse: perSecond(0, 1_000_000),
     help: "DevTools messages per second of all connections of a project; 0 turns it off",
     doc: "DevTools messages per second all the connections of one project's browsers may send together; `0` turns it off.",
   }),
@@ -728,7 +738,7 @@ export const SETTINGS = [
     arg: "<n>",
     env: "BROWSER_SERVICE_RATE_LIMIT",
     default: 50,
-    parse: count(0, 1_000_000),
+    parse: perSecond(0, 1_000_000),
     help: "requests per second per API key, sustained; 0 turns it off",
     doc: "Requests per second per API key, sustained; `0` turns the limit off. See [Rate limits](#rate-limits).",
   }),
@@ -750,7 +760,7 @@ export const SETTINGS = [
     arg: "<n>",
     env: "BROWSER_SERVICE_AUTH_FAILURE_LIMIT",
     default: 10,
-    parse: count(0, 1_000_000),
+    parse: perSecond(0, 1_000_000),
     help: "failed authentications per second per client address; 0 turns it off; over it, 429 for every request with a credential (requests without one are not counted)",
     doc: "Failed authentications per second per client address, sustained; `0` turns the limit off. Requests without a credential are not counted (live view connections are: see [Live view](#live-view-live_view_url)).",
   }),

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
-import { RateLimitedError } from "./api-errors.js";
+import { RateLimitedError, RequestTimeoutError } from "./api-errors.js";
 import { type BrowserOfConnection, clientAddressKey, type TrustedProxy } from "./client-key.js";
 import { writeRawError } from "./raw-error-response.js";
 
@@ -60,7 +60,14 @@ export function installConnectionLimits(server: Server, options: ConnectionLimit
   };
 
   server.on("connection", (socket: Socket) => {
-    const timer = setTimeout(() => socket.destroy(), timeoutMs);
+    // Silent: closed. Part of a request head sent (slowly): told why first.
+    const timer = setTimeout(() => {
+      if (socket.bytesRead > 0 && socket.writable) {
+        writeRawError(socket, new RequestTimeoutError("The request's headers did not arrive in time; send it again."));
+        socket.end();
+        socket.destroySoon();
+      } else socket.destroy();
+    }, timeoutMs);
     timer.unref();
     socket.once("close", () => clearTimeout(timer));
     const address = socket.remoteAddress;

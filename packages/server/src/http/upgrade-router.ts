@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { type ApiError, BadRequestError, InternalError } from "./api-errors.js";
+import { hostHeaderError } from "./host-header.js";
 import { serveIgnoringUpgrade } from "./ignored-upgrade.js";
 import { writeRawError } from "./raw-error-response.js";
 import { requestTargetError } from "./request-target.js";
@@ -42,7 +43,7 @@ export interface UpgradeRouter {
 
 /**
  * The one listener of the server's `upgrade` event. Every upgrade is checked as every
- * request is (a request target naming a host is 400), then goes to the one route that
+ * request is (a request target naming a host, a missing or malformed Host, is 400), then goes to the one route that
  * claims it; one no route claims is served as the plain request it also is (the API
  * ignores `Upgrade`, RFC 9110 7.8: `curl --http2` asks for h2c on every request). Two
  * routes claiming one upgrade is a fault of the server (500), never an order to rely on.
@@ -52,7 +53,8 @@ export function installUpgradeRouter(app: FastifyInstance, options: UpgradeRoute
   const plain = new Set<Duplex>();
   const route = async (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     socket.on("error", () => socket.destroy());
-    const targetError = requestTargetError(request);
+    // A route takes its upgrade before Fastify's hooks could check its Host, so both are checked here.
+    const targetError = requestTargetError(request) ?? hostHeaderError(request);
     if (targetError) {
       refuseUpgrade(socket, targetError);
       return;
