@@ -35,6 +35,17 @@ describe("a statement written once for both databases", () => {
     expect(site(forms, "4").render("postgres").text).toBe("SELECT y FROM t WHERE id = $1");
   });
 
+  it("renders a call site whose fixed text and values change slots as written, and a joined list as it was when joined", () => {
+    const site = (a: Sql | number, b: Sql | number) => sql`X ${a} Y ${b}`;
+    const fixed = rawSql("c");
+    expect(site(fixed, 1).render("postgres")).toEqual({ text: "X c Y $1", params: [1] });
+    expect(site(1, fixed).render("postgres")).toEqual({ text: "X $1 Y c", params: [1] });
+    const parts = [sql`a = ${1}`];
+    const joined = joinSql(parts, " AND ");
+    parts.push(sql`b = ${2}`);
+    expect(joined.render("sqlite")).toEqual({ text: "a = ?", params: [1] });
+  });
+
   it("matches a list one parameter per value in SQLite and as one array in PostgreSQL", () => {
     const statement = sql`SELECT * FROM t WHERE ${sqlIn(rawSql("id"), ["a", "b'c"])} AND n = ${2}`;
     expect(statement.render("sqlite")).toEqual({ text: "SELECT * FROM t WHERE id IN (?, ?) AND n = ?", params: ["a", "b'c", 2] });

@@ -82,7 +82,7 @@ export async function openPgStores(layout: DataDirLayout, location: StoreLocatio
     credentials: pgStore<CredentialStore>(new SqlCredentialStore(POSTGRES), db),
     profiles: pgStore<ProfileStore>(new SqlProfileStore(POSTGRES), db),
     authConnections: pgStore<AuthConnectionStore>(new SqlAuthConnectionStore(POSTGRES), db),
-    poolReservations: pgStore<PoolReservationStore>(new SqlPoolReservationStore(), db),
+    poolReservations: pgStore<PoolReservationStore>(new SqlPoolReservationStore(POSTGRES), db),
     nodes: new PgNodeStore(db, abandonBrowsers),
     unitOfWork: (work) => db.unitOfWork(work),
     // A commit returned is on the database server's disk (synchronous_commit on).
@@ -119,7 +119,7 @@ export function openSqliteStores(layout: DataDirLayout): Stores {
     credentials: gate.wrap<CredentialStore>(sqliteStore<CredentialStore>(new SqlCredentialStore(SQLITE), db)),
     profiles: gate.wrap<ProfileStore>(sqliteStore<ProfileStore>(new SqlProfileStore(SQLITE, layout.profilesDir), db)),
     authConnections: gate.wrap<AuthConnectionStore>(sqliteStore<AuthConnectionStore>(new SqlAuthConnectionStore(SQLITE), db)),
-    poolReservations: gate.wrap<PoolReservationStore>(sqliteStore<PoolReservationStore>(new SqlPoolReservationStore(), db)),
+    poolReservations: gate.wrap<PoolReservationStore>(sqliteStore<PoolReservationStore>(new SqlPoolReservationStore(SQLITE), db)),
     unitOfWork: (work) => gate.unitOfWork(work),
     durable: () => db.durable(),
     flush: () => db.flush(),

@@ -93,9 +93,10 @@ export class SqlBrowserStore implements Programs<BrowserStore> {
     yield* lockRows(sql`SELECT 1 FROM organizations WHERE id = ${request.orgId} FOR UPDATE`);
     // Only PostgreSQL's nodes place creates on each other.
     if (
+      this.#nodeId !== undefined &&
       request.placedUnder !== undefined &&
       !(yield* getRow(
-        sql`SELECT 1 AS held FROM nodes WHERE node_id = ${this.#nodeId ?? null} AND lease_id = ${request.placedUnder} AND lease_expires_at > now() FOR SHARE`,
+        sql`SELECT 1 AS held FROM nodes WHERE node_id = ${this.#nodeId} AND lease_id = ${request.placedUnder} AND lease_expires_at > now() FOR SHARE`,
       ))
     ) {
       throw new BrowserUnavailableError(new Error("This node was sent the create under a lease that is over: its sender started the browser elsewhere."));

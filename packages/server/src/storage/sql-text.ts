@@ -45,9 +45,10 @@ export class Sql {
   }
 
   #cachedText(template: TemplateStringsArray, dialect: Dialect): string {
-    const nested = this.#values.filter((value): value is Sql => value instanceof Sql);
+    // Slot by slot: the fixed statement nested there, or undefined for a bound value.
+    const nested = this.#values.map((value) => (value instanceof Sql ? value : undefined));
     const cached = texts[dialect].get(template);
-    // The same fixed statements nested as when it was rendered (module constants, as a rule).
+    // The same fixed statements in the same slots as when it was rendered (module constants, as a rule).
     if (cached !== undefined && cached.nested.length === nested.length && cached.nested.every((each, i) => each === nested[i])) return cached.text;
     const text = this.#write(dialect, []);
     texts[dialect].set(template, { nested, text });
@@ -78,7 +79,10 @@ function bound(dialect: Dialect, value: SqlArg): SqlArg {
 }
 
 // Rendered texts by call site (a template is the same object at every call of its site).
-const texts: Record<Dialect, WeakMap<TemplateStringsArray, { nested: readonly Sql[]; text: string }>> = { sqlite: new WeakMap(), postgres: new WeakMap() };
+const texts: Record<Dialect, WeakMap<TemplateStringsArray, { nested: readonly (Sql | undefined)[]; text: string }>> = {
+  sqlite: new WeakMap(),
+  postgres: new WeakMap(),
+};
 
 /**
  * A statement: `` sql`SELECT ... WHERE id = ${id}` ``. Each interpolated value is a bound
@@ -100,7 +104,8 @@ export function sqlFor(forms: Readonly<Record<Dialect, Sql>>): Sql {
 
 /** `parts` joined by `separator` (written by this server). */
 export function joinSql(parts: readonly Sql[], separator: string): Sql {
-  return new Sql(parts.length === 0 ? [""] : ["", ...parts.slice(1).map(() => separator), ""], parts);
+  // A copy: the caller's array changed later must not change a statement already built.
+  return new Sql(parts.length === 0 ? [""] : ["", ...parts.slice(1).map(() => separator), ""], [...parts]);
 }
 
 /** `column IN (...)` over `values` (which must not be empty): one parameter per value in SQLite, one array in PostgreSQL. */
