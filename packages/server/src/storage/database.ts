@@ -244,8 +244,3 @@ export class SqliteDatabase {
     this.#commits.closed();
   }
 }
-
-/** Whether `error` is SQLite refusing a row for a UNIQUE constraint. */
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Error && /UNIQUE constraint failed/.test(error.message);
-}

@@ -181,8 +181,3 @@ function isConnectionFailure(error: unknown): boolean {
 function unavailableOr(error: unknown): unknown {
   return isConnectionFailure(error) ? new StorageError("storage_unavailable", `The database did not answer: ${(error as Error).message}`, error) : error;
 }
-
-/** Whether `error` is PostgreSQL refusing a row for a UNIQUE constraint (SQLSTATE 23505). */
-export function isPgUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
-}

@@ -2,6 +2,8 @@ import type { SqliteDatabase } from "./database.js";
 import type { PgDatabase, PgValue } from "./pg-database.js";
 import type { Programs, SqlProgram, SqlStep } from "./sql-program.js";
 import type { SqlValue } from "./sql-values.js";
+import { StorageError } from "./storage-error.js";
+import { storeMethods } from "./store-methods.js";
 import type { Synchronous } from "./unit-of-work-gate.js";
 
 /** Runs `program` to its end on SQLite, synchronously; a step's error is thrown into the program, where its rule may catch it. */
@@ -65,29 +67,13 @@ async function pgStep(db: PgDatabase, step: SqlStep): Promise<unknown> {
       return db.get(text, values);
     case "all":
       return db.all(text, values);
-    case "jsonRows": {
-      const row = await db.get<Record<string, unknown>>(text, values);
-      const json = row === undefined ? undefined : Object.values(row)[0];
-      return typeof json === "string" ? JSON.parse(json) : (json ?? []);
-    }
+    case "jsonRows":
+      // A page built as one JSON text is SQLite's way round its per-value cost; PostgreSQL reads rows.
+      throw new StorageError("storage_misuse", "jsonRows is a SQLite step; read rows with allRows on PostgreSQL.");
     case "run":
     case "lock":
       return db.run(text, values);
   }
-}
-
-// The methods of `store` (its own class's and its ancestors'), each given to `wrap`.
-function methodsOf<S extends object>(store: S, wrap: (method: (...args: unknown[]) => unknown) => (...args: unknown[]) => unknown): Record<string, unknown> {
-  const methods: Record<string, unknown> = {};
-  for (let proto = Object.getPrototypeOf(store); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    for (const name of Object.getOwnPropertyNames(proto)) {
-      const method = (store as Record<string, unknown>)[name];
-      if (name === "constructor" || name in methods || typeof method !== "function") continue;
-      // Looked up at each call, so that a method replaced later (a test's spy) is the one called.
-      methods[name] = wrap((...args) => ((store as Record<string, unknown>)[name] as (...a: unknown[]) => unknown).apply(store, args));
-    }
-  }
-  return methods;
 }
 
 function isProgram(value: unknown): value is SqlProgram<unknown> {
@@ -96,7 +82,7 @@ function isProgram(value: unknown): value is SqlProgram<unknown> {
 
 /** A store written as {@link Programs}, run on SQLite: every method synchronous. */
 export function sqliteStore<S extends object>(programs: Programs<S>, db: SqliteDatabase): Synchronous<S> {
-  return methodsOf(programs, (method) => (...args) => {
+  return storeMethods(programs, (method) => (...args) => {
     const result = method(...args);
     return isProgram(result) ? runOnSqlite(db, result) : result;
   }) as Synchronous<S>;
@@ -104,7 +90,7 @@ export function sqliteStore<S extends object>(programs: Programs<S>, db: SqliteD
 
 /** A store written as {@link Programs}, run on PostgreSQL. */
 export function pgStore<S extends object>(programs: Programs<S>, db: PgDatabase): S {
-  return methodsOf(programs, (method) => (...args) => {
+  return storeMethods(programs, (method) => (...args) => {
     const result = method(...args);
     return isProgram(result) ? runOnPg(db, result) : result;
   }) as S;

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { StorageError } from "./storage-error.js";
+import { storeMethods } from "./store-methods.js";
 
 /**
  * The synchronous form of a store interface whose methods return promises: what the
@@ -76,15 +77,11 @@ export class UnitOfWorkGate {
 
   /** `store`'s methods, each returning a promise and passing through this gate. */
   wrap<S extends object>(store: Synchronous<S>): S {
-    const wrapped: Record<string, unknown> = {};
-    // Its own methods (a store run from programs) and its class's.
-    for (let proto: object | null = store; proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-      for (const name of Object.getOwnPropertyNames(proto)) {
-        const method = (store as Record<string, unknown>)[name];
-        if (name === "constructor" || name in wrapped || typeof method !== "function") continue;
-        wrapped[name] = (...args: unknown[]) => this.run(() => (method as (...a: unknown[]) => unknown).apply(store, args));
-      }
-    }
-    return wrapped as S;
+    return storeMethods(
+      store,
+      (method) =>
+        (...args) =>
+          this.run(() => method(...args)),
+    ) as S;
   }
 }
