@@ -131,6 +131,8 @@ describe("bundled OpenAPI document", () => {
         "DELETE /browsers/{id_or_name}",
         "GET /browsers/{id_or_name}/webmcp/tools",
         "POST /browsers/{id_or_name}/webmcp/invoke",
+        "GET /browsers/{id_or_name}/telemetry/events",
+        "GET /browsers/{id_or_name}/telemetry/stream",
       ].sort(),
     );
   });

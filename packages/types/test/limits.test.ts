@@ -48,6 +48,9 @@ function constants(): [string, Rule][] {
     for (const [key, value] of Object.entries(rules as Node)) {
       if (typeof value === "number" || typeof value === "string") {
         found.push([`${pointer}/${EXTENSIONS[key] ?? key}`, value]);
+      } else if (key === "enum" && Array.isArray(value)) {
+        // A string enum component's values, compared as their JSON.
+        found.push([`${pointer}/enum`, JSON.stringify(value)]);
       } else if (LISTS.includes(key) && Array.isArray(value) && Array.isArray(schema[key])) {
         value.forEach((alternative, i) => visit(alternative, (schema[key] as Node[])[i]!, `${pointer}/${key}/${i}`));
       } else if (key === "items" && isNode(schema.items)) {
@@ -81,7 +84,11 @@ function rulesInDocument(): [string, Rule][] {
     for (const keyword of LISTS)
       if (Array.isArray(schema[keyword])) (schema[keyword] as unknown[]).forEach((sub, i) => visit(sub, `${pointer}/${keyword}/${i}`));
   };
-  for (const [name, schema] of Object.entries(document.components.schemas ?? {})) visit(schema, `/components/schemas/${name}`);
+  for (const [name, schema] of Object.entries(document.components.schemas ?? {})) {
+    visit(schema, `/components/schemas/${name}`);
+    const values = (schema as Node).enum;
+    if (Array.isArray(values) && values.every((value) => typeof value === "string")) found.push([`/components/schemas/${name}/enum`, JSON.stringify(values)]);
+  }
   for (const kind of ["parameters", "headers"]) {
     for (const [name, component] of Object.entries(document.components[kind] ?? {})) visit(component.schema, `/components/${kind}/${name}/schema`);
   }
@@ -99,10 +106,10 @@ describe("limits", () => {
   it("holds each rule at the spec's value", () => {
     const found = constants();
     expect(found.length).toBeGreaterThan(0);
-    for (const [pointer, value] of found) expect(at(pointer), pointer).toBe(value);
+    for (const [pointer, value] of found) expect(pointer.endsWith("/enum") ? JSON.stringify(at(pointer)) : at(pointer), pointer).toBe(value);
   });
 
-  it("holds every numeric rule of the spec, its extensions included", () => {
+  it("holds every numeric rule of the spec, its extensions included, and each string enum component's values", () => {
     expect(constants().sort()).toEqual(rulesInDocument().sort());
   });
 

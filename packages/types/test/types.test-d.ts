@@ -173,6 +173,8 @@ describe("operation types", () => {
       | "/browsers/{id_or_name}"
       | "/browsers/{id_or_name}/webmcp/tools"
       | "/browsers/{id_or_name}/webmcp/invoke"
+      | "/browsers/{id_or_name}/telemetry/events"
+      | "/browsers/{id_or_name}/telemetry/stream"
     >();
   });
 });

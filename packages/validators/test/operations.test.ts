@@ -78,6 +78,16 @@ describe("operationValidators", () => {
     expect(query).toEqual({ limit: "20", offset: "40" });
   });
 
+  it("reads a list parameter given once as a list of one, repeated as a list, and checks each value", () => {
+    const read = operationValidators.listBrowserTelemetryEvents.query;
+    expect(read({ category: "console" })).toEqual({ ok: true, value: { category: ["console"] } });
+    expect(read({ category: ["console", "page"], type: "page_load" })).toEqual({ ok: true, value: { category: ["console", "page"], type: ["page_load"] } });
+    expect(read({ category: ["console", "everything"] })).toMatchObject({ ok: false, errors: [{ pointer: "/category/1", rule: "enum" }] });
+    expect(read({ type: "Not A Type" })).toMatchObject({ ok: false, errors: [{ pointer: "/type/0", rule: "pattern" }] });
+    // A scalar parameter repeated is still refused: two values are not one.
+    expect(read({ limit: ["5", "6"] })).toMatchObject({ ok: false, errors: [{ pointer: "/limit" }] });
+  });
+
   it("rejects unknown query parameters and missing path parameters", () => {
     expect(operationValidators.listBrowsers.query({ limt: "5" })).toMatchObject({
       ok: false,

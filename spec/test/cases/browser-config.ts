@@ -14,6 +14,33 @@ const exportConfig = schemaRef("BrowserTelemetryExportRequestConfig");
 const otlp = schemaRef("BrowserTelemetryOTLPExportRequestConfig");
 const destination = schemaRef("OTLPDestinationRef");
 const storage = schemaRef("BrowserTelemetryStorageRequestConfig");
+const resolvedConfig = schemaRef("BrowserTelemetryConfig");
+const resolvedCategories = schemaRef("BrowserTelemetryResolvedCategories");
+const telemetryCategory = schemaRef("TelemetryCategory");
+const telemetryEvent = schemaRef("TelemetryEvent");
+const eventSource = schemaRef("TelemetryEventSource");
+const envelope = schemaRef("TelemetryEventEnvelope");
+
+/** Every category of a browser's resolved telemetry, the default set on. */
+const allCategories = {
+  control: { enabled: true, cdp: { excluded_methods: [] } },
+  connection: { enabled: true },
+  system: { enabled: true },
+  captcha: { enabled: true },
+  console: { enabled: false },
+  network: { enabled: false },
+  page: { enabled: false },
+  interaction: { enabled: false },
+  screenshot: { enabled: false },
+  platform: { enabled: false },
+};
+const consoleEvent = {
+  category: "console",
+  type: "console_log",
+  ts: 1796438400000000,
+  source: { kind: "cdp", event: "Runtime.consoleAPICalled" },
+  data: { level: "log", text: "<b>page text</b>" },
+};
 
 /** Every CDP method the contract lets `control.cdp.excluded_methods` name. */
 const cdpMethods = [
@@ -385,4 +412,56 @@ export const browserConfigCases: readonly SchemaCase[] = [
   { schema: storage, rule: "enabled type: string", value: { enabled: "false" }, valid: false },
   { schema: storage, rule: "no other properties", value: { enabled: true, retention_days: 7 }, valid: false },
   { schema: storage, rule: "type: boolean", value: false, valid: false },
+
+  // BrowserTelemetryConfig (a browser's resolved telemetry, on its record)
+  {
+    schema: resolvedConfig,
+    rule: "every category, storage and no export",
+    value: { browser: allCategories, storage: { enabled: true }, export: null },
+    valid: true,
+  },
+  {
+    schema: resolvedConfig,
+    rule: "an export names its destination by id and name",
+    value: { browser: allCategories, storage: { enabled: false }, export: { otlp: { destination: { id: "otlpdst_a", name: "a" } } } },
+    valid: true,
+  },
+  { schema: resolvedConfig, rule: "export is required (null for none)", value: { browser: allCategories, storage: { enabled: true } }, valid: false },
+  {
+    schema: resolvedConfig,
+    rule: "the destination names both id and name",
+    value: { browser: allCategories, storage: { enabled: true }, export: { otlp: { destination: { name: "a" } } } },
+    valid: false,
+  },
+  { schema: resolvedCategories, rule: "every category", value: allCategories, valid: true },
+  { schema: resolvedCategories, rule: "every category is required", value: { ...allCategories, platform: undefined }, valid: false },
+  {
+    schema: resolvedCategories,
+    rule: "control carries its exclusion list",
+    value: { ...allCategories, control: { enabled: true } },
+    valid: false,
+  },
+  { schema: resolvedCategories, rule: "no other categories", value: { ...allCategories, monitor: { enabled: true } }, valid: false },
+
+  // TelemetryCategory (the filters' values)
+  { schema: telemetryCategory, rule: "enum console", value: "console", valid: true },
+  { schema: telemetryCategory, rule: "enum monitor (the hosted service's; matches nothing here)", value: "monitor", valid: true },
+  { schema: telemetryCategory, rule: "enum rejects other names", value: "everything", valid: false },
+
+  // TelemetryEvent, its source and its envelope
+  { schema: telemetryEvent, rule: "a console line", value: consoleEvent, valid: true },
+  { schema: telemetryEvent, rule: "without data", value: { category: "connection", type: "cdp_connect", ts: 1, source: { kind: "kernel_api" } }, valid: true },
+  { schema: telemetryEvent, rule: "truncated flag", value: { ...consoleEvent, truncated: true }, valid: true },
+  { schema: telemetryEvent, rule: "category is one of the ten", value: { ...consoleEvent, category: "monitor" }, valid: false },
+  { schema: telemetryEvent, rule: "type pattern", value: { ...consoleEvent, type: "Console Log" }, valid: false },
+  { schema: telemetryEvent, rule: "ts is an integer", value: { ...consoleEvent, ts: 1.5 }, valid: false },
+  { schema: telemetryEvent, rule: "source is required", value: { ...consoleEvent, source: undefined }, valid: false },
+  { schema: telemetryEvent, rule: "no other properties", value: { ...consoleEvent, seq: 1 }, valid: false },
+  { schema: eventSource, rule: "kind and event", value: { kind: "cdp", event: "Runtime.exceptionThrown" }, valid: true },
+  { schema: eventSource, rule: "metadata of text", value: { kind: "kernel_api", metadata: { session_id: "S" } }, valid: true },
+  { schema: eventSource, rule: "kind is one of four", value: { kind: "page" }, valid: false },
+  { schema: eventSource, rule: "metadata values are text", value: { kind: "cdp", metadata: { n: 1 } }, valid: false },
+  { schema: envelope, rule: "seq and event", value: { seq: 1, event: consoleEvent }, valid: true },
+  { schema: envelope, rule: "seq from 1", value: { seq: 0, event: consoleEvent }, valid: false },
+  { schema: envelope, rule: "event is required", value: { seq: 3 }, valid: false },
 ];

@@ -42,6 +42,7 @@ const browser = {
   sandboxed: true,
   resource_budget: { memory_mib: 2048, max_processes: 1024, cpus: 1 },
   profile: null,
+  telemetry: null,
 };
 const { checksum: _omitted, ...legacyExtension } = extension;
 

@@ -52,6 +52,9 @@ const EXTENSIONS = {
 /** The spec's extension keywords: annotations that validators leave to the server. */
 export const EXTENSION_KEYWORDS = Object.keys(EXTENSIONS);
 
+/** Where a schema that is a component itself sits. */
+const COMPONENT_SCHEMA = /^#\/components\/schemas\/[^/]+$/;
+
 /** Keywords whose value is a list of alternative or combined subschemas. */
 const LIST_KEYWORDS = ["allOf", "anyOf", "oneOf", "prefixItems"];
 
@@ -72,6 +75,9 @@ function rulesOf(schema, where) {
   for (const keyword of NUMERIC_KEYWORDS) {
     if (typeof schema[keyword] === "number") put(keyword, schema[keyword]);
   }
+  // A component that is a list of names (TelemetryCdpMethod, Region): code that must act
+  // on exactly those names reads them here rather than writing the list again.
+  if (COMPONENT_SCHEMA.test(where) && Array.isArray(schema.enum) && schema.enum.every((value) => typeof value === "string")) put("enum", schema.enum);
   for (const [extension, { name, valid, expected }] of Object.entries(EXTENSIONS)) {
     if (!(extension in schema)) continue;
     const value = schema[extension];
@@ -169,7 +175,8 @@ export function generateLimits(document) {
  * an uploaded archive: its entries, the UTF-8 bytes of each entry's name, the bytes its
  * contents unpack to, and the largest ratio of those bytes to the archive's size
  * \`maxAgeMs\` is its \`x-max-age-ms\`: a value the service reports from a browser was
- * read less than that many milliseconds before the request arrived (spec/CONVENTIONS.md).
+ * read less than that many milliseconds before the request arrived (spec/CONVENTIONS.md);
+ * \`enum\` is the list of values of a component schema that is a string enum.
  *
  * @example
  * \`\`\`ts

@@ -31,6 +31,12 @@ function bodyOf(document, raw, rawPath) {
   };
 }
 
+/** Whether a parameter is serialized as the form style's repeated key (OpenAPI's default for the query). */
+const isRepeatedForm = (p) => (p.style ?? "form") === "form" && p.explode !== false;
+
+/** Whether an item schema is a string or integer, possibly by `$ref` to one (enums and patterns included). */
+const isScalar = (items) => items !== undefined && (items.$ref !== undefined || ["string", "integer", "boolean"].includes(items.type));
+
 /**
  * The object schema of one location's parameters, as a server sees them after parsing a
  * request: one property per parameter (header names lowercased, since HTTP header names
@@ -41,7 +47,12 @@ function parametersSchema(op, location, parameters) {
   const key = (p) => (location === "header" ? p.name.toLowerCase() : p.name);
   for (const p of parameters) {
     if (!p.schema) throw new Error(`validators: parameter ${p.name} of ${op.id} has no schema (content is not supported)`);
-    if ([p.schema.type].flat().some((t) => t === "array" || t === "object")) {
+    const types = [p.schema.type].flat();
+    // A query array is the form style's repeated parameter (`?a=x&a=y`): a server's parser
+    // gives an array for a repeated one and a string for one given once, which the
+    // coercion makes an array of one. Nothing else of an array or object is readable.
+    const repeatable = location === "query" && types.length === 1 && types[0] === "array" && isRepeatedForm(p) && isScalar(p.schema.items);
+    if (!repeatable && types.some((t) => t === "array" || t === "object")) {
       throw new Error(`validators: parameter ${p.name} of ${op.id} is not a scalar; its serialization is not supported`);
     }
   }
@@ -147,7 +158,7 @@ export function generateValidators(document) {
   ];
   const parameterUnits = shareParameterSchemas(operations);
   const schemas = compileModule(document, schemaUnits);
-  const parameters = strictIntegerStrings(compileModule(document, parameterUnits, { coerceTypes: true }), parameterUnits);
+  const parameters = strictIntegerStrings(compileModule(document, parameterUnits, { coerceTypes: "array" }), parameterUnits);
   const hints = collectHints(schemas.document, [...schemas.schemas, ...parameters.schemas]);
   return {
     "schemas.ts": compiledModule(schemas),

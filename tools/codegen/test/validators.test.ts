@@ -65,7 +65,7 @@ describe("validators generator", () => {
         "/things": {
           get: {
             operationId: "listThings",
-            parameters: [{ name: "tags", in: "query", schema: { type: "array", items: { type: "string" } } }],
+            parameters: [{ name: "tags", in: "query", schema: { type: "array", items: { type: "object" } } }],
             responses: { "204": { description: "none" } },
           },
         },

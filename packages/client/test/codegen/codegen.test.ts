@@ -40,7 +40,7 @@ describe("the client generator", () => {
     expect(operations.filter((r) => r[5]?.binary).map(([resource, method]) => `${resource}.${method}`)).toEqual(["extensions.download", "profiles.download"]);
     // Server-Sent Events: the facade resolves to the body's stream at the headers.
     expect(row("authConnections", "follow")).toEqual(["authConnections", "follow", "GET", "/auth/connections/{id}/events", "", { stream: true }]);
-    expect(operations.filter((r) => r[5]?.stream).map(([resource, method]) => `${resource}.${method}`)).toEqual(["authConnections.follow"]);
+    expect(operations.filter((r) => r[5]?.stream).map(([resource, method]) => `${resource}.${method}`)).toEqual(["authConnections.follow", "telemetry.stream"]);
     expect(row("authConnections", "timeline")[5]).toEqual({ paged: true });
   });
 
