@@ -3,7 +3,10 @@
 // session routing) vs a session straight on the browser's pipe, side by side in one run on
 // one browser: `Runtime.evaluate("1+1")` round trips (p50/p99) and 1280x800
 // `Page.captureScreenshot` per second. Rounds alternate between the two paths so that
-// machine noise hits both alike. Bounded: a fixed number of calls, then everything stops.
+// machine noise hits both alike. A third path is the endpoint to a browser that captures
+// telemetry (its default categories): the same evaluations, and `Page.stopLoading` round
+// trips (a command `cdp_command` events report) against the endpoint without telemetry.
+// Bounded: a fixed number of calls, then everything stops.
 //
 //   node bench/cdp.mjs                       (after `pnpm build`)
 //   node bench/cdp.mjs --evals 3000 --shots 60
@@ -87,6 +90,14 @@ async function evalLatencies(client, sessionId, count, into) {
   }
 }
 
+async function reportedLatencies(client, sessionId, count, into) {
+  for (let i = 0; i < count; i++) {
+    const started = process.hrtime.bigint();
+    await client.send("Page.stopLoading", {}, sessionId);
+    into.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+}
+
 async function screenshots(client, sessionId, count) {
   const started = process.hrtime.bigint();
   for (let i = 0; i < count; i++) {
@@ -122,33 +133,49 @@ const server = await createServer({
 try {
   const baseUrl = await server.listen();
   const key = server.firstStart.key.secret;
-  const response = await fetch(`${baseUrl}/browsers`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ start_url: `http://127.0.0.1:${page.address().port}/` }),
-  });
-  if (response.status !== 201) fail(`POST /browsers: HTTP ${response.status}`);
-  const browser = await response.json();
-  const paths = { direct: await direct(launched[0].cdp), proxy: await proxied(browser.cdp_ws_url) };
-  const sessions = { direct: await pageSession(paths.direct), proxy: await pageSession(paths.proxy) };
-  const latencies = { direct: [], proxy: [] };
+  const create = async (body) => {
+    const response = await fetch(`${baseUrl}/browsers`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ start_url: `http://127.0.0.1:${page.address().port}/`, ...body }),
+    });
+    if (response.status !== 201) fail(`POST /browsers: HTTP ${response.status}`);
+    return response.json();
+  };
+  const browser = await create({});
+  const watched = await create({ telemetry: {} });
+  if (watched.telemetry?.browser.control.enabled !== true) fail("the telemetry browser captures no control events");
+  const paths = { direct: await direct(launched[0].cdp), proxy: await proxied(browser.cdp_ws_url), telemetry: await proxied(watched.cdp_ws_url) };
+  const sessions = { direct: await pageSession(paths.direct), proxy: await pageSession(paths.proxy), telemetry: await pageSession(paths.telemetry) };
+  const latencies = { direct: [], proxy: [], telemetry: [] };
+  const reported = { proxy: [], telemetry: [] };
   const shotSeconds = { direct: 0, proxy: 0 };
-  // Warm-up on both paths, not counted.
-  for (const name of ["direct", "proxy"]) await evalLatencies(paths[name], sessions[name], 200, []);
+  // Warm-up on every path, not counted.
+  for (const name of ["direct", "proxy", "telemetry"]) await evalLatencies(paths[name], sessions[name], 200, []);
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? ["direct", "proxy"] : ["proxy", "direct"];
+    const order = round % 2 === 0 ? ["direct", "proxy", "telemetry"] : ["telemetry", "proxy", "direct"];
     for (const name of order) await evalLatencies(paths[name], sessions[name], EVALS / ROUNDS, latencies[name]);
-    for (const name of order) shotSeconds[name] += await screenshots(paths[name], sessions[name], SHOTS / ROUNDS);
+    for (const name of order.filter((each) => each !== "direct")) await reportedLatencies(paths[name], sessions[name], EVALS / ROUNDS, reported[name]);
+    for (const name of order.filter((each) => each !== "telemetry")) shotSeconds[name] += await screenshots(paths[name], sessions[name], SHOTS / ROUNDS);
   }
   for (const client of Object.values(paths)) client.close();
+  // Every reported command became an event (read through the API, as a user would).
+  const events = await fetch(`${baseUrl}/browsers/${watched.id}/telemetry/events?type=cdp_command&limit=1`, { headers: { authorization: `Bearer ${key}` } });
+  if (events.status !== 200 || (await events.json()).length !== 1) fail("the telemetry browser recorded no cdp_command event");
 
   const row = (name) => {
     const sorted = [...latencies[name]].sort((a, b) => a - b);
     return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), shotsPerSecond: SHOTS / shotSeconds[name] };
   };
+  const median = (values) =>
+    percentile(
+      [...values].sort((a, b) => a - b),
+      50,
+    );
   const signed = (ms) => `${ms >= 0 ? "+" : ""}${ms.toFixed(3)}`;
   const d = row("direct");
   const p = row("proxy");
+  const w = row("telemetry");
   console.log(
     `\nDevTools through cdp_ws_url vs straight on the pipe (${EVALS} evaluations, ${SHOTS} screenshots 1280x800 each, ${ROUNDS} alternating rounds)\n`,
   );
@@ -160,6 +187,16 @@ try {
       "evaluate p50 ms": `${signed(p.p50 - d.p50)} (goal ≤ +0.300)`,
       "evaluate p99 ms": signed(p.p99 - d.p99),
       "screenshots/s": `${(p.shotsPerSecond / d.shotsPerSecond).toFixed(2)}x (goal ≥ 0.80x)`,
+    },
+  ]);
+  console.log("\nThe same endpoint to a browser capturing its default telemetry (control, connection, system, captcha) vs one capturing none\n");
+  console.table([
+    { path: "cdp_ws_url, no telemetry", "evaluate p50 ms": p.p50.toFixed(3), "Page.stopLoading p50 ms": median(reported.proxy).toFixed(3) },
+    { path: "cdp_ws_url, telemetry", "evaluate p50 ms": w.p50.toFixed(3), "Page.stopLoading p50 ms": median(reported.telemetry).toFixed(3) },
+    {
+      path: "telemetry vs none",
+      "evaluate p50 ms": `${signed(w.p50 - p.p50)} (goal ≤ +0.050)`,
+      "Page.stopLoading p50 ms": `${signed(median(reported.telemetry) - median(reported.proxy))} (goal ≤ +0.050)`,
     },
   ]);
 } finally {

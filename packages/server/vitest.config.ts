@@ -31,6 +31,7 @@ const ON_POSTGRES_TOO = [
   "test/profiles.test.ts",
   "test/projects.test.ts",
   "test/rate-limit.test.ts",
+  "test/telemetry.test.ts",
   "test/timeouts.test.ts",
   "test/warm-pool.test.ts",
   "test/webmcp-etag.test.ts",

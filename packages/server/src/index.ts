@@ -32,7 +32,9 @@ export {
   type CdpRouterOptions,
   type ChannelCloseReason,
   type ChannelMessage,
+  type CommandObserver,
   type DroppedEvent,
+  type ObservedCommand,
   type ProtocolMessage,
 } from "./cdp/cdp-router.js";
 export type { ClientCommand } from "./cdp/client-command.js";
@@ -56,4 +58,6 @@ export { DEFAULT_SANDBOX_UID_BASE, SandboxUids, SandboxUidsExhaustedError } from
 export { DataDirInUseError, type DataDirLayout, DataDirNotOwnedError } from "./storage/data-dir.js";
 export { StorageError, type StorageErrorCode } from "./storage/database.js";
 export { MigrationError } from "./storage/migrations.js";
+export { OtlpDestinationsError, parseOtlpDestinations } from "./telemetry/otlp-destinations.js";
+export type { OtlpDestination } from "./telemetry/otlp-export.js";
 export type { SnapshotBuildCounts } from "./webmcp/browser-webmcp.js";

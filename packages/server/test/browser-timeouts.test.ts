@@ -102,12 +102,15 @@ describe("a browser's timeout_seconds", () => {
     const client = t.client();
     await client.projects.updateLimits("Default", { max_concurrent_sessions: 1 });
     try {
-      const browser = await client.browsers.create({ timeout_seconds: 10 });
+      const browser = await client.browsers.create({ timeout_seconds: 10, telemetry: {} });
       await pass(9);
       expect(await listed(browser)).toBe(true);
       await pass(1);
       await expect.poll(() => listed(browser)).toBe(false);
       await expect(client.browsers.get(browser.id)).rejects.toMatchObject({ status: 404 });
+      // Its telemetry, kept after it ended, says why it ended.
+      const system = await client.telemetry.events(browser.id, { category: ["system"] });
+      expect(system.map((envelope) => [envelope.event.type, Number(envelope.event.data?.idle_ms) >= 10_000])).toEqual([["system_timeout", true]]);
       const refused = await new Promise<number>((resolve, reject) => {
         const ws = new WebSocket(browser.cdp_ws_url);
         ws.once("unexpected-response", (_request, response) => {

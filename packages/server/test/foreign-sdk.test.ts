@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { type LoginSites, startLoginSites } from "@browser-service/test-pages/login-sites";
 import Kernel, { toFile } from "@onkernel/sdk";
+import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markingExtension } from "./support/extension-zips.js";
 import { useTestServer } from "./support/test-server.js";
@@ -21,6 +22,31 @@ describe("the hosted service's SDK (@onkernel/sdk 0.84)", () => {
     expect(listed.find((each) => each.id === id)?.timeout_seconds).toBe(120);
     await kernel.browsers.deleteByID(id);
     await expect(kernel.browsers.retrieve(id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("creates a browser with telemetry, pages its events and follows its stream", async () => {
+    const kernel = new Kernel({ apiKey: t.orgKey, baseURL: t.url, maxRetries: 0 });
+    const created = await kernel.browsers.create({ telemetry: { browser: { console: { enabled: true } } } });
+    const id = (created as unknown as { id: string }).id;
+    expect(created.telemetry?.browser?.console?.enabled).toBe(true);
+    const stream = await kernel.browsers.telemetry.stream(id, { replay: "all" });
+    const playwright = await chromium.connectOverCDP((created as unknown as { cdp_ws_url: string }).cdp_ws_url);
+    await playwright
+      .contexts()[0]
+      ?.pages()[0]
+      ?.evaluate(() => console.log("seen by the SDK"));
+    const seen: string[] = [];
+    for await (const envelope of stream) {
+      seen.push(envelope.event.type);
+      if (envelope.event.type === "console_log") break;
+    }
+    expect(seen).toEqual(expect.arrayContaining(["cdp_connect", "console_log"]));
+    await playwright.close();
+    const types: string[] = [];
+    for await (const envelope of kernel.browsers.telemetry.events(id, { limit: 2 } as never)) types.push(envelope.event.type);
+    expect(types).toEqual(expect.arrayContaining(["cdp_connect", "console_log"]));
+    expect((await kernel.browsers.telemetry.events(id, { category: ["console"] })).getPaginatedItems().map((each) => each.event.type)).toEqual(["console_log"]);
+    await kernel.browsers.deleteByID(id);
   });
 
   it("gets the rule named when its timeout_seconds is out of range", async () => {

@@ -136,9 +136,13 @@ describe.runIf(process.getuid?.() === 0)("each browser's resource budget", () =>
   });
 
   it.each(Object.keys(HOGS))("ends a browser whose page takes more memory than its budget (%s), crashed out_of_memory, and only it", async (hog) => {
-    const hungry = await t.client().browsers.create({ start_url: pages.url(`/${hog}`) });
+    const hungry = await t.client().browsers.create({ start_url: pages.url(`/${hog}`), telemetry: {} });
     const crashed = await crashOf(hungry.id);
     expect(crashed).toMatchObject({ status: "crashed", crash_reason: "out_of_memory" });
+    // Its telemetry's system category says how it ended.
+    await expect
+      .poll(async () => (await t.client().telemetry.events(hungry.id, { category: ["system"] })).map((envelope) => envelope.event.type))
+      .toEqual(["system_oom_kill"]);
     // The other tenant's browser, and the server, go on.
     expect((await t.client().browsers.get(calm.id)).status).toBe("running");
     await waitForTools(t.client(), calm.id, (tools) => tools.some((tool) => tool.name === "echo"));

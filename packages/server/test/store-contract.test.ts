@@ -484,3 +484,66 @@ describe.each(IMPLEMENTATIONS)("the store contract on %s", (_name, open) => {
     expect((await stores.apiKeys.authenticate(key.secret))?.projectId).toBe((await stores.projects.findByName(orgId, "whole"))?.id);
   });
 });
+
+describe.each(IMPLEMENTATIONS)("the telemetry store on %s", (_name, open) => {
+  const opened: Opened[] = [];
+  afterEach(async () => {
+    for (const each of opened.splice(0)) await each.close();
+  });
+
+  const event = (seq: number, ts: number, type = "console_log") => {
+    const body = { category: "console" as const, type, ts, source: { kind: "cdp" as const } };
+    return { seq, event: body, json: JSON.stringify(body) };
+  };
+
+  it("keeps a browser's newest events past its cap, counts the drop, and shows them to its project only", async () => {
+    const each = await open();
+    opened.push(each);
+    const store = each.stores.telemetry;
+    await store.begin("brw_a", "proj_1");
+    const dropped = await store.append(
+      "brw_a",
+      "proj_1",
+      [1, 2, 3, 4, 5].map((seq) => event(seq, seq * 1000)),
+      3,
+    );
+    expect(dropped).toBe(2);
+    const page = await store.page("proj_1", "brw_a", { cursor: 0, limit: 10, order: "asc" });
+    expect(page.items.map((item) => item.seq)).toEqual([3, 4, 5]);
+    expect(await store.browser("proj_1", "brw_a")).toEqual({ dropped: 2, ended: false });
+    // Another project sees neither the browser nor its events.
+    expect(await store.browser("proj_2", "brw_a")).toBeUndefined();
+    expect((await store.page("proj_2", "brw_a", { cursor: 0, limit: 10, order: "asc" })).items).toEqual([]);
+    // Paging by seq both ways, and filters before the limit.
+    expect((await store.page("proj_1", "brw_a", { cursor: 3, limit: 1, order: "asc" })).items.map((item) => item.seq)).toEqual([4]);
+    expect((await store.page("proj_1", "brw_a", { cursor: 5, limit: 1, order: "desc" })).items.map((item) => item.seq)).toEqual([4]);
+    await store.append("brw_a", "proj_1", [event(6, 6000, "page_load")], 3);
+    const filtered = await store.page("proj_1", "brw_a", { cursor: 0, limit: 1, order: "asc", types: ["page_load"] });
+    expect([filtered.items.map((item) => item.seq), filtered.hasMore]).toEqual([[6], false]);
+  });
+
+  it("deletes what is past retention after a browser ends, and a project's oldest events past its cap", async () => {
+    const each = await open();
+    opened.push(each);
+    const store = each.stores.telemetry;
+    for (const id of ["brw_old", "brw_new", "brw_other"]) await store.begin(id, id === "brw_other" ? "proj_2" : "proj_1");
+    await store.append("brw_old", "proj_1", [event(1, 1000), event(2, 2000)], 100);
+    await store.append("brw_new", "proj_1", [event(1, 3000), event(2, 4000), event(3, 5000)], 100);
+    await store.append("brw_other", "proj_2", [event(1, 500)], 100);
+    await store.end("brw_old", 10_000);
+    // brw_new and brw_other have no browsers row: ended now, by the sweep, kept for the retention period.
+    const first = await store.sweep(20_000, 15_000, 2);
+    expect(first.expired).toBe(2);
+    expect(await store.browser("proj_1", "brw_old")).toBeUndefined();
+    // proj_1 held 3 events past its cap of 2: its oldest went, counted on its browser.
+    expect(first.dropped).toBe(1);
+    expect((await store.page("proj_1", "brw_new", { cursor: 0, limit: 10, order: "asc" })).items.map((item) => item.seq)).toEqual([2, 3]);
+    expect(await store.browser("proj_1", "brw_new")).toEqual({ dropped: 1, ended: true });
+    // The other project is under its cap and untouched.
+    expect((await store.page("proj_2", "brw_other", { cursor: 0, limit: 10, order: "asc" })).items).toHaveLength(1);
+    // Past the retention of their sweep-recorded end, they go too.
+    const later = await store.sweep(40_000, 30_000, 2);
+    expect(later.expired).toBe(3);
+    expect(await store.browser("proj_2", "brw_other")).toBeUndefined();
+  });
+});

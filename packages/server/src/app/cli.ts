@@ -5,6 +5,7 @@ import { resourceLimitsLine } from "../sandbox/browser-cgroups.js";
 import { sandboxCheckLine } from "../sandbox/sandbox-check.js";
 import { SandboxUids } from "../sandbox/sandbox-uids.js";
 import { claimDataDir, dataDirLayout, liveOwner } from "../storage/data-dir.js";
+import { readOtlpDestinations } from "../telemetry/otlp-destinations.js";
 import { ConfigError, HELP_TEXT, parseCommand, type ServerConfig } from "./config.js";
 import { firstStartBanner } from "./first-start.js";
 import { issueApiKey } from "./issue-key.js";
@@ -53,6 +54,12 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
     planLimit: config.planLimit,
     projectsDisabled: config.projectsDisabled,
     ...(config.fixtures === undefined ? {} : { fixtures: config.fixtures }),
+    telemetry: {
+      retentionHours: config.telemetryRetentionHours,
+      maxEventsPerBrowser: config.telemetryMaxEventsPerBrowser,
+      maxEventsPerProject: config.telemetryMaxEventsPerProject,
+      ...(config.otlpDestinations === undefined ? {} : { destinations: readOtlpDestinations(config.otlpDestinations) }),
+    },
     ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
     bodyIdleTimeoutSec: config.bodyIdleTimeoutSec,
     ...(config.metricsPort === 0 ? {} : { metrics: { port: config.metricsPort, host: config.metricsHost } }),

@@ -24,6 +24,8 @@ import { installResponseCheck, type ResponseCheckOptions } from "../http/respons
 import { Cluster, DEFAULT_LEASE_TTL_MS } from "../nodes/cluster.js";
 import { logProofRefusals, MIN_NODE_SECRET_LENGTH, PeerAuth, type ProofRefusal } from "../nodes/peer-auth.js";
 import { PeerCalls } from "../nodes/peer-calls.js";
+import type { OtlpDestination } from "../telemetry/otlp-export.js";
+import { TelemetryService } from "../telemetry/telemetry-service.js";
 import { DEFAULT_CONFIG, isAdvertiseUrl } from "./config.js";
 import { issueApiKey } from "./issue-key.js";
 import { answerKeyRequests } from "./key-requests.js";
@@ -134,6 +136,20 @@ export interface CreateServerOptions {
   authCheckSeconds?: number;
   /** The key the secrets were sealed with before (`--secrets-key-previous`): they are sealed again with `secretsKey` at start. */
   previousSecretsKey?: string;
+  /**
+   * Browsers' telemetry: how long their events are kept after they end (`--telemetry-retention-hours`),
+   * how many per browser and per project (the oldest dropped past them), and the OTLP
+   * destinations a create may name (`--otlp-destinations`). `flushMs` and `sweepMs` are how
+   * often events are written (250) and retention applied (10,000).
+   */
+  telemetry?: {
+    retentionHours?: number;
+    maxEventsPerBrowser?: number;
+    maxEventsPerProject?: number;
+    destinations?: readonly OtlpDestination[];
+    flushMs?: number;
+    sweepMs?: number;
+  };
   /** Checks every response against the spec (tests turn this on). Default off. */
   responseCheck?: ResponseCheckOptions;
   /**
@@ -480,7 +496,19 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       done();
     });
   }
+  const telemetryOptions = options.telemetry ?? {};
+  const telemetry = new TelemetryService({
+    store: stores.telemetry,
+    log: app.log,
+    retentionMs: (telemetryOptions.retentionHours ?? DEFAULT_CONFIG.telemetryRetentionHours) * 3_600_000,
+    maxEventsPerBrowser: telemetryOptions.maxEventsPerBrowser ?? DEFAULT_CONFIG.telemetryMaxEventsPerBrowser,
+    maxEventsPerProject: telemetryOptions.maxEventsPerProject ?? DEFAULT_CONFIG.telemetryMaxEventsPerProject,
+    ...(telemetryOptions.destinations === undefined ? {} : { destinations: telemetryOptions.destinations }),
+    ...(telemetryOptions.flushMs === undefined ? {} : { flushMs: telemetryOptions.flushMs }),
+    ...(telemetryOptions.sweepMs === undefined ? {} : { sweepMs: telemetryOptions.sweepMs }),
+  });
   const browsers: BrowserService = new BrowserService(stores.browsers, launcher, planLimit, app.log, webmcp, {
+    telemetry,
     ...(metrics === undefined ? {} : { observeCreate: (observation: CreateObservation) => metrics.observeCreate(observation) }),
     profiles: {
       maxBytes: profileStateBytes,
@@ -596,6 +624,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     if (options.responseCheck) installResponseCheck(app, options.responseCheck);
     installErrorHandling(app);
     liveView = installLiveView(app, {
+      telemetry,
       browsers,
       cluster,
       browserStore: stores.browsers,
@@ -618,6 +647,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     // Before the upgraded sockets hold the server open: open calls get the grace in-flight requests get.
     if (calls !== undefined) app.addHook("preClose", async () => await calls.close(SHUTDOWN_GRACE_MS));
     devtools = installCdpEndpoint(app, {
+      telemetry,
       ...(metrics === undefined ? {} : { onBytes: (direction: "in" | "out", bytes: number) => metrics.observeDevtoolsBytes(direction, bytes) }),
       browsers,
       cluster,
@@ -664,6 +694,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       connections,
       peerCalls,
       observeInvocation: metrics === undefined ? undefined : (outcome) => metrics.observeInvocation(outcome),
+      telemetry,
     };
     await registerApi(app, apiDeps);
     registerHostedLoginRoutes(app, {
@@ -682,6 +713,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     // Last, so that a failed start leaves no browser behind.
     warmPool?.start();
   } catch (error) {
+    await telemetry.stop();
     await cluster?.stop().catch((stopError: unknown) => app.log.error({ err: stopError }, "could not give up the lease of a node that failed to start"));
     await stores.close();
     releaseDataDir();
@@ -763,6 +795,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
             await healthChecks?.stop();
             await loginFlows?.stopAll();
             await browsers.closeAll();
+            await telemetry.stop();
             await launcher.close?.();
           } finally {
             await cluster?.stop();

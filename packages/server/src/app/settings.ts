@@ -39,6 +39,14 @@ export interface ServerConfig {
   planLimit: number;
   /** A fixtures file of auth connections and pool reservations to load at start. */
   fixtures: string | undefined;
+  /** A JSON file of the OTLP destinations browsers may export their telemetry to. */
+  otlpDestinations: string | undefined;
+  /** Hours a browser's telemetry events are kept after it ends. */
+  telemetryRetentionHours: number;
+  /** The most telemetry events kept per browser. */
+  telemetryMaxEventsPerBrowser: number;
+  /** The most telemetry events kept per project. */
+  telemetryMaxEventsPerProject: number;
   /** Whether the organization has projects disabled (project administration answers 404). */
   projectsDisabled: boolean;
   /** The URL clients reach the server at, when behind a proxy or TLS; `cdp_ws_url` follows it. */
@@ -468,6 +476,49 @@ export const SETTINGS = [
     parse: TEXT,
     help: "JSON file of auth connections and pool reservations to load",
     doc: "Auth connections and pool reservations to load at start.",
+  }),
+  setting({
+    key: "otlpDestinations",
+    flag: "otlp-destinations",
+    arg: "<file>",
+    env: "BROWSER_SERVICE_OTLP_DESTINATIONS",
+    default: undefined,
+    parse: TEXT,
+    help: "JSON file of the OTLP destinations browsers may export telemetry to",
+    doc: "The OTLP/HTTP destinations a browser's `telemetry.export` may name: a JSON array of `{id, name, endpoint, headers}` (see [Telemetry](#telemetry)).",
+  }),
+  setting({
+    key: "telemetryRetentionHours",
+    option: "telemetry.retentionHours",
+    flag: "telemetry-retention-hours",
+    arg: "<n>",
+    env: "BROWSER_SERVICE_TELEMETRY_RETENTION_HOURS",
+    default: 24,
+    parse: count(1, 8760),
+    help: "hours a browser's telemetry events are kept after it ends",
+    doc: "Hours a browser's telemetry events stay readable after it ends (1 to 8760).",
+  }),
+  setting({
+    key: "telemetryMaxEventsPerBrowser",
+    option: "telemetry.maxEventsPerBrowser",
+    flag: "telemetry-max-events-per-browser",
+    arg: "<n>",
+    env: "BROWSER_SERVICE_TELEMETRY_MAX_EVENTS_PER_BROWSER",
+    default: 100_000,
+    parse: count(100, 100_000_000),
+    help: "most telemetry events kept per browser; past it the oldest are dropped",
+    doc: "The most telemetry events kept per browser (100 to 100,000,000); past it its oldest are dropped and counted.",
+  }),
+  setting({
+    key: "telemetryMaxEventsPerProject",
+    option: "telemetry.maxEventsPerProject",
+    flag: "telemetry-max-events-per-project",
+    arg: "<n>",
+    env: "BROWSER_SERVICE_TELEMETRY_MAX_EVENTS_PER_PROJECT",
+    default: 1_000_000,
+    parse: count(100, 1_000_000_000),
+    help: "most telemetry events kept per project; past it the oldest are dropped",
+    doc: "The most telemetry events kept per project (100 to 1,000,000,000); past it the project's oldest are dropped and counted, within seconds.",
   }),
   setting({
     key: "projectsDisabled",

@@ -27,6 +27,7 @@ import { PgDatabase } from "../storage/pg-database.js";
 import { applyPgMigrations } from "../storage/pg-migrations.js";
 import { pgStore, sqliteStore } from "../storage/program-runners.js";
 import { UnitOfWorkGate } from "../storage/unit-of-work-gate.js";
+import { SqlTelemetryStore, type TelemetryStore } from "../telemetry/sql-telemetry-store.js";
 
 const SQLITE = { dialect: "sqlite" } as const;
 const POSTGRES = { dialect: "postgres" } as const;
@@ -83,6 +84,7 @@ export async function openPgStores(layout: DataDirLayout, location: StoreLocatio
     profiles: pgStore<ProfileStore>(new SqlProfileStore(POSTGRES), db),
     authConnections: pgStore<AuthConnectionStore>(new SqlAuthConnectionStore(POSTGRES), db),
     poolReservations: pgStore<PoolReservationStore>(new SqlPoolReservationStore(POSTGRES), db),
+    telemetry: pgStore<TelemetryStore>(new SqlTelemetryStore(), db),
     nodes: new PgNodeStore(db, abandonBrowsers),
     unitOfWork: (work) => db.unitOfWork(work),
     // A commit returned is on the database server's disk (synchronous_commit on).
@@ -120,6 +122,7 @@ export function openSqliteStores(layout: DataDirLayout): Stores {
     profiles: gate.wrap<ProfileStore>(sqliteStore<ProfileStore>(new SqlProfileStore(SQLITE, layout.profilesDir), db)),
     authConnections: gate.wrap<AuthConnectionStore>(sqliteStore<AuthConnectionStore>(new SqlAuthConnectionStore(SQLITE), db)),
     poolReservations: gate.wrap<PoolReservationStore>(sqliteStore<PoolReservationStore>(new SqlPoolReservationStore(SQLITE), db)),
+    telemetry: gate.wrap<TelemetryStore>(sqliteStore<TelemetryStore>(new SqlTelemetryStore(), db)),
     unitOfWork: (work) => gate.unitOfWork(work),
     durable: () => db.durable(),
     flush: () => db.flush(),

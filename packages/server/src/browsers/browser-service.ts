@@ -1,3 +1,4 @@
+import type { BrowserTelemetryConfig } from "@browser-service/types";
 import { limits } from "@browser-service/types";
 import { browserTokenHash, newBrowserToken } from "../cdp/browser-token.js";
 import type { CdpRouter } from "../cdp/cdp-router.js";
@@ -5,6 +6,8 @@ import { ApiError, BrowserUnavailableError, HostMemoryLowError, InternalError, N
 import type { ServerLog } from "../observe/server-log.js";
 import type { ProfileState } from "../profiles/profile-archive.js";
 import type { ProjectRow } from "../projects/project-store.js";
+import { systemEvent } from "../telemetry/client-telemetry.js";
+import type { TelemetryService } from "../telemetry/telemetry-service.js";
 import {
   BrowserLaunchError,
   type BrowserLauncher,
@@ -57,6 +60,8 @@ export interface CreateBrowserInput {
   profile?: { id: string; name: string | null; save: boolean; state: ProfileState | undefined };
   /** The service's own browser (a login flow's, a health check's): hidden from the API's reads, WebMCP and DevTools clients. */
   internal?: boolean;
+  /** What it captures of its telemetry, resolved (`telemetry/telemetry-settings.ts`); absent: nothing. */
+  telemetry?: BrowserTelemetryConfig | null;
 }
 
 /**
@@ -141,6 +146,7 @@ export class BrowserService {
   // Running browsers that save into their profile when they end.
   readonly #savers = new Map<string, { id: string; projectId: string }>();
   readonly #observeCreate: ((observation: CreateObservation) => void) | undefined;
+  readonly #telemetry: TelemetryService | undefined;
 
   /**
    * `pool`, when given, supplies browsers launched ahead of time; it is closed by
@@ -168,6 +174,8 @@ export class BrowserService {
       profiles?: ProfileSaver;
       /** Told of each create's end (the server's metrics). */
       observeCreate?: (observation: CreateObservation) => void;
+      /** The browsers' telemetry: started before a browser is handed over, ended with it. */
+      telemetry?: TelemetryService;
     } = {},
   ) {
     this.#store = store;
@@ -181,10 +189,12 @@ export class BrowserService {
     this.#availableMemory = options.availableMemory ?? availableMemoryBytes;
     this.#profiles = options.profiles;
     this.#observeCreate = options.observeCreate;
+    this.#telemetry = options.telemetry;
     this.#idle = new IdleTimeouts({
       ...options.idle,
-      end: (id, idleMs) =>
-        this.#stop(id).then(
+      end: (id, idleMs) => {
+        systemEvent(this.#telemetry?.of(id), "system_timeout", { idle_ms: Math.round(idleMs) });
+        return this.#stop(id).then(
           () => this.#log.info({ browser: id, idleMs: Math.round(idleMs) }, "browser ended after its timeout without activity"),
           (error: unknown) => {
             // Its slot and name stay taken until the stop goes through (the database down a
@@ -192,7 +202,8 @@ export class BrowserService {
             this.#log.error({ browser: id, err: error }, "could not end a browser past its timeout; trying again");
             if (!this.#shuttingDown) this.#idle.watch(id, 0);
           },
-        ),
+        );
+      },
     });
   }
 
@@ -268,6 +279,7 @@ export class BrowserService {
       ...(input.placedUnder === undefined ? {} : { placedUnder: input.placedUnder }),
       ...(profile === undefined ? {} : { profile: { id: profile.id, name: profile.name, save: profile.save } }),
       ...(input.internal === true ? { internal: true } : {}),
+      ...(input.telemetry == null ? {} : { telemetry: input.telemetry }),
     };
     if (plan.start === "pool") {
       // None ready (a burst larger than the pool, or no pool) means a cold launch below.
@@ -335,6 +347,8 @@ export class BrowserService {
     // Its session's record now names the process, for the clean-up after a kill.
     started.recorded?.();
     this.#adopt(running, launched, token);
+    // Before its start_url: the capture sees its first page from the beginning.
+    await this.#startTelemetry(running, launched);
     try {
       browser.handOver(input.start_url, this.#committed());
     } catch (error) {
@@ -479,10 +493,12 @@ export class BrowserService {
         throw new InternalError("The server is shutting down; the browser was not kept.");
       }
       const taken = held.take();
+      await this.#startTelemetry(row, warm.launched);
       try {
         warm.handOver(startUrl, this.#committed());
       } catch (error) {
         // Its pipe closed in the meantime: the slot is freed and the next one tried.
+        await this.#telemetry?.close(row.id);
         await this.#free(row.id, "its warm browser could not be handed over");
         this.#log.warn({ err: error }, "a warm browser could not be handed over; trying the next");
         warm
@@ -516,6 +532,12 @@ export class BrowserService {
       this.#tokens.delete(id);
       this.#idle.forget(id);
       this.#lifecycle.ended(id);
+      if (!this.#stopping.has(id)) {
+        const recorder = this.#telemetry?.of(id);
+        if (exit.overBudget === "out_of_memory") systemEvent(recorder, "system_oom_kill", { reason: exit.overBudget });
+        else systemEvent(recorder, "service_crashed", { reason: exit.overBudget ?? "process_exited" });
+      }
+      this.#closeTelemetry(id);
       if (this.#stopping.has(id)) return;
       this.#store.markCrashed(id, exit.overBudget ?? "process_exited").then(
         () => this.#log.warn({ browser: id, exit }, "browser process exited unexpectedly; marked crashed"),
@@ -525,6 +547,16 @@ export class BrowserService {
       launched.close().catch((error: unknown) => this.#log.error({ browser: id, err: error }, "could not clean up after a crashed browser"));
     });
     this.#lifecycle.started(id, launched);
+  }
+
+  /** Starts a browser's telemetry, when its create asked for any. */
+  async #startTelemetry(row: BrowserRow, launched: LaunchedBrowser): Promise<void> {
+    if (this.#telemetry === undefined || row.telemetry === null) return;
+    await this.#telemetry.start(row.id, row.project_id, JSON.parse(row.telemetry) as BrowserTelemetryConfig, launched.cdp);
+  }
+
+  #closeTelemetry(id: string): void {
+    this.#telemetry?.close(id).catch((error: unknown) => this.#log.error({ browser: id, err: error }, "could not end a browser's telemetry"));
   }
 
   /** A request on a browser this node runs: its inactivity timeout starts again. */

@@ -1,3 +1,4 @@
+import type { BrowserTelemetryConfig } from "@browser-service/types";
 import type { BrowserUrlSet } from "../cdp/public-url.js";
 import type { ExtensionUse } from "../extensions/extension-store.js";
 import type { ResourceBudget } from "../sandbox/browser-cgroups.js";
@@ -25,6 +26,7 @@ export interface Browser {
   resource_budget: BrowserResourceBudget | null;
   extensions: BrowserExtension[];
   profile: BrowserProfile | null;
+  telemetry: BrowserTelemetryConfig | null;
 }
 
 /** The profile a browser started with, as the API shows it (the spec's `BrowserProfile`). */
@@ -81,6 +83,8 @@ export interface BrowserRow {
   profile_save: number;
   /** 1 for the service's own browser (a login flow's, a health check's): no API read, WebMCP call or DevTools client reaches it. */
   internal: number;
+  /** What it captures of its telemetry (the spec's `BrowserTelemetryConfig` as JSON); `null`: nothing. */
+  telemetry: string | null;
   /** The node whose process runs it, where several servers share a database; absent: this server's. */
   node_id?: string;
 }
@@ -116,6 +120,8 @@ export interface BrowserReservation {
   placedUnder?: string;
   /** The service's own browser (see {@link BrowserRow.internal}). */
   internal?: boolean;
+  /** What it captures of its telemetry, resolved (`telemetry/telemetry-settings.ts`); absent or `null`: nothing. */
+  telemetry?: BrowserTelemetryConfig | null;
 }
 
 /**
@@ -144,6 +150,7 @@ export function reservedRow(request: BrowserReservation): BrowserRow {
     profile_name: request.profile?.name ?? null,
     profile_save: request.profile?.save === true ? 1 : 0,
     internal: request.internal === true ? 1 : 0,
+    telemetry: request.telemetry == null ? null : JSON.stringify(request.telemetry),
   };
 }
 
@@ -166,6 +173,7 @@ export function toBrowser(row: BrowserRow, urls: BrowserUrlSet, extensions: read
         : { memory_mib: row.budget_memory_mib, max_processes: row.budget_max_processes, cpus: row.budget_cpus },
     extensions: extensions.map(({ id, name }) => ({ id, name })),
     profile: row.profile_id === null ? null : { id: row.profile_id, name: row.profile_name, save_changes: row.profile_save === 1 },
+    telemetry: row.telemetry === null ? null : (JSON.parse(row.telemetry) as BrowserTelemetryConfig),
   };
 }
 

@@ -17,7 +17,7 @@ import {
 } from "./browser-store.js";
 
 const COLUMN_NAMES =
-  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save, internal";
+  "id, project_id, name, status, crash_reason, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save, internal, telemetry";
 // PostgreSQL records which node (server) runs each browser; SQLite has one server.
 const COLUMNS = sqlFor({ sqlite: rawSql(COLUMN_NAMES), postgres: rawSql(`${COLUMN_NAMES}, node_id`) });
 const JOINED_COLUMNS = sqlFor({
@@ -25,7 +25,7 @@ const JOINED_COLUMNS = sqlFor({
   postgres: rawSql(prefixed(`${COLUMN_NAMES}, node_id`)),
 });
 const INSERTED = rawSql(
-  "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save, internal",
+  "id, project_id, name, status, cdp_token_sha256, pid, user_data_dir, sandboxed, budget_memory_mib, budget_max_processes, budget_cpus, created_at, timeout_seconds, profile_id, profile_name, profile_save, internal, telemetry",
 );
 // Rows still 'starting' have no DevTools URL yet; reads show only launched browsers.
 const VISIBLE = rawSql("status IN ('running', 'crashed')");
@@ -127,7 +127,7 @@ export class SqlBrowserStore implements Programs<BrowserStore> {
       );
       if (saver !== undefined) throw new ProfileInUseError(request.profile.name ?? request.profile.id, saver.id, "save");
     }
-    const values = sql`${row.id}, ${row.project_id}, ${row.name}, ${row.status}, ${row.cdp_token_sha256}, ${row.pid}, ${row.user_data_dir}, ${row.sandboxed}, ${row.budget_memory_mib}, ${row.budget_max_processes}, ${row.budget_cpus}, ${row.created_at}, ${row.timeout_seconds}, ${row.profile_id}, ${row.profile_name}, ${row.profile_save}, ${row.internal}`;
+    const values = sql`${row.id}, ${row.project_id}, ${row.name}, ${row.status}, ${row.cdp_token_sha256}, ${row.pid}, ${row.user_data_dir}, ${row.sandboxed}, ${row.budget_memory_mib}, ${row.budget_max_processes}, ${row.budget_cpus}, ${row.created_at}, ${row.timeout_seconds}, ${row.profile_id}, ${row.profile_name}, ${row.profile_save}, ${row.internal}, ${row.telemetry}`;
     try {
       yield* runSql(
         sqlFor({

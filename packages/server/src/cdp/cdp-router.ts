@@ -72,6 +72,31 @@ interface ChannelCommand {
   channel: CdpChannel;
   clientId: number;
   method: string;
+  /** When it was sent (`performance.now()`), for a command its channel's observer reports; else absent. */
+  sentAt?: number;
+  /** The session the client sent it on; only kept for a reported command. */
+  clientSession?: string | undefined;
+}
+
+/** How a client's command ended, as a {@link CommandObserver} is told. */
+export interface ObservedCommand {
+  method: string;
+  /** The session the client named; `undefined` for its browser session. */
+  sessionId: string | undefined;
+  durationMs: number;
+  /** `ok`: the browser answered with a result; `error`: with an error; `refused`: the service answered it, unsent. */
+  outcome: "ok" | "error" | "refused";
+}
+
+/**
+ * Told of a channel's commands (the telemetry of its browser): which methods it reports,
+ * and how each reported one ended. It is asked once per command, so it must be cheap;
+ * a method it does not report costs nothing more.
+ */
+export interface CommandObserver {
+  /** `report`: time it and tell {@link done}; `excluded`: only count it; `ignore`: nothing. */
+  report(method: string): "report" | "excluded" | "ignore";
+  done(command: ObservedCommand): void;
 }
 
 interface RouterCommand {
@@ -115,6 +140,8 @@ export interface CdpChannelOptions {
    * answered with an error and not sent. Default: no cap (the server's own channel).
    */
   maxPending?: number;
+  /** Told of the channel's commands (see {@link CommandObserver}); default none. */
+  commands?: CommandObserver | undefined;
 }
 
 /**
@@ -220,9 +247,16 @@ export class CdpRouter {
    */
   forward(channel: CdpChannel, command: ClientCommand, paramsText?: string): void {
     const { id: clientId, method } = command;
+    const observer = channel.commands;
+    const report = observer === undefined ? "ignore" : observer.report(method);
+    if (report === "excluded") channel.excludedCommands++;
+    const sentAt = report === "report" ? performance.now() : undefined;
     // Answered in the session it was sent on, as Chromium answers: a client routes an
     // answer by its session, and one arriving in another session has no caller there.
-    const refuse = (error: NonNullable<ProtocolMessage["error"]>) => channel.refuse(clientId, command.sessionId, error);
+    const refuse = (error: NonNullable<ProtocolMessage["error"]>) => {
+      channel.refuse(clientId, command.sessionId, error);
+      if (sentAt !== undefined) observer?.done({ method, sessionId: command.sessionId, durationMs: performance.now() - sentAt, outcome: "refused" });
+    };
     const refused = this.#sessionRefusal(channel, command);
     if (refused !== undefined) {
       refuse(refused);
@@ -252,7 +286,12 @@ export class CdpRouter {
       return;
     }
     const id = this.#nextId++;
-    this.#pending.set(id, { kind: "channel", channel, clientId, method });
+    this.#pending.set(
+      id,
+      sentAt === undefined
+        ? { kind: "channel", channel, clientId, method }
+        : { kind: "channel", channel, clientId, method, sentAt, clientSession: command.sessionId },
+    );
     channel.pendingCommands++;
     // The command is written anew from what was parsed: nothing of the client's text but
     // its params (valid JSON, so without a raw NUL that would end the message early on the
@@ -293,6 +332,17 @@ export class CdpRouter {
     this.#pending.delete(id);
     if (pending.kind === "channel") pending.channel.pendingCommands--;
     return pending;
+  }
+
+  /** Tells a reported command's observer how it ended, from the answer's text (`"error"` right after its id, as Chromium writes it). */
+  #observed(pending: ChannelCommand, json: string, headLength: number): void {
+    if (pending.sentAt === undefined) return;
+    pending.channel.commands?.done({
+      method: pending.method,
+      sessionId: pending.clientSession,
+      durationMs: performance.now() - pending.sentAt,
+      outcome: json.startsWith('"error"', headLength) ? "error" : "ok",
+    });
   }
 
   /** @internal Whether `sessionId` is one of `channel`'s sessions. */
@@ -378,6 +428,7 @@ export class CdpRouter {
       if (waiting.kind === "router" || ATTACH_METHODS.has(waiting.method)) return false;
       const sessionId = SESSION_SUFFIX.exec(json.slice(-EDGE_CHARS))?.[1];
       this.#settled(id);
+      this.#observed(waiting, json, response[0].length);
       const { channel, clientId } = waiting;
       if (!this.#channels.has(channel)) return true;
       const renumbered = `{"id":${clientId},${json.slice(response[0].length)}`;
@@ -412,6 +463,7 @@ export class CdpRouter {
         return;
       }
       const pending = this.#settled(id) as ChannelCommand;
+      this.#observed(pending, json, response[0].length);
       const { channel } = pending;
       if (!this.#channels.has(channel)) return;
       const renumbered = `{"id":${pending.clientId},${json.slice(response[0].length)}`;
@@ -437,6 +489,14 @@ export class CdpRouter {
       return;
     }
     const { channel } = pending;
+    if (pending.sentAt !== undefined) {
+      channel.commands?.done({
+        method: pending.method,
+        sessionId: pending.clientSession,
+        durationMs: performance.now() - pending.sentAt,
+        outcome: message.error === undefined ? "ok" : "error",
+      });
+    }
     if (!this.#channels.has(channel)) return;
     if (ATTACH_METHODS.has(pending.method)) {
       const attached = (message.result as { sessionId?: unknown } | undefined)?.sessionId;
@@ -505,6 +565,10 @@ export class CdpChannel {
   readonly maxPending: number | undefined;
   /** @internal Commands of this channel the router sent that the browser has not answered. */
   pendingCommands = 0;
+  /** Told of this channel's commands (its browser's telemetry); `undefined`: none. */
+  readonly commands: CommandObserver | undefined;
+  /** Commands whose method the observer excludes from its reports, counted. */
+  excludedCommands = 0;
   readonly #router: CdpRouter;
   readonly #messageListeners: ((message: ChannelMessage) => void)[] = [];
   readonly #closeListeners: ((reason: ChannelCloseReason) => void)[] = [];
@@ -516,6 +580,7 @@ export class CdpChannel {
     this.#router = router;
     this.browserSessionId = browserSessionId;
     this.maxPending = options.maxPending;
+    this.commands = options.commands;
   }
 
   /** Whether the channel has closed (by its client, or because the browser went away). */

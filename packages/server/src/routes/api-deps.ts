@@ -20,6 +20,8 @@ import type { ProfileStore } from "../profiles/profile-store.js";
 import type { ProjectStore } from "../projects/project-store.js";
 import type { SecretsVault } from "../secrets/secrets-vault.js";
 import type { DataDirLayout } from "../storage/data-dir.js";
+import type { TelemetryStore } from "../telemetry/sql-telemetry-store.js";
+import type { TelemetryService } from "../telemetry/telemetry-service.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
 
 /**
@@ -40,6 +42,8 @@ export interface Stores {
   profiles: ProfileStore;
   authConnections: AuthConnectionStore;
   poolReservations: PoolReservationStore;
+  /** Browsers' telemetry events, kept after they end for the retention period. */
+  telemetry: TelemetryStore;
   /** The servers sharing the database and their leases; only a database several servers can share has it. */
   nodes?: NodeStore;
   /**
@@ -89,6 +93,8 @@ export interface ApiDeps {
   peerCalls?: PeerCalls | undefined;
   /** Told how each WebMCP invocation run on this node ended (the server's metrics). */
   observeInvocation?: ((outcome: InvocationOutcome) => void) | undefined;
+  /** The browsers' telemetry: captures of this node's browsers, and every browser's kept events. */
+  telemetry?: TelemetryService | undefined;
 }
 
 /**

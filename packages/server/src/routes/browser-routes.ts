@@ -6,6 +6,7 @@ import { NotFoundError, ProfileLoadFailedError, ProfileNotFoundError } from "../
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import type { BodyOf } from "../http/request-validation.js";
 import { PeerDeclinedError, PeerUnreachableError } from "../nodes/peer-forwarder.js";
+import { resolveTelemetry } from "../telemetry/telemetry-settings.js";
 import type { ApiDeps } from "./api-deps.js";
 import { browserOfRequest, deleteUnreachable, forwardToOwner, peerCallBrowser, resolvedScopeClaim } from "./browser-placement.js";
 
@@ -104,6 +105,8 @@ export function registerBrowserRoutes(app: FastifyInstance, deps: ApiDeps): void
     if (body.name !== undefined) input.name = body.name;
     if (body.start_url !== undefined) input.start_url = body.start_url;
     if (body.timeout_seconds !== undefined) input.timeoutSeconds = body.timeout_seconds;
+    const telemetry = resolveTelemetry(body.telemetry, deps.telemetry?.destinationNames() ?? []);
+    if (telemetry !== null) input.telemetry = telemetry;
     if (body.extensions !== undefined) {
       const uses = await resolveExtensionRefs(stores.extensions, project.id, body.extensions);
       input.extensions = await Promise.all(uses.map(async (use) => ({ ...use, archivePath: await stores.extensions.archivePath(use.id) })));

@@ -19,6 +19,8 @@ import { refuseUpgrade, type UpgradeRoute } from "../http/upgrade-router.js";
 import { handshakeError } from "../http/websocket-handshake.js";
 import { keepAlive } from "../http/websocket-heartbeat.js";
 import type { Cluster } from "../nodes/cluster.js";
+import { commandReporter, connectionEvents } from "../telemetry/client-telemetry.js";
+import type { TelemetryService } from "../telemetry/telemetry-service.js";
 
 /** What the endpoint needs from the rest of the server. */
 export interface CdpEndpointDeps {
@@ -38,6 +40,8 @@ export interface CdpEndpointDeps {
   cluster?: Cluster | undefined;
   /** Told of the bytes each client sends and receives (the server's metrics). */
   onBytes?: (direction: "in" | "out", bytes: number) => void;
+  /** The browsers' telemetry: their clients' commands and connections. */
+  telemetry?: TelemetryService | undefined;
 }
 
 /** What the server reads of the endpoint. */
@@ -172,7 +176,8 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       return;
     }
     try {
-      const channel = await router.openChannel({ maxPending: limits.maxPending });
+      const recorder = deps.telemetry?.of(row.id);
+      const channel = await router.openChannel({ maxPending: limits.maxPending, commands: recorder === undefined ? undefined : commandReporter(recorder) });
       if (socket.destroyed) {
         channel.close();
         release();
@@ -209,7 +214,15 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       // one leaves, or is found gone (the heartbeat closes a client that stopped answering).
       const released = deps.browsers.hold(row.id);
       keepAlive(ws, limits.heartbeatMs);
+      const recorder = deps.telemetry?.of(row.id);
+      const disconnected = recorder?.wants("connection") === true ? connectionEvents(recorder, "cdp") : undefined;
+      let messages = 0;
+      let browserEnded = false;
+      channel.onClose((reason) => {
+        browserEnded = reason === "browser";
+      });
       ws.once("close", () => {
+        disconnected?.({ message_count: messages, reason: browserEnded ? "upstream_error" : "client_close", telemetry_excluded: channel.excludedCommands });
         released();
         release();
         connected.delete(ws);
@@ -218,7 +231,15 @@ export function installCdpEndpoint(app: FastifyInstance, deps: CdpEndpointDeps):
       });
       try {
         const ownBudget = new MessageBudget({ messageRate: limits.messageRate, byteRate: limits.byteRate }, limits.clock);
-        bridge(ws, channel, { limits, budgets: [ownBudget, projectBudget], log: app.log, ...(deps.onBytes === undefined ? {} : { onBytes: deps.onBytes }) });
+        const onBytes = deps.onBytes;
+        const counted =
+          disconnected === undefined
+            ? onBytes
+            : (direction: "in" | "out", bytes: number) => {
+                messages++;
+                onBytes?.(direction, bytes);
+              };
+        bridge(ws, channel, { limits, budgets: [ownBudget, projectBudget], log: app.log, ...(counted === undefined ? {} : { onBytes: counted }) });
       } catch (error) {
         // Past the upgrade an HTTP refusal can no longer be written: only this connection ends.
         app.log.error({ err: error }, "DevTools endpoint failed to start a client's session");

@@ -17,6 +17,8 @@ import type { LiveViewLimits } from "../live-view/live-view-limits.js";
 import { buildLiveViewPage } from "../live-view/live-view-page.js";
 import { SocketViewer } from "../live-view/socket-viewer.js";
 import type { Cluster } from "../nodes/cluster.js";
+import { connectionEvents } from "../telemetry/client-telemetry.js";
+import type { TelemetryService } from "../telemetry/telemetry-service.js";
 import type { WebMcpService } from "../webmcp/webmcp-service.js";
 
 /** What the live view needs from the rest of the server. */
@@ -28,6 +30,8 @@ export interface LiveViewDeps {
   limits: LiveViewLimits;
   /** This node among several sharing a database: another node's browser is watched through it. */
   cluster?: Cluster | undefined;
+  /** The browsers' telemetry: their viewers' connections. */
+  telemetry?: TelemetryService | undefined;
 }
 
 /** The live view's part of the server's WebSocket upgrades, and what it is doing now. */
@@ -239,6 +243,8 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
       // A viewer keeps the browser active: its inactivity timeout starts when the last one
       // leaves, or is found gone (the heartbeat closes a viewer that stopped answering).
       const released = deps.browsers.hold(row.id);
+      const recorder = deps.telemetry?.of(row.id);
+      const disconnected = recorder?.wants("connection") === true ? connectionEvents(recorder, "live_view", { read_only: access === "watch" }) : undefined;
       keepAlive(ws, limits.heartbeatMs);
       // A frame over the size cap, a broken frame: ws closes the connection (1009, 1002) and
       // reports it here; without a listener the report would end the whole server.
@@ -257,6 +263,7 @@ export function installLiveView(app: FastifyInstance, deps: LiveViewDeps): LiveV
         }
       });
       ws.once("close", () => {
+        disconnected?.({});
         released();
         sockets.delete(ws);
         view.leave(viewer);

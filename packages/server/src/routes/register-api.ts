@@ -15,6 +15,7 @@ import { registerExtensionRoutes } from "./extension-routes.js";
 import { registerLimitRoutes } from "./limit-routes.js";
 import { registerProfileRoutes } from "./profile-routes.js";
 import { registerProjectRoutes } from "./project-routes.js";
+import { registerTelemetryRoutes } from "./telemetry-routes.js";
 import { registerWebMcpRoutes } from "./webmcp-routes.js";
 
 /**
@@ -144,6 +145,7 @@ export async function registerApi(app: FastifyInstance, deps: ApiDeps): Promise<
     registerAuthConnectionRoutes(api, deps);
     registerBrowserRoutes(api, deps);
     registerWebMcpRoutes(api, deps);
+    registerTelemetryRoutes(api, deps);
     await registerExtensionRoutes(api, deps);
     registerCredentialRoutes(api, deps);
     registerProfileRoutes(api, deps);
