@@ -3,8 +3,9 @@ import { type BrowserServiceClient, createClient } from "@browser-service/client
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type BrowserChoice, type BrowserTarget, openBrowser } from "./browser-target.js";
 import type { CallContext } from "./call-tool.js";
+import { ConsoleFeed } from "./console-feed.js";
 import { LiveViewApp, showBrowserTool } from "./live-view-app.js";
-import { createSessionServer, type ServerIdentity } from "./session-server.js";
+import { createSessionServer, type ServerIdentity, type SessionOptions } from "./session-server.js";
 import { ToolCatalog } from "./tool-catalog.js";
 
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -36,9 +37,12 @@ export interface Bridge {
   browser: BrowserTarget;
   /** Its tools as MCP tools, kept current. */
   catalog: ToolCatalog;
-  /** A new MCP server for one session (connect it to any SDK transport). */
-  createServer(): Server;
-  /** Stops polling and deletes the browser if the bridge created it (unless kept). */
+  /**
+   * A new MCP server for one session (connect it to any SDK transport). It offers
+   * `logging`: the browser's console lines, when its `console` telemetry category is on.
+   */
+  createServer(session?: SessionOptions): Server;
+  /** Stops polling and following the console, and deletes the browser if the bridge created it (unless kept). */
   close(): Promise<void>;
 }
 
@@ -46,7 +50,8 @@ export interface Bridge {
  * Opens (or creates) the browser, reads its tools once, and starts polling them
  * (`If-None-Match`, every `pollIntervalMs`). Each MCP session gets its own server from
  * `createServer()`; all of them share the catalog, so a change found by any read is
- * announced to every session.
+ * announced to every session, and one stream of the browser's console lines, followed
+ * while some session is initialized and open.
  */
 export async function createBridge(options: BridgeOptions = {}): Promise<Bridge> {
   const client = options.client ?? createClient();
@@ -63,6 +68,10 @@ export async function createBridge(options: BridgeOptions = {}): Promise<Bridge>
     ...(options.projectId !== undefined && { projectId: options.projectId }),
   };
   const liveView = new LiveViewApp(client, browser.id, options.projectId);
+  const consoleFeed = new ConsoleFeed(client, browser.id, {
+    ...(options.projectId !== undefined && { projectId: options.projectId }),
+    ...(options.log !== undefined && { log: options.log }),
+  });
   try {
     await catalog.refresh();
   } catch (error) {
@@ -73,10 +82,11 @@ export async function createBridge(options: BridgeOptions = {}): Promise<Bridge>
   return {
     browser,
     catalog,
-    createServer: () => createSessionServer(catalog, context, bridgeIdentity, liveView),
+    createServer: (session = {}) => createSessionServer(catalog, context, bridgeIdentity, { ...session, liveView, console: consoleFeed }),
     close() {
       closing ??= (async () => {
         catalog.stop();
+        consoleFeed.close();
         if (browser.created && !options.keep) {
           await client.browsers.delete(browser.id, options.projectId === undefined ? {} : { projectId: options.projectId });
           options.log?.(`deleted browser ${browser.id}`);

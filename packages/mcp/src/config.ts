@@ -45,7 +45,9 @@ export const minTokenLength = 16;
 export const helpText = `browser-service-mcp: the WebMCP tools of one browser service browser, as an MCP server.
 
 Every WebMCP tool of every tab and frame of the browser becomes one MCP tool; the list
-follows the browser (notifications/tools/list_changed). Calls are never retried.
+follows the browser (notifications/tools/list_changed). Calls are never retried. When
+the browser captures its console telemetry category, its console lines are sent as MCP
+log messages (logger browser-console; logging/setLevel, default info).
 
 Usage:
   browser-service-mcp [options]                 MCP over stdio (for clients that start a command)

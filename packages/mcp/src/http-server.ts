@@ -6,6 +6,7 @@ import { networkInterfaces } from "node:os";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { SessionOptions } from "./session-server.js";
 
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
@@ -15,8 +16,11 @@ export interface HttpOptions {
   port: number;
   /** The bearer token every request must carry. */
   token: string;
-  /** A new MCP server for each session. */
-  createServer: () => Server;
+  /**
+   * A new MCP server for each session; `session.backlogged()` tells whether the
+   * session's event stream (its `GET`) has output its client has not read yet.
+   */
+  createServer: (session: SessionOptions) => Server;
   /** Most sessions at once; the least recently used goes to make room. Default 64. */
   maxSessions?: number;
   /** Largest request body read, in bytes. Default 4 MiB. */
@@ -49,6 +53,8 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
   lastUsed: number;
+  /** The response of the session's open `GET` (its event stream), where notifications go. */
+  events: { response: ServerResponse | undefined };
 }
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
@@ -175,14 +181,16 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
 
   const open = async (request: IncomingMessage, response: ServerResponse, body: unknown) => {
     await makeRoom();
-    const server = options.createServer();
+    const events: Session["events"] = { response: undefined };
+    // Node holds what the client has not read past the socket's buffer: then the stream waits to drain.
+    const server = options.createServer({ backlogged: () => events.response?.writableNeedDrain === true });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       // A result as one JSON body rather than an SSE stream per request: nothing here
       // streams within a request, and notifications go on the session's GET stream.
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, lastUsed: Date.now() });
+        sessions.set(id, { transport, server, lastUsed: Date.now(), events });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -206,6 +214,14 @@ export async function serveHttp(options: HttpOptions): Promise<HttpEndpoint> {
       const session = sessions.get(sessionId);
       if (!session) return refuse(response, 404, "Session not found: it ended or never existed; initialize a new one.");
       session.lastUsed = Date.now();
+      const { events } = session;
+      // The SDK keeps one event stream per session (a second GET is refused with 409): the open one is watched.
+      if (request.method === "GET" && (events.response === undefined || events.response.destroyed || events.response.writableEnded)) {
+        events.response = response;
+        response.once("close", () => {
+          if (events.response === response) events.response = undefined;
+        });
+      }
       if (request.method !== "POST") return session.transport.handleRequest(request, response);
     } else if (request.method !== "POST") return refuse(response, 400, "Bad request: no Mcp-Session-Id; start with an initialize request.");
     let body: unknown;

@@ -16,6 +16,6 @@ export { ConfigError, McpBridgeError } from "./errors.js";
 export { type HttpEndpoint, type HttpOptions, mcpPath, serveHttp } from "./http-server.js";
 export { liveViewResourceUri, mcpAppMimeType, showBrowserToolName } from "./live-view-app.js";
 export type { McpTool } from "./mcp-tool.js";
-export type { ServerIdentity } from "./session-server.js";
+export type { ServerIdentity, SessionOptions } from "./session-server.js";
 export { CatalogStdioServerTransport } from "./stdio-transport.js";
 export type { CatalogEntry, CatalogState, ToolCatalog } from "./tool-catalog.js";

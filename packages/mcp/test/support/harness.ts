@@ -10,7 +10,13 @@ import type { WebMcpTool } from "@browser-service/types";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type CallToolResult, type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type LoggingMessageNotification,
+  LoggingMessageNotificationSchema,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { chromium, type Page, type Browser as PlaywrightBrowser } from "playwright-core";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { showBrowserToolName } from "../../src/live-view-app.js";
@@ -50,6 +56,8 @@ export interface BridgeSession {
   listChanged(): number;
   /** Waits (bounded) for the next notification after `seen` arrived ones. */
   nextListChanged(seen: number): Promise<void>;
+  /** Every `notifications/message` (log message) received so far, in order. */
+  logs(): LoggingMessageNotification["params"][];
   /** The pages' tools listed now (the bridge's own `show_browser` left out; live-view.test.ts covers it). */
   tools(): Promise<Tool[]>;
   /** Lists until `ready` accepts the pages' tools (pages register after they load). */
@@ -171,7 +179,7 @@ function waitForLine(child: ChildProcess, output: () => string, pattern: RegExp)
 }
 
 /**
- * Starts `browser-service-mcp` for the harness's browser with `args`, and connects the
+ * Starts `browser-service-mcp` for the harness's browser (or `options.browser`) with `args`, and connects the
  * official SDK's `Client` to it over `kind`: stdio (the SDK starts the process), or
  * Streamable HTTP (the process serves on a free port; the client sends the token).
  */
@@ -179,7 +187,7 @@ export async function startBridge(
   h: Harness,
   kind: TransportKind,
   args: string[] = [],
-  options: { token?: string; env?: Record<string, string> } = {},
+  options: { token?: string; env?: Record<string, string>; browser?: string } = {},
 ): Promise<BridgeSession> {
   const client = new Client({ name: "bridge-test", version: "1.0.0" });
   let changes = 0;
@@ -188,7 +196,11 @@ export async function startBridge(
     changes++;
     for (const wake of waiters) wake();
   });
-  const bridgeArgs = ["--browser", h.browser, ...args];
+  const logs: LoggingMessageNotification["params"][] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    logs.push(notification.params);
+  });
+  const bridgeArgs = ["--browser", options.browser ?? h.browser, ...args];
   let stderr = "";
   let http: BridgeSession["http"];
   let child: ChildProcess | undefined;
@@ -214,6 +226,7 @@ export async function startBridge(
   const session: BridgeSession = {
     client,
     listChanged: () => changes,
+    logs: () => logs,
     nextListChanged(seen) {
       return eventually(`list_changed number ${seen + 1}`, () => (changes > seen ? true : undefined)).then(() => undefined);
     },
