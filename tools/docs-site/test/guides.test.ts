@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 describe("the guides", () => {
-  it("are the eight the site promises, in order", () => {
+  it("are the nine the site promises, in order", () => {
     expect(guides.map((guide) => guide.title)).toEqual([
       "Getting started with the client",
       "WebMCP with the helpers",
@@ -53,6 +53,7 @@ describe("the guides", () => {
       "Log in once, use it everywhere",
       "Keep an agent logged in",
       "Deploy",
+      "What did my agent do?",
     ]);
   });
 
