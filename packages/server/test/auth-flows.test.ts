@@ -2,7 +2,8 @@ import { type LoginSites, startLoginSites } from "@browser-service/test-pages/lo
 import type { ManagedAuth } from "@browser-service/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FollowedStream, followBody } from "./support/event-stream.js";
-import { useTestServer } from "./support/test-server.js";
+import { managedAuth, writeFixtures } from "./support/fixtures.js";
+import { startTestServer, tempDataDir, useTestServer } from "./support/test-server.js";
 import { drive } from "./support/webmcp-driver.js";
 
 // Login flows on real forms: a robot in a sandboxed Chromium signs in to the local login
@@ -92,6 +93,49 @@ describe("a login flow with a stored credential", () => {
     // The flow's browser (the service's own, never readable) is gone: its slot is free again.
     await expect(t.client().browsers.get(String(done.browser_session_id))).rejects.toMatchObject({ status: 404 });
     expect((await t.client().limits.get()).concurrent_sessions_used).toBe(0);
+  });
+
+  it("captures the connection's browser.telemetry in its flow's browser, never the bodies that carry what it typed", async () => {
+    // The API sets no connection's browser settings; a fixtures file does.
+    const dataDir = tempDataDir();
+    const fixtures = writeFixtures(dataDir, {
+      auth_connections: [
+        {
+          project: "Default",
+          ...managedAuth("mac_telemetry", {
+            domain: "localhost",
+            profile_name: "telemetry-profile",
+            status: "NEEDS_AUTH",
+            login_url: sites.url("localhost", "/password/login"),
+            credential: { name: "telemetry-login" },
+            browser: { telemetry: { browser: { network: { enabled: true }, page: { enabled: true } } } },
+          }),
+        },
+      ],
+    });
+    const server = await startTestServer({ dataDir, fixtures, authFlowSeconds: 120 });
+    try {
+      const client = server.client();
+      await client.credentials.create({ name: "telemetry-login", domain: "localhost", values: { username: user.username, password: user.password } });
+      await client.authConnections.login("mac_telemetry");
+      const controller = new AbortController();
+      const events = await followBody(await client.authConnections.follow("mac_telemetry", { signal: controller.signal }), controller).ended;
+      expect(events.at(-1)).toMatchObject({ flow_status: "SUCCESS" });
+      const browserId = String((await client.authConnections.get("mac_telemetry")).browser_session_id);
+      // The flow's browser is the service's own (no read of it), but what it captured is its project's to read.
+      const captured = await client.telemetry.events(browserId, { limit: 1000 });
+      expect(captured.map((envelope) => envelope.event.type)).toEqual(expect.arrayContaining(["page_navigation", "network_request", "network_response"]));
+      const posts = captured.filter((envelope) => envelope.event.type === "network_request" && envelope.event.data?.method === "POST");
+      expect(posts.length).toBeGreaterThan(0);
+      for (const post of posts) expect(post.event.data?.post_data).toBeUndefined();
+      expect(JSON.stringify(captured)).not.toContain(encodeURIComponent(user.password));
+      expect(JSON.stringify(captured)).not.toContain(user.password);
+      // Another project does not see it.
+      const other = await client.projects.create({ name: `flow-telemetry-${Date.now()}` });
+      await expect(client.telemetry.events(browserId, {}, { projectId: other.id })).rejects.toMatchObject({ status: 404 });
+    } finally {
+      await server.close();
+    }
   });
 
   it("generates the TOTP code from the credential's secret and picks the authenticator when asked how", async () => {

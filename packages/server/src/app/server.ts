@@ -593,6 +593,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       profileStates,
       log: app.log,
       flowSeconds: options.authFlowSeconds ?? DEFAULT_CONFIG.authFlowSeconds,
+      telemetryDestinations: () => telemetry.destinationNames(),
     });
     // A flow whose browser is gone (this server stopped) ends FAILED, never stuck IN_PROGRESS.
     const flowsEnded = await loginFlows.recover(flowBrowserRunning);
@@ -610,6 +611,7 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
       flowUrls: loginFlowUrls(browserUrls, {}),
       log: app.log,
       everySeconds: options.authCheckSeconds,
+      telemetryDestinations: () => telemetry.destinationNames(),
     });
     // The first start's key is printed by the caller, outside any response.
     stores.flush();

@@ -552,7 +552,9 @@ export class BrowserService {
   /** Starts a browser's telemetry, when its create asked for any. */
   async #startTelemetry(row: BrowserRow, launched: LaunchedBrowser): Promise<void> {
     if (this.#telemetry === undefined || row.telemetry === null) return;
-    await this.#telemetry.start(row.id, row.project_id, JSON.parse(row.telemetry) as BrowserTelemetryConfig, launched.cdp);
+    await this.#telemetry.start(row.id, row.project_id, JSON.parse(row.telemetry) as BrowserTelemetryConfig, launched.cdp, {
+      secretInputs: row.internal === 1,
+    });
   }
 
   #closeTelemetry(id: string): void {

@@ -8,9 +8,10 @@ import type { ProfileStates } from "../profiles/profile-states.js";
 import type { ProfileStore } from "../profiles/profile-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import { newId } from "../storage/ids.js";
+import type { DestinationName } from "../telemetry/telemetry-settings.js";
 import { withCheckReason } from "./can-reauth.js";
 import { hostOf, isWithin } from "./credential-hosts.js";
-import type { FlowUrls, LoginFlows } from "./login-flows.js";
+import { connectionTelemetry, type FlowUrls, type LoginFlows } from "./login-flows.js";
 import { LoginPageDriver } from "./login-page-driver.js";
 
 /** The seed's default `health_check_interval`, in seconds, for a connection stored without one. */
@@ -37,6 +38,8 @@ export interface HealthChecksDeps {
   log: FastifyBaseLogger;
   /** Checks every connection this often instead of its `health_check_interval` (tests, demos). */
   everySeconds?: number | undefined;
+  /** The OTLP destinations a connection's `browser.telemetry` may name; default none. */
+  telemetryDestinations?: () => readonly DestinationName[];
 }
 
 /**
@@ -159,10 +162,12 @@ export class HealthChecks {
     let browser: BrowserRow;
     try {
       const state = await deps.profileStates.load(project.id, profile.id);
+      const telemetry = connectionTelemetry(record, deps.telemetryDestinations?.() ?? []);
       browser = await deps.browsers.create(project, {
         profile: { id: profile.id, name: profile.name, save: false, state },
         timeoutSeconds: 120,
         internal: true,
+        ...(telemetry === null ? {} : { telemetry }),
       });
     } catch (error) {
       deps.log.warn({ err: error, connection: record.id }, "no browser for a health check");

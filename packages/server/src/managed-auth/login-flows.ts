@@ -1,4 +1,5 @@
 import type {
+  BrowserTelemetryConfig,
   DiscoveredField,
   ManagedAuth,
   ManagedAuthChoice,
@@ -28,6 +29,7 @@ import type { ProfileStates } from "../profiles/profile-states.js";
 import { newProfile, type ProfileStore } from "../profiles/profile-store.js";
 import type { ProjectRow } from "../projects/project-store.js";
 import { newId } from "../storage/ids.js";
+import { type DestinationName, resolveTelemetry } from "../telemetry/telemetry-settings.js";
 import { reauthOf, withCheckReason } from "./can-reauth.js";
 import { HostedAccess } from "./hosted-access.js";
 import { type FlowAnswer, type FlowOutcome, type FlowPause, FlowStoppedError, type LearnedValues, LoginFlow, type StoredValues } from "./login-flow.js";
@@ -44,6 +46,16 @@ export interface LoginFlowsDeps {
   log: FastifyBaseLogger;
   /** How long a flow may run, in seconds, from its start to `flow_expires_at`. */
   flowSeconds: number;
+  /** The OTLP destinations a connection's `browser.telemetry` may name; default none. */
+  telemetryDestinations?: () => readonly DestinationName[];
+}
+
+/**
+ * What a connection's flow browsers capture: its `browser.telemetry` (or the deprecated
+ * `browser_telemetry`), resolved as a create's is.
+ */
+export function connectionTelemetry(record: ManagedAuth, destinations: readonly DestinationName[]): BrowserTelemetryConfig | null {
+  return resolveTelemetry(record.browser?.telemetry ?? record.browser_telemetry ?? null, destinations);
 }
 
 /** The URLs a flow shows, built for the request (or node) that starts it. */
@@ -122,9 +134,11 @@ export class LoginFlows {
     await this.#stopping.get(connectionId);
     const profile = await this.#profileOf(project.id, row.record.profile_name);
     const state = await deps.profileStates.load(project.id, profile.id);
+    const telemetry = connectionTelemetry(row.record, deps.telemetryDestinations?.() ?? []);
     const browser = await deps.browsers.create(project, {
       profile: { id: profile.id, name: profile.name, save: true, state },
       timeoutSeconds: deps.flowSeconds + 60,
+      ...(telemetry === null ? {} : { telemetry }),
       // It will hold the credential's values: no key of the project reaches its DevTools.
       internal: true,
     });

@@ -36,6 +36,11 @@ export class BrowserTelemetry {
   readonly browserId: string;
   readonly projectId: string;
   readonly config: BrowserTelemetryConfig;
+  /**
+   * The service's own browser that types stored secrets (a login flow's): request bodies,
+   * which carry what it typed, are never recorded.
+   */
+  readonly secretInputs: boolean;
   readonly #on: ReadonlySet<TelemetryCategoryName>;
   readonly #excluded: ReadonlySet<string>;
   readonly #sink: CaptureSink;
@@ -45,7 +50,13 @@ export class BrowserTelemetry {
   #inWindow = 0;
   #closed = false;
 
-  constructor(browserId: string, projectId: string, config: BrowserTelemetryConfig, sink: CaptureSink, options: { maxPerSecond: number; firstSeq?: number }) {
+  constructor(
+    browserId: string,
+    projectId: string,
+    config: BrowserTelemetryConfig,
+    sink: CaptureSink,
+    options: { maxPerSecond: number; secretInputs?: boolean },
+  ) {
     this.browserId = browserId;
     this.projectId = projectId;
     this.config = config;
@@ -53,7 +64,7 @@ export class BrowserTelemetry {
     this.#excluded = new Set(config.browser.control.cdp.excluded_methods);
     this.#sink = sink;
     this.#maxPerSecond = options.maxPerSecond;
-    this.#seq = options.firstSeq ?? 0;
+    this.secretInputs = options.secretInputs === true;
   }
 
   /** Whether events of `category` are captured. */

@@ -326,7 +326,8 @@ export class PageMonitor {
   #request(sessionId: string, params: Record<string, unknown>): void {
     const request = (params.request ?? {}) as Record<string, unknown>;
     const url = cutText(String(request.url ?? ""));
-    const post = typeof request.postData === "string" ? cutText(request.postData) : undefined;
+    // A login flow's browser posts the stored secrets it typed: its bodies are never kept.
+    const post = typeof request.postData === "string" && !this.#recorder.secretInputs ? cutText(request.postData) : undefined;
     const requests = this.#requests(sessionId);
     if (requests.size >= MAX_IN_FLIGHT) requests.delete(requests.keys().next().value as string);
     requests.set(String(params.requestId), { url: url.text });

@@ -96,7 +96,13 @@ export class TelemetryService implements CaptureSink {
    * needs one; resolves once the monitor follows its tabs (or failed to, which is logged:
    * the browser runs without those events rather than not at all).
    */
-  async start(browserId: string, projectId: string, config: BrowserTelemetryConfig, router: CdpRouter): Promise<BrowserTelemetry> {
+  async start(
+    browserId: string,
+    projectId: string,
+    config: BrowserTelemetryConfig,
+    router: CdpRouter,
+    options: { secretInputs?: boolean } = {},
+  ): Promise<BrowserTelemetry> {
     const existing = this.#captures.get(browserId);
     if (existing !== undefined) return existing.recorder;
     const log = this.#options.log;
@@ -105,7 +111,10 @@ export class TelemetryService implements CaptureSink {
           .begin(browserId, projectId)
           .catch((error: unknown) => log.error({ err: error, browser: browserId }, "could not record a browser's telemetry"))
       : Promise.resolve();
-    const recorder = new BrowserTelemetry(browserId, projectId, config, this, { maxPerSecond: this.#options.maxEventsPerSecond ?? 2000 });
+    const recorder = new BrowserTelemetry(browserId, projectId, config, this, {
+      maxPerSecond: this.#options.maxEventsPerSecond ?? 2000,
+      secretInputs: options.secretInputs === true,
+    });
     const capture: Capture = { recorder, begun, pending: [], dropped: 0, listeners: new Set() };
     this.#captures.set(browserId, capture);
     if (needsPageMonitor(recorder)) {
