@@ -12,6 +12,7 @@ import { PEER_CHANNEL_PATH } from "../src/nodes/peer-calls.js";
 import { PeerChannel } from "../src/nodes/peer-channel.js";
 import { type ChildServer, SERVER_BIN, spawnServer } from "./support/child-server.js";
 import { chromiumBrowserPids } from "./support/chromium-processes.js";
+import { followEvents } from "./support/event-stream.js";
 import { freePort } from "./support/free-port.js";
 import { freshDatabase } from "./support/postgres.js";
 import { storedRows } from "./support/stored-rows.js";
@@ -163,6 +164,22 @@ describe("nodes sharing one PostgreSQL database", () => {
     for (const browser of listed) expect(stored).not.toContain(new URL(browser.cdp_ws_url).searchParams.get("token"));
     for (const browser of created) await b.browsers.delete(browser.id);
     expect(await b.browsers.list()).toEqual([]);
+  });
+
+  it("read and follow a browser's telemetry through the node that does not run it, until it ends", async () => {
+    await running("a", "b");
+    let browser = await clientOf("b").browsers.create({ telemetry: {} });
+    if ((await nodeOf(browser.id)) !== "b") browser = await clientOf("b").browsers.create({ telemetry: {} });
+    expect(await nodeOf(browser.id)).toBe("b");
+    const stream = await followEvents(`${nodes.get("a")?.server.url}/browsers/${browser.id}/telemetry/stream?replay=all`, { authorization: `Bearer ${key}` });
+    const devtools = new WebSocket(browser.cdp_ws_url);
+    await new Promise((resolve, reject) => devtools.once("open", resolve).once("error", reject));
+    await stream.next((envelope) => (envelope.event as { type: string }).type === "cdp_connect");
+    devtools.close();
+    await expect.poll(async () => (await clientOf("a").telemetry.events(browser.id)).map((envelope) => envelope.event.type)).toContain("cdp_disconnect");
+    await clientOf("a").browsers.delete(browser.id);
+    const seen = (await stream.ended).map((envelope) => (envelope.event as { type: string }).type);
+    expect(seen).toEqual(["cdp_connect", "cdp_disconnect"]);
   });
 
   it("forward WebMCP and a Playwright DevTools connection to the browser's node, with the owner's answers", async () => {
