@@ -19,6 +19,7 @@ const RUNS = [
   ["stores.mjs", "--calls", "200", "--rounds", "1"],
   ["rate-limit.mjs", "--seconds", "1"],
   ["cdp.mjs", "--evals", "50", "--shots", "2", "--rounds", "1"],
+  ["telemetry.mjs", "--seconds", "2"],
   ["browsers.mjs", "--creates", "2", "--rounds", "1", "--seconds", "1"],
   ["budgets.mjs", "--smoke"],
   ["extensions.mjs", "--creates", "2"],
