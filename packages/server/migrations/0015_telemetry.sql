@@ -10,7 +10,9 @@ CREATE TABLE telemetry_browsers (
   project_id TEXT NOT NULL,
   -- Milliseconds since the epoch; NULL while the browser runs.
   ended_at BIGINT,
-  dropped BIGINT NOT NULL DEFAULT 0
+  dropped BIGINT NOT NULL DEFAULT 0,
+  -- Characters of its events kept, their JSON together (its byte cap reads this, not a sum).
+  bytes BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX telemetry_browsers_project ON telemetry_browsers (project_id);
 
@@ -22,8 +24,9 @@ CREATE TABLE telemetry_events (
   ts BIGINT NOT NULL,
   category TEXT NOT NULL,
   type TEXT NOT NULL,
-  -- The TelemetryEvent as JSON.
+  -- The TelemetryEvent as JSON, and its length.
   event TEXT NOT NULL,
+  bytes BIGINT NOT NULL,
   PRIMARY KEY (browser_id, seq)
 );
 CREATE INDEX telemetry_events_project ON telemetry_events (project_id, ts);

@@ -505,10 +505,11 @@ describe.each(IMPLEMENTATIONS)("the telemetry store on %s", (_name, open) => {
       "brw_a",
       "proj_1",
       [1, 2, 3, 4, 5].map((seq) => event(seq, seq * 1000)),
-      3,
+      { events: 3, chars: 1e9 },
     );
     expect(dropped).toBe(2);
     const page = await store.page("proj_1", "brw_a", { cursor: 0, limit: 10, order: "asc" });
+    expect(JSON.parse(page.items[0]?.json ?? "{}")).toMatchObject({ category: "console", ts: 3000 });
     expect(page.items.map((item) => item.seq)).toEqual([3, 4, 5]);
     expect(await store.browser("proj_1", "brw_a")).toEqual({ dropped: 2, ended: false });
     // Another project sees neither the browser nor its events.
@@ -517,7 +518,7 @@ describe.each(IMPLEMENTATIONS)("the telemetry store on %s", (_name, open) => {
     // Paging by seq both ways, and filters before the limit.
     expect((await store.page("proj_1", "brw_a", { cursor: 3, limit: 1, order: "asc" })).items.map((item) => item.seq)).toEqual([4]);
     expect((await store.page("proj_1", "brw_a", { cursor: 5, limit: 1, order: "desc" })).items.map((item) => item.seq)).toEqual([4]);
-    await store.append("brw_a", "proj_1", [event(6, 6000, "page_load")], 3);
+    await store.append("brw_a", "proj_1", [event(6, 6000, "page_load")], { events: 3, chars: 1e9 });
     const filtered = await store.page("proj_1", "brw_a", { cursor: 0, limit: 1, order: "asc", types: ["page_load"] });
     expect([filtered.items.map((item) => item.seq), filtered.hasMore]).toEqual([[6], false]);
   });
@@ -527,12 +528,13 @@ describe.each(IMPLEMENTATIONS)("the telemetry store on %s", (_name, open) => {
     opened.push(each);
     const store = each.stores.telemetry;
     for (const id of ["brw_old", "brw_new", "brw_other"]) await store.begin(id, id === "brw_other" ? "proj_2" : "proj_1");
-    await store.append("brw_old", "proj_1", [event(1, 1000), event(2, 2000)], 100);
-    await store.append("brw_new", "proj_1", [event(1, 3000), event(2, 4000), event(3, 5000)], 100);
-    await store.append("brw_other", "proj_2", [event(1, 500)], 100);
+    const roomy = { events: 100, chars: 1e9 };
+    await store.append("brw_old", "proj_1", [event(1, 1000), event(2, 2000)], roomy);
+    await store.append("brw_new", "proj_1", [event(1, 3000), event(2, 4000), event(3, 5000)], roomy);
+    await store.append("brw_other", "proj_2", [event(1, 500)], roomy);
     await store.end("brw_old", 10_000);
     // brw_new and brw_other have no browsers row: ended now, by the sweep, kept for the retention period.
-    const first = await store.sweep(20_000, 15_000, 2);
+    const first = await store.sweep(20_000, 15_000, { events: 2, chars: 1e9 });
     expect(first.expired).toBe(2);
     expect(await store.browser("proj_1", "brw_old")).toBeUndefined();
     // proj_1 held 3 events past its cap of 2: its oldest went, counted on its browser.
@@ -542,8 +544,54 @@ describe.each(IMPLEMENTATIONS)("the telemetry store on %s", (_name, open) => {
     // The other project is under its cap and untouched.
     expect((await store.page("proj_2", "brw_other", { cursor: 0, limit: 10, order: "asc" })).items).toHaveLength(1);
     // Past the retention of their sweep-recorded end, they go too.
-    const later = await store.sweep(40_000, 30_000, 2);
+    const later = await store.sweep(40_000, 30_000, { events: 2, chars: 1e9 });
     expect(later.expired).toBe(3);
     expect(await store.browser("proj_2", "brw_other")).toBeUndefined();
+  });
+});
+
+describe.each(IMPLEMENTATIONS)("the telemetry store's byte caps on %s", (_name, open) => {
+  const opened: Opened[] = [];
+  afterEach(async () => {
+    for (const each of opened.splice(0)) await each.close();
+  });
+
+  /** An event whose JSON is exactly `chars` characters long. */
+  const sized = (seq: number, ts: number, chars: number) => {
+    const base = { category: "console" as const, type: "console_log", ts, source: { kind: "cdp" as const }, data: { text: "" } };
+    const text = "x".repeat(chars - JSON.stringify(base).length);
+    const event = { ...base, data: { text } };
+    return { seq, event, json: JSON.stringify(event) };
+  };
+
+  it("keeps a browser's newest events under its character cap, and a project's under its own", async () => {
+    const each = await open();
+    opened.push(each);
+    const store = each.stores.telemetry;
+    await store.begin("brw_big", "proj_1");
+    // Five of 200 characters past a cap of 700: trimmed to 90 % of it (630), the newest three stay.
+    const dropped = await store.append(
+      "brw_big",
+      "proj_1",
+      [1, 2, 3, 4, 5].map((seq) => sized(seq, seq * 1000, 200)),
+      { events: 1000, chars: 700 },
+    );
+    expect(dropped).toBe(2);
+    expect((await store.page("proj_1", "brw_big", { cursor: 0, limit: 10, order: "asc" })).items.map((item) => item.seq)).toEqual([3, 4, 5]);
+    expect(await store.browser("proj_1", "brw_big")).toEqual({ dropped: 2, ended: false });
+    // Under the cap, nothing more goes.
+    expect(await store.append("brw_big", "proj_1", [sized(6, 6000, 100)], { events: 1000, chars: 700 })).toBe(0);
+    // The project's cap spans its browsers, the oldest first.
+    await store.begin("brw_two", "proj_1");
+    await store.append("brw_two", "proj_1", [sized(1, 500, 200), sized(2, 7000, 200)], { events: 1000, chars: 1e9 });
+    // 1,100 characters in the project past a cap of 600: down to 540, the newest first.
+    const swept = await store.sweep(10_000, 0, { events: 1000, chars: 600 });
+    expect(swept.dropped).toBeGreaterThan(0);
+    const left = [
+      ...(await store.page("proj_1", "brw_big", { cursor: 0, limit: 10, order: "asc" })).items.map((item) => `big ${item.seq}`),
+      ...(await store.page("proj_1", "brw_two", { cursor: 0, limit: 10, order: "asc" })).items.map((item) => `two ${item.seq}`),
+    ];
+    // Newest first: two 2 (200), big 6 (100), big 5 (200) fit in 540; big 4 and older, and two 1, go.
+    expect(left.sort()).toEqual(["big 5", "big 6", "two 2"]);
   });
 });

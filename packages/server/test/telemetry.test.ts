@@ -43,6 +43,16 @@ beforeAll(async () => {
       `<title>form</title><body style="height:3000px"><button id="buy">Buy now</button><input id="secret" type="password">
         <script>window.__browserServiceInteraction = () => {}; window.forged = typeof __browserServiceInteraction;</script></body>`,
     ],
+    "/big": [
+      "text/html",
+      `<title>big</title><script>
+        const part = "y".repeat(16 * 1024);
+        for (let i = 0; i < 120; i++) console.log(...Array.from({ length: 14 }, () => part));
+        console.log("H".repeat(10 * 1024 * 1024));
+        // After the lines, so that the per-browser cap (100 here) keeps its events.
+        setTimeout(() => fetch("/plain", { headers: { "x-one": "h".repeat(60000), "x-two": "h".repeat(60000) } }), 500);
+      </script>`,
+    ],
     "/flood": ["text/html", `<script>for (let i = 0; i < 300; i++) console.log("line " + i);</script>`],
   };
   pages = createHttpServer((request, response) => {
@@ -172,6 +182,11 @@ describe("telemetry settings on POST /browsers", () => {
       status: 404,
       error: { code: "otlp_destination_not_found" },
     });
+    // A small body of many wrong names gets a small answer: the first 50 problems, and how many there were.
+    const many = await refused({ browser: { control: { cdp: { excluded_methods: Array.from({ length: 10_000 }, (_, i) => `Nope.method${i}`) } } } });
+    expect(many.status).toBe(400);
+    expect(JSON.stringify(many.error).length).toBeLessThan(200_000);
+    expect(many.error.message).toMatch(/\(\d+ problems; the first 50 are listed\)/);
     // Nothing was started by any of them.
     expect(await client.browsers.list()).toEqual([]);
   });
@@ -342,6 +357,49 @@ describe("the service's own DevTools traffic", () => {
     expect(events.find((envelope) => envelope.event.type === "live_view_connect")?.event.data).toMatchObject({ read_only: true });
     expect(Number(events.find((envelope) => envelope.event.type === "live_view_disconnect")?.event.data?.duration_ms)).toBeGreaterThan(0);
     expect(types(events)).not.toContain("cdp_command");
+  });
+});
+
+describe("what a page cannot make the service hold", () => {
+  it("cuts each event to 64 KiB, pages by bytes, replays every kept event, and counts a line too large to read", async () => {
+    const client = t.client();
+    const browser = await client.browsers.create({
+      start_url: `${base}/big`,
+      telemetry: { browser: { console: { enabled: true }, network: { enabled: true } } },
+    });
+    const plainRequest = async () =>
+      (await eventsOf(browser.id, { type: ["network_request"] })).find((envelope) => String(envelope.event.data?.url).endsWith("/plain"));
+    await expect.poll(plainRequest, { timeout: 20_000 }).toBeDefined();
+    await expect
+      .poll(async () => {
+        const answer = await client.GET("/browsers/{id_or_name}/telemetry/events", { params: { path: { id_or_name: browser.id }, query: { limit: 1 } } });
+        return Number(answer.response.headers.get("x-telemetry-dropped"));
+      })
+      .toBeGreaterThan(0);
+    // A page of 1,000 asked for holds about 4 MiB of events, and says there is more.
+    const answer = await fetch(`${t.url}/browsers/${browser.id}/telemetry/events?limit=1000`, { headers: { authorization: `Bearer ${t.orgKey}` } });
+    const body = await answer.text();
+    expect(body.length).toBeLessThan(4.2 * 1024 * 1024);
+    expect(answer.headers.get("x-has-more")).toBe("true");
+    const page = JSON.parse(body) as TelemetryEventEnvelope[];
+    for (const envelope of page) expect(JSON.stringify(envelope.event).length).toBeLessThanOrEqual(64 * 1024);
+    const line = page.find((envelope) => envelope.event.type === "console_log");
+    expect(line?.event.truncated).toBe(true);
+    const request = await plainRequest();
+    expect(request?.event.truncated).toBe(true);
+    expect(JSON.stringify(request?.event.data?.headers).length).toBeLessThan(9 * 1024);
+    // Every kept event is replayed, however large, to a reader that reads.
+    await client.browsers.delete(browser.id);
+    const kept = (await eventsOf(browser.id)).map((envelope) => envelope.seq);
+    const stream = await followEvents(`${t.url}/browsers/${browser.id}/telemetry/stream?replay=all`, { authorization: `Bearer ${t.orgKey}` });
+    expect((await stream.ended).map((envelope) => envelope.seq)).toEqual(kept);
+  });
+
+  it("answers 404, not 500, for a name no store can hold", async () => {
+    for (const path of ["events", "stream"]) {
+      const answer = await fetch(`${t.url}/browsers/x%00y/telemetry/${path}`, { headers: { authorization: `Bearer ${t.orgKey}` } });
+      expect([answer.status, ((await answer.json()) as { code: string }).code]).toEqual([404, "not_found"]);
+    }
   });
 });
 

@@ -413,6 +413,7 @@ export const browserConfigCases: readonly SchemaCase[] = [
   { schema: storage, rule: "no other properties", value: { enabled: true, retention_days: 7 }, valid: false },
   { schema: storage, rule: "type: boolean", value: false, valid: false },
 
+  { schema: cdp, rule: "maxItems 38: one name past every method", value: { excluded_methods: [...cdpMethods, "Input.dispatchMouseEvent"] }, valid: false },
   // BrowserTelemetryConfig (a browser's resolved telemetry, on its record)
   {
     schema: resolvedConfig,

@@ -58,6 +58,8 @@ async function serve(config: ServerConfig, io: CliIo): Promise<void> {
       retentionHours: config.telemetryRetentionHours,
       maxEventsPerBrowser: config.telemetryMaxEventsPerBrowser,
       maxEventsPerProject: config.telemetryMaxEventsPerProject,
+      maxBytesPerBrowser: config.telemetryMaxBytesPerBrowser,
+      maxBytesPerProject: config.telemetryMaxBytesPerProject,
       ...(config.otlpDestinations === undefined ? {} : { destinations: readOtlpDestinations(config.otlpDestinations) }),
     },
     ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),

@@ -146,6 +146,10 @@ export interface CreateServerOptions {
     retentionHours?: number;
     maxEventsPerBrowser?: number;
     maxEventsPerProject?: number;
+    /** Bytes of events' JSON kept per browser (`--telemetry-max-mib-per-browser`); default 64 MiB. */
+    maxBytesPerBrowser?: number;
+    /** Bytes of events' JSON kept per project (`--telemetry-max-mib-per-project`); default 1 GiB. */
+    maxBytesPerProject?: number;
     destinations?: readonly OtlpDestination[];
     flushMs?: number;
     sweepMs?: number;
@@ -503,6 +507,8 @@ export async function createServer(options: CreateServerOptions): Promise<Browse
     retentionMs: (telemetryOptions.retentionHours ?? DEFAULT_CONFIG.telemetryRetentionHours) * 3_600_000,
     maxEventsPerBrowser: telemetryOptions.maxEventsPerBrowser ?? DEFAULT_CONFIG.telemetryMaxEventsPerBrowser,
     maxEventsPerProject: telemetryOptions.maxEventsPerProject ?? DEFAULT_CONFIG.telemetryMaxEventsPerProject,
+    maxCharsPerBrowser: telemetryOptions.maxBytesPerBrowser ?? DEFAULT_CONFIG.telemetryMaxBytesPerBrowser,
+    maxCharsPerProject: telemetryOptions.maxBytesPerProject ?? DEFAULT_CONFIG.telemetryMaxBytesPerProject,
     ...(telemetryOptions.destinations === undefined ? {} : { destinations: telemetryOptions.destinations }),
     ...(telemetryOptions.flushMs === undefined ? {} : { flushMs: telemetryOptions.flushMs }),
     ...(telemetryOptions.sweepMs === undefined ? {} : { sweepMs: telemetryOptions.sweepMs }),

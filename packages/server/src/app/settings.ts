@@ -6,6 +6,7 @@ import { DEFAULT_RESOURCE_BUDGET } from "../sandbox/browser-cgroups.js";
 import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "../sandbox/sandbox-command.js";
 import { DEFAULT_SANDBOX_UID_BASE } from "../sandbox/sandbox-uids.js";
 import { parseSecretsKey, SecretsKeyError } from "../secrets/secrets-key.js";
+import { DEFAULT_CHARS_PER_BROWSER, DEFAULT_CHARS_PER_PROJECT } from "../telemetry/telemetry-service.js";
 
 // Every setting of the server, each declared once below (flag, environment variable,
 // parser and range, default, help line, README line): the command line's options, its
@@ -47,6 +48,10 @@ export interface ServerConfig {
   telemetryMaxEventsPerBrowser: number;
   /** The most telemetry events kept per project. */
   telemetryMaxEventsPerProject: number;
+  /** The most bytes of telemetry events kept per browser. */
+  telemetryMaxBytesPerBrowser: number;
+  /** The most bytes of telemetry events kept per project. */
+  telemetryMaxBytesPerProject: number;
   /** Whether the organization has projects disabled (project administration answers 404). */
   projectsDisabled: boolean;
   /** The URL clients reach the server at, when behind a proxy or TLS; `cdp_ws_url` follows it. */
@@ -519,6 +524,28 @@ export const SETTINGS = [
     parse: count(100, 1_000_000_000),
     help: "most telemetry events kept per project; past it the oldest are dropped",
     doc: "The most telemetry events kept per project (100 to 1,000,000,000); past it the project's oldest are dropped and counted, within seconds.",
+  }),
+  setting({
+    key: "telemetryMaxBytesPerBrowser",
+    option: "telemetry.maxBytesPerBrowser",
+    flag: "telemetry-max-mib-per-browser",
+    arg: "<n>",
+    env: "BROWSER_SERVICE_TELEMETRY_MAX_MIB_PER_BROWSER",
+    default: DEFAULT_CHARS_PER_BROWSER,
+    parse: mebibytes(1, 1_048_576),
+    help: "most MiB of telemetry events kept per browser; past it the oldest are dropped",
+    doc: "The most telemetry events kept per browser in MiB of their JSON (1 to 1,048,576); past it its oldest are dropped and counted.",
+  }),
+  setting({
+    key: "telemetryMaxBytesPerProject",
+    option: "telemetry.maxBytesPerProject",
+    flag: "telemetry-max-mib-per-project",
+    arg: "<n>",
+    env: "BROWSER_SERVICE_TELEMETRY_MAX_MIB_PER_PROJECT",
+    default: DEFAULT_CHARS_PER_PROJECT,
+    parse: mebibytes(1, 1_048_576),
+    help: "most MiB of telemetry events kept per project; past it the oldest are dropped",
+    doc: "The most telemetry events kept per project in MiB of their JSON (1 to 1,048,576); past it the project's oldest are dropped and counted, within seconds.",
   }),
   setting({
     key: "projectsDisabled",

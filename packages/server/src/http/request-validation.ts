@@ -70,8 +70,19 @@ function undeclaredQuery(query: unknown): ErrorDetail[] {
   }));
 }
 
+/** The most problems a 400 lists. */
+const MAX_LISTED_PROBLEMS = 50;
+
 /** The 400 for a list of problems. */
 export function invalidRequest(details: ErrorDetail[]): BadRequestError {
+  // A body of 10,000 wrong items is 10,000 problems: the answer lists the first few, so
+  // that a small request cannot make a large one.
+  if (details.length > MAX_LISTED_PROBLEMS) {
+    return new BadRequestError(
+      `The request is invalid (${details.length} problems; the first ${MAX_LISTED_PROBLEMS} are listed).`,
+      details.slice(0, MAX_LISTED_PROBLEMS),
+    );
+  }
   return new BadRequestError(`The request is invalid (${details.length} problem${details.length === 1 ? "" : "s"}).`, details);
 }
 

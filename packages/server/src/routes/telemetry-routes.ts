@@ -1,19 +1,30 @@
+import { once } from "node:events";
+import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { NotFoundError } from "../http/api-errors.js";
+import { isStorableText } from "../storage/storable-text.js";
 import type { CapturedEvent } from "../telemetry/browser-telemetry.js";
-import type { StoredEvent } from "../telemetry/sql-telemetry-store.js";
+import type { KeptEvent } from "../telemetry/sql-telemetry-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
 /** How often a stream without events sends a comment, so that proxies keep it open (the SDK's 15 s). */
 const KEEPALIVE_MS = 15_000;
 /** How often a stream of a browser another node runs reads its new events. */
 const REMOTE_POLL_MS = 500;
-/** Events read at a time when a stream replays or polls. */
-const READ_PAGE = 500;
-/** Bytes a stream's reader may leave unread; past it new events skip that reader (the gap shows in `seq`). */
-const MAX_UNREAD_BYTES = 1024 * 1024;
-/** Live events held while a stream replays what was kept; past it the oldest are not held. */
-const MAX_HELD = 10_000;
+/** Events read from the store at a time, by a page or a stream's replay. */
+const READ_CHUNK = 100;
+/**
+ * The most characters of events in one page of `GET .../telemetry/events`: past it the page
+ * ends early (with at least one event) and `X-Has-More` says there is more. Events are at
+ * most 64 KiB each, so a page of 1,000 could otherwise be 64 MiB held and sent at once.
+ */
+const PAGE_CHARS = 4 * 1024 * 1024;
+/** Bytes a stream's reader may leave unread before a replay waits for it to read. */
+const REPLAY_HIGH_WATER = 256 * 1024;
+/** Bytes a stream's reader may leave unread; past it live events skip that reader (the gap shows in `seq`). */
+const MAX_UNREAD_BYTES = 512 * 1024;
+/** Live events held while a stream replays what was kept; past it the newest are not held (the gap shows in `seq`). */
+const MAX_HELD = 2_000;
 
 interface TelemetryQuery {
   offset?: number;
@@ -24,8 +35,14 @@ interface TelemetryQuery {
   replay?: string;
 }
 
-/** One frame of a stream: the envelope written around the event's JSON as it was captured, never re-serialized. */
-const frame = (seq: number, eventJson: string) => `id: ${seq}\ndata: {"seq":${seq},"event":${eventJson}}\n\n`;
+/** An event as the API shows it: the envelope written around the event's JSON as it was captured, never re-serialized. */
+const envelope = (seq: number, eventJson: string) => `{"seq":${seq},"event":${eventJson}}`;
+
+/** Resolves once `raw` has written what it holds (or closed). */
+async function drained(raw: ServerResponse): Promise<void> {
+  if (raw.writableLength <= REPLAY_HIGH_WATER || raw.destroyed) return;
+  await Promise.race([once(raw, "drain"), once(raw, "close")]);
+}
 
 /** `/browsers/{id_or_name}/telemetry/events` and `/stream`: a browser's events, kept or as they come. */
 export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -45,7 +62,8 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
       const row = await stores.browsers.getByIdOrName(projectId, key);
       return { projectId, browserId: row.id, running: row.status === "running" };
     } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
+      // Text no store can hold names nothing kept either.
+      if (!(error instanceof NotFoundError) || !isStorableText(key)) throw error;
       if ((await stores.telemetry.browser(projectId, key)) === undefined) throw error;
       return { projectId, browserId: key, running: false };
     }
@@ -59,19 +77,44 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
       const { projectId, browserId } = await browserOf(request);
       // What this node captured a moment ago is read too.
       if (deps.telemetry?.of(browserId) !== undefined) await deps.telemetry.flush();
-      const limit = query.limit ?? 100;
-      const page = await stores.telemetry.page(projectId, browserId, {
-        cursor: query.offset ?? 0,
-        limit,
-        order: query.order ?? "asc",
-        categories: query.category,
-        types: query.type,
-      });
+      const order = query.order ?? "asc";
+      let remaining = query.limit ?? 100;
+      let cursor = query.offset ?? 0;
+      const parts: string[] = [];
+      let chars = 0;
+      let hasMore = false;
+      for (;;) {
+        const chunk = await stores.telemetry.page(projectId, browserId, {
+          cursor,
+          limit: Math.min(remaining, READ_CHUNK),
+          order,
+          categories: query.category,
+          types: query.type,
+        });
+        let taken = 0;
+        for (const item of chunk.items) {
+          if (parts.length > 0 && chars + item.json.length > PAGE_CHARS) break;
+          parts.push(envelope(item.seq, item.json));
+          chars += item.json.length;
+          cursor = item.seq;
+          taken++;
+        }
+        remaining -= taken;
+        if (taken < chunk.items.length) {
+          hasMore = true;
+          break;
+        }
+        if (!chunk.hasMore || remaining === 0) {
+          hasMore = chunk.hasMore;
+          break;
+        }
+      }
       const kept = await stores.telemetry.browser(projectId, browserId);
-      reply.header("x-has-more", String(page.hasMore));
-      reply.header("x-next-offset", String(page.hasMore ? (page.items[page.items.length - 1]?.seq ?? 0) : 0));
+      reply.header("x-has-more", String(hasMore));
+      reply.header("x-next-offset", String(hasMore ? cursor : 0));
       reply.header("x-telemetry-dropped", String(kept?.dropped ?? 0));
-      return page.items;
+      reply.type("application/json; charset=utf-8");
+      return `[${parts.join(",")}]`;
     },
   );
 
@@ -83,9 +126,10 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
       const { projectId, browserId, running } = await browserOf(request);
       const lastEventId = request.headers["last-event-id"];
       const resumeAfter = typeof lastEventId === "string" && /^(?:0|[1-9][0-9]{0,15})$/.test(lastEventId) ? Number(lastEventId) : undefined;
-      const categories = query.category === undefined || query.category.length === 0 ? undefined : new Set(query.category);
-      const types = query.type === undefined || query.type.length === 0 ? undefined : new Set(query.type);
-      const shown = (category: string, type: string) => (categories === undefined || categories.has(category)) && (types === undefined || types.has(type));
+      const categories = query.category === undefined || query.category.length === 0 ? undefined : query.category;
+      const types = query.type === undefined || query.type.length === 0 ? undefined : query.type;
+      const shown = (category: string, type: string) =>
+        (categories === undefined || categories.includes(category)) && (types === undefined || types.includes(type));
 
       reply.hijack();
       const raw = reply.raw;
@@ -95,6 +139,8 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
         connection: "keep-alive",
         "x-request-id": request.id,
       });
+      // Sent now: a stream from now may have nothing to send for a while, and its reader waits for the headers.
+      raw.flushHeaders();
       let done = false;
       let lastSent = 0;
       const cleanups: (() => void)[] = [];
@@ -107,21 +153,26 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
       raw.on("close", finish);
       const keepalive = setInterval(() => raw.write(": keepalive\n\n"), KEEPALIVE_MS);
       cleanups.push(() => clearInterval(keepalive));
-      const send = (seq: number, category: string, type: string, json: string) => {
+      const frame = (seq: number, json: string) => raw.write(`id: ${seq}\ndata: ${envelope(seq, json)}\n\n`);
+      /** A live event: skipped by a reader that stopped reading. */
+      const sendLive = ({ seq, event, json }: CapturedEvent) => {
         if (done || seq <= lastSent) return;
         lastSent = seq;
-        if (!shown(category, type) || raw.writableLength > MAX_UNREAD_BYTES) return;
-        raw.write(frame(seq, json));
+        if (shown(event.category, event.type) && raw.writableLength <= MAX_UNREAD_BYTES) frame(seq, json);
       };
-      const sendStored = ({ seq, event }: StoredEvent) => send(seq, event.category, event.type, JSON.stringify(event));
-      /** Sends what was kept after `cursor`, up to `until` (inclusive) when given; the last `seq` read. */
-      const replay = async (cursor: number, until?: number): Promise<number> => {
+      /** Sends what was kept after `cursor`, waiting for the reader as it goes (filtered in the store); the last `seq` sent. */
+      const replay = async (from: number): Promise<number> => {
+        let cursor = from;
         for (;;) {
-          const page = await stores.telemetry.page(projectId, browserId, { cursor, limit: READ_PAGE, order: "asc" });
-          for (const item of page.items) {
-            if (until !== undefined && item.seq > until) return cursor;
-            sendStored(item);
+          const page = await stores.telemetry.page(projectId, browserId, { cursor, limit: READ_CHUNK, order: "asc", categories, types });
+          for (const item of page.items as KeptEvent[]) {
+            if (done) return cursor;
+            if (item.seq > lastSent) {
+              frame(item.seq, item.json);
+              lastSent = item.seq;
+            }
             cursor = item.seq;
+            await drained(raw);
           }
           if (!page.hasMore || done) return cursor;
         }
@@ -136,7 +187,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
           let replaying = start !== undefined;
           const unfollow = deps.telemetry.follow(browserId, {
             event: (captured) => {
-              if (!replaying) send(captured.seq, captured.event.category, captured.event.type, captured.json);
+              if (!replaying) sendLive(captured);
               else if (held.length < MAX_HELD) held.push(captured);
             },
             end: finish,
@@ -150,34 +201,38 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
           if (start === undefined) lastSent = recorder.lastSeq;
           else {
             await deps.telemetry.flush();
+            lastSent = start;
             await replay(start);
             replaying = false;
-            for (const captured of held) send(captured.seq, captured.event.category, captured.event.type, captured.json);
+            for (const captured of held) sendLive(captured);
           }
           return;
         }
         if (!running) {
           // Ended: what was kept, if asked, and the stream ends.
-          if (start !== undefined) await replay(start);
+          if (start !== undefined) {
+            lastSent = start;
+            await replay(start);
+          }
           finish();
           return;
         }
         // Another node's browser: its events are read as that node writes them.
         let cursor = start ?? (await lastKept(projectId, browserId));
-        if (start !== undefined) lastSent = start;
-        else lastSent = cursor;
+        lastSent = cursor;
+        let timer: NodeJS.Timeout | undefined;
         const poll = async () => {
           if (done) return;
           cursor = await replay(cursor);
           const kept = await stores.telemetry.browser(projectId, browserId);
           if (kept === undefined || kept.ended) {
-            cursor = await replay(cursor);
+            await replay(cursor);
             finish();
             return;
           }
           timer = setTimeout(() => void poll().catch(failed), REMOTE_POLL_MS);
         };
-        let timer = setTimeout(() => void poll().catch(failed), 0);
+        timer = setTimeout(() => void poll().catch(failed), 0);
         cleanups.push(() => clearTimeout(timer));
       } catch (error) {
         failed(error);

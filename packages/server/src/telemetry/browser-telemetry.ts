@@ -3,6 +3,16 @@ import { REPORTED_CDP_METHODS, TELEMETRY_CATEGORIES, type TelemetryCategoryName 
 
 /** The most characters of one string of an event's data; past it the string is cut and the event marked `truncated`. */
 export const MAX_TEXT_CHARS = 16 * 1024;
+/**
+ * The most characters of one event as JSON. A page decides how much data its events carry
+ * (32 console arguments, a request's headers), so each is held to this: past it, its
+ * strings are cut shorter and shorter, then its lists and maps, and it is marked `truncated`.
+ */
+export const MAX_EVENT_CHARS = 64 * 1024;
+/** What a too-large event's strings are cut to, step by step, until it fits. */
+const SHRINK_STEPS = [4096, 1024, 256, 64];
+/** The most items of a list, and entries of a map, an event keeps once it is too large. */
+const SHRUNK_ENTRIES = 16;
 
 /** A captured event with its number, handed to the service that keeps, streams and exports it. */
 export interface CapturedEvent {
@@ -98,8 +108,25 @@ export class BrowserTelemetry {
     const event: TelemetryEvent = { category, type, ts: nowMicros(), source };
     if (data !== undefined) event.data = data;
     if (truncated) event.truncated = true;
+    let json = JSON.stringify(event);
+    for (const step of SHRINK_STEPS) {
+      if (json.length <= MAX_EVENT_CHARS || event.data === undefined) break;
+      event.data = shrunk(event.data, step) as Record<string, unknown>;
+      event.truncated = true;
+      json = JSON.stringify(event);
+    }
+    if (json.length > MAX_EVENT_CHARS) {
+      event.data = {};
+      event.truncated = true;
+      json = JSON.stringify(event);
+    }
     const seq = ++this.#seq;
-    this.#sink.captured(this, { seq, event, json: JSON.stringify(event) });
+    this.#sink.captured(this, { seq, event, json });
+  }
+
+  /** Counts events lost before they reached the recorder (a message too large to read). */
+  lost(count: number): void {
+    if (!this.#closed) this.#sink.dropped(this, count);
   }
 
   /** Captures nothing more. */
@@ -113,4 +140,18 @@ export function cutText(text: string, max = MAX_TEXT_CHARS): { text: string; cut
   if (text.length <= max) return { text, cut: false };
   const end = /[\uD800-\uDBFF]/.test(text[max - 1] ?? "") ? max - 1 : max;
   return { text: text.slice(0, end), cut: true };
+}
+
+/** `value` with every string cut to `max` characters and every list and map to {@link SHRUNK_ENTRIES} entries. */
+function shrunk(value: unknown, max: number): unknown {
+  if (typeof value === "string") return cutText(value, max).text;
+  if (Array.isArray(value)) return value.slice(0, SHRUNK_ENTRIES).map((item) => shrunk(item, max));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .slice(0, SHRUNK_ENTRIES)
+        .map(([key, item]) => [cutText(key, max).text, shrunk(item, max)]),
+    );
+  }
+  return value;
 }

@@ -15,6 +15,26 @@ export class OtlpDestinationsError extends Error {
 const NAME = /^[A-Za-z0-9._-]{1,255}$/;
 /** A header name as RFC 9110 allows it (a token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
+/** A header value Node sends as it is: tab, visible ASCII and space, no more than 8 KiB. */
+const HEADER_VALUE = /^[\t\x20-\x7e]{0,8192}$/;
+/**
+ * Headers the exporter sets itself or that frame the request: a destination naming one
+ * would make every export malformed (an empty body, a wrong host), so it is refused.
+ */
+const RESERVED_HEADERS = new Set([
+  "host",
+  "content-length",
+  "content-type",
+  "content-encoding",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+  "expect",
+  "proxy-connection",
+]);
 
 /**
  * The OTLP destinations an operator configured (`--otlp-destinations`): a JSON array of
@@ -51,14 +71,21 @@ export function parseOtlpDestinations(text: string, source: string): OtlpDestina
       url = undefined;
     }
     if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) problems.push(`${at}.endpoint: an http or https URL`);
+    // A password in the URL would be logged with it; credentials belong in `headers`.
+    else if (url.username !== "" || url.password !== "") problems.push(`${at}.endpoint: no user or password in the URL; put credentials in headers`);
     const headerMap: Record<string, string> = {};
     if (headers !== undefined) {
       if (headers === null || typeof headers !== "object" || Array.isArray(headers)) problems.push(`${at}.headers: an object of header names to text`);
       else
         for (const [header, value] of Object.entries(headers)) {
-          if (!HEADER_NAME.test(header) || typeof value !== "string" || /[\r\n\0]/.test(value))
-            problems.push(`${at}.headers.${header}: a header name and a one-line text value`);
-          else headerMap[header] = value;
+          const lower = header.toLowerCase();
+          if (!HEADER_NAME.test(header) || typeof value !== "string" || !HEADER_VALUE.test(value))
+            problems.push(`${at}.headers.${header}: a header name and a value of tab, visible ASCII and space, at most 8192 characters`);
+          else if (RESERVED_HEADERS.has(lower)) problems.push(`${at}.headers.${header}: set by the exporter itself; it cannot be configured`);
+          else if (Object.keys(headerMap).some((known) => known.toLowerCase() === lower))
+            problems.push(`${at}.headers.${header}: given twice (header names are case-insensitive)`);
+          // Defined, not assigned: a header named __proto__ stays a header.
+          else Object.defineProperty(headerMap, header, { value, enumerable: true, writable: true, configurable: true });
         }
     }
     if (typeof name !== "string" || url === undefined) return;

@@ -20,7 +20,8 @@ const INTERACTION_BINDING = "__browserServiceInteraction";
  * types a character is reported as `character`, only keys such as Enter or Tab by name.
  */
 const INTERACTION_SCRIPT = `(() => {
-  const send = ${INTERACTION_BINDING};
+  // Looked up at each call: in a new document the binding may come a moment after the script.
+  const send = (payload) => { if (typeof globalThis.${INTERACTION_BINDING} === "function") globalThis.${INTERACTION_BINDING}(payload); };
   const selectorOf = (node) => {
     const parts = [];
     for (let el = node; el && el.nodeType === 1 && parts.length < 5; el = el.parentElement) {
@@ -56,6 +57,28 @@ const INTERACTION_SCRIPT = `(() => {
 export const STRUCTURED_BODY_CHARS = 8 * 1024;
 /** Response bodies kept for other text. */
 export const TEXT_BODY_CHARS = 4 * 1024;
+/** The most characters of a request's or response's headers an event keeps, names and values together. */
+const HEADER_CHARS = 8 * 1024;
+/** The most characters of one header value kept. */
+const HEADER_VALUE_CHARS = 1024;
+
+/** Headers as a page's request or its response had them, cut to {@link HEADER_CHARS}; and whether anything was cut. */
+function cutHeaders(headers: unknown): { headers: Record<string, string>; cut: boolean } {
+  const kept: Record<string, string> = {};
+  let cut = false;
+  let left = HEADER_CHARS;
+  if (headers === null || typeof headers !== "object") return { headers: kept, cut };
+  for (const [name, raw] of Object.entries(headers)) {
+    const value = cutText(String(raw), HEADER_VALUE_CHARS);
+    cut ||= value.cut;
+    left -= name.length + value.text.length;
+    if (left < 0) return { headers: kept, cut: true };
+    // Defined, not assigned: a header named __proto__ stays a header.
+    Object.defineProperty(kept, name, { value: value.text, enumerable: true, writable: true, configurable: true });
+  }
+  return { headers: kept, cut };
+}
+
 /** Requests followed at once per tab for their response; past it the oldest is forgotten. */
 const MAX_IN_FLIGHT = 1000;
 
@@ -79,7 +102,7 @@ export function needsPageMonitor(recorder: BrowserTelemetry): boolean {
 /** A request followed for its response: its URL and what its response said. */
 interface InFlight {
   url: string;
-  response?: { status: number; mime: string; headers: unknown };
+  response?: { status: number; mime: string; headers: { headers: Record<string, string>; cut: boolean } };
 }
 
 /**
@@ -97,6 +120,8 @@ export class PageMonitor {
   readonly #recorder: BrowserTelemetry;
   readonly #log: Pick<ServerLog, "warn">;
   readonly #inFlight = new Map<string, Map<string, InFlight>>();
+  // Tabs being set up (their domains enabled); they settle, never reject.
+  readonly #following = new Set<Promise<unknown>>();
   // Tabs followed for screenshots, the newest last.
   #tabs: string[] = [];
   #screenshots: NodeJS.Timeout | undefined;
@@ -110,6 +135,8 @@ export class PageMonitor {
       this.#screenshots = setInterval(() => this.#screenshot(), SCREENSHOT_EVERY_MS);
       this.#screenshots.unref();
     }
+    // A message too large to read (a 10 MB console line) is lost, and counted as dropped.
+    connection.onDropped(() => recorder.lost(1));
     connection.onEvent((event) => {
       try {
         this.#handle(event);
@@ -124,6 +151,9 @@ export class PageMonitor {
     const monitor = new PageMonitor(await CdpConnection.open(router), recorder, log);
     try {
       await monitor.#connection.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: [{ type: "page" }] });
+      // The tabs open now were attached before that answer, and do not wait for this
+      // session: their domains are on before the browser is handed over (its start_url).
+      await Promise.all([...monitor.#following]);
     } catch (error) {
       await monitor.close();
       throw error;
@@ -284,6 +314,8 @@ export class PageMonitor {
     }
     if (recorder.wants("network")) enabling.push(send("Network.enable", { maxTotalBufferSize: 4 * 1024 * 1024, maxResourceBufferSize: 1024 * 1024 }));
     if (recorder.wants("interaction")) {
+      // Chromium injects a script on new documents only into a tab whose Page domain is on.
+      if (!recorder.wants("page")) enabling.push(send("Page.enable"));
       enabling.push(
         send("Runtime.addBinding", { name: INTERACTION_BINDING, executionContextName: INTERACTION_WORLD }).then(() =>
           send("Page.addScriptToEvaluateOnNewDocument", { source: INTERACTION_SCRIPT, worldName: INTERACTION_WORLD, runImmediately: true }),
@@ -291,9 +323,11 @@ export class PageMonitor {
       );
     }
     if (recorder.wants("screenshot")) this.#tabs.push(sessionId);
-    void Promise.allSettled(enabling)
+    const following: Promise<unknown> = Promise.allSettled(enabling)
       .then(() => (waiting ? send("Runtime.runIfWaitingForDebugger") : undefined))
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => this.#following.delete(following));
+    this.#following.add(following);
   }
 
   #timeline(sessionId: string | undefined, event: Record<string, unknown>): void {
@@ -331,22 +365,23 @@ export class PageMonitor {
     const requests = this.#requests(sessionId);
     if (requests.size >= MAX_IN_FLIGHT) requests.delete(requests.keys().next().value as string);
     requests.set(String(params.requestId), { url: url.text });
+    const headers = cutHeaders(request.headers);
     const data: Record<string, unknown> = {
       request_id: params.requestId,
       url: url.text,
       method: request.method,
       resource_type: params.type,
-      headers: request.headers,
+      headers: headers.headers,
     };
     if (post !== undefined) data.post_data = post.text;
-    this.#emit("network", "network_request", "Network.requestWillBeSent", sessionId, data, url.cut || post?.cut === true);
+    this.#emit("network", "network_request", "Network.requestWillBeSent", sessionId, data, url.cut || post?.cut === true || headers.cut);
   }
 
   #response(sessionId: string, params: Record<string, unknown>): void {
     const request = this.#inFlight.get(sessionId)?.get(String(params.requestId));
     if (request === undefined) return;
     const response = (params.response ?? {}) as Record<string, unknown>;
-    request.response = { status: Number(response.status ?? 0), mime: String(response.mimeType ?? ""), headers: response.headers };
+    request.response = { status: Number(response.status ?? 0), mime: String(response.mimeType ?? "").slice(0, 256), headers: cutHeaders(response.headers) };
   }
 
   #finished(sessionId: string, requestId: string): void {
@@ -360,12 +395,12 @@ export class PageMonitor {
       url: request.url,
       status: response.status,
       mime_type: response.mime,
-      headers: response.headers,
+      headers: response.headers.headers,
     };
     const limit = STRUCTURED.test(response.mime) ? STRUCTURED_BODY_CHARS : TEXTUAL.test(response.mime) ? TEXT_BODY_CHARS : undefined;
     if (limit === undefined) {
       // Binary (images, fonts, media): metadata only.
-      this.#emit("network", "network_response", "Network.loadingFinished", sessionId, data);
+      this.#emit("network", "network_response", "Network.loadingFinished", sessionId, data, response.headers.cut);
       return;
     }
     this.#connection
@@ -379,7 +414,7 @@ export class PageMonitor {
       )
       .then(({ text, cut }) => {
         if (text !== undefined) data.body = text;
-        this.#emit("network", "network_response", "Network.loadingFinished", sessionId, data, cut);
+        this.#emit("network", "network_response", "Network.loadingFinished", sessionId, data, cut || response.headers.cut);
       });
   }
 

@@ -15,6 +15,10 @@ export interface TelemetryServiceOptions {
   maxEventsPerBrowser: number;
   /** The most events kept per project; past it its oldest are dropped (by the sweep). */
   maxEventsPerProject: number;
+  /** The most characters of events' JSON kept per browser; past it its oldest are dropped. Default 64 MiB. */
+  maxCharsPerBrowser?: number;
+  /** The most characters of events' JSON kept per project; past it its oldest are dropped (by the sweep). Default 1 GiB. */
+  maxCharsPerProject?: number;
   /** How long a browser's events are kept after it ends, in milliseconds. */
   retentionMs: number;
   /** The OTLP destinations browsers may name. */
@@ -48,6 +52,9 @@ interface Capture {
 }
 
 const DEFAULT_FLUSH_MS = 250;
+/** The command line's defaults of the byte caps (`--telemetry-max-mib-per-browser`, `--telemetry-max-mib-per-project`). */
+export const DEFAULT_CHARS_PER_BROWSER = 64 * 1024 * 1024;
+export const DEFAULT_CHARS_PER_PROJECT = 1024 * 1024 * 1024;
 const DEFAULT_SWEEP_MS = 10_000;
 /** Rows in one INSERT: far under either database's cap on bound values. */
 const ROWS_PER_WRITE = 500;
@@ -190,7 +197,10 @@ export class TelemetryService implements CaptureSink {
     const store = this.#options.store;
     try {
       for (let i = 0; i < batch.length; i += ROWS_PER_WRITE) {
-        await store.append(browserId, recorder.projectId, batch.slice(i, i + ROWS_PER_WRITE), this.#options.maxEventsPerBrowser);
+        await store.append(browserId, recorder.projectId, batch.slice(i, i + ROWS_PER_WRITE), {
+          events: this.#options.maxEventsPerBrowser,
+          chars: this.#options.maxCharsPerBrowser ?? DEFAULT_CHARS_PER_BROWSER,
+        });
       }
       if (dropped > 0) await store.addDropped(browserId, dropped);
     } catch (error) {
@@ -223,7 +233,10 @@ export class TelemetryService implements CaptureSink {
     if (this.#stopped) return;
     const now = Date.now();
     try {
-      const { expired, dropped } = await this.#options.store.sweep(now, now - this.#options.retentionMs, this.#options.maxEventsPerProject);
+      const { expired, dropped } = await this.#options.store.sweep(now, now - this.#options.retentionMs, {
+        events: this.#options.maxEventsPerProject,
+        chars: this.#options.maxCharsPerProject ?? DEFAULT_CHARS_PER_PROJECT,
+      });
       if (expired > 0 || dropped > 0) this.#options.log.info({ expired, dropped }, "telemetry events past retention or the per-project cap were deleted");
     } catch (error) {
       this.#options.log.error({ err: error }, "could not apply telemetry retention; trying again at the next sweep");
