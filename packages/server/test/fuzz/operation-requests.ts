@@ -143,6 +143,8 @@ const PATH_POOLS: Readonly<Record<string, keyof Pools>> = {
   "/browsers/{id_or_name}:id_or_name": "browsers",
   "/browsers/{id_or_name}/webmcp/tools:id_or_name": "browsers",
   "/browsers/{id_or_name}/webmcp/invoke:id_or_name": "browsers",
+  "/browsers/{id_or_name}/telemetry/events:id_or_name": "browsers",
+  "/browsers/{id_or_name}/telemetry/stream:id_or_name": "browsers",
   "/auth/connections/{id}:id": "authConnections",
   "/auth/connections/{id}/login:id": "authConnections",
   "/auth/connections/{id}/submit:id": "authConnections",
@@ -204,6 +206,7 @@ export class RequestFactory {
   readonly #formats: SchemaContext["formats"];
   readonly #overrides: Readonly<Record<string, Readonly<Record<string, fc.Arbitrary<unknown>>>>>;
   readonly #proseRules: Readonly<Record<string, readonly ProseRule[]>>;
+  readonly #opaque: Readonly<Record<string, readonly string[]>>;
   readonly #schemas: SchemaArbitraries;
 
   /**
@@ -218,19 +221,23 @@ export class RequestFactory {
       formats: SchemaContext["formats"];
       overrides?: Readonly<Record<string, Readonly<Record<string, fc.Arbitrary<unknown>>>>>;
       proseRules?: Readonly<Record<string, readonly ProseRule[]>>;
+      /** By operationId, body pointers left to `overrides` and `proseRules` (see {@link SchemaContext.opaque}). */
+      opaque?: Readonly<Record<string, readonly string[]>>;
     },
   ) {
     this.#spec = spec;
     this.#formats = options.formats;
     this.#overrides = options.overrides ?? {};
     this.#proseRules = options.proseRules ?? {};
+    this.#opaque = options.opaque ?? {};
     this.#schemas = new SchemaArbitraries({ resolve: (ref) => resolvePointer(spec, ref), formats: options.formats });
   }
 
   #bodySchemas(operationId: string): SchemaArbitraries {
     const overrides = this.#overrides[operationId];
     if (!overrides) return this.#schemas;
-    return new SchemaArbitraries({ resolve: (ref) => resolvePointer(this.#spec, ref), formats: this.#formats, overrides });
+    const opaque = new Set(this.#opaque[operationId] ?? []);
+    return new SchemaArbitraries({ resolve: (ref) => resolvePointer(this.#spec, ref), formats: this.#formats, overrides, opaque });
   }
 
   /** Every case of `operation`. */
@@ -246,7 +253,12 @@ export class RequestFactory {
       .record(Object.fromEntries(queryParams.map((p) => [p.name, this.#validParamValue(p.schema, p.name === "name" ? "projects" : undefined)])), {
         requiredKeys: queryParams.filter((p) => p.required).map((p) => p.name),
       })
-      .map((values) => Object.entries(values).map(([name, value]) => [name, String(value)] as [string, string]));
+      // A list parameter is the key repeated, once per value (the form style).
+      .map((values) =>
+        Object.entries(values).flatMap(([name, value]) =>
+          Array.isArray(value) ? value.map((item) => [name, String(item)] as [string, string]) : [[name, String(value)] as [string, string]],
+        ),
+      );
     // The project header: absent, an active project, or any value the schema allows (mostly unknown ids: 404).
     const validHeaders = fc.record(
       Object.fromEntries(
@@ -303,6 +315,20 @@ export class RequestFactory {
     }
     for (const p of queryParams) {
       const others = validQuery.map((query) => query.filter(([name]) => name !== p.name));
+      if (p.schema.type === "array") {
+        // A list: one value past its most, and one value its items refuse.
+        const item = this.#validParamValue(p.schema.items as JsonSchema);
+        const most = typeof p.schema.maxItems === "number" ? p.schema.maxItems : 100;
+        add(`query ${p.name} maxItems`, [400, 431], {
+          query: fc
+            .tuple(others, fc.array(item, { minLength: most + 1, maxLength: most + 1 }))
+            .map(([query, items]) => [...query, ...items.map((value) => [p.name, String(value)] as [string, string])]),
+        });
+        add(`query ${p.name} item`, [400], {
+          query: fc.tuple(others, fc.constantFrom("", "Console", "no such value", "a b")).map(([query, value]) => [...query, [p.name, value]]),
+        });
+        continue;
+      }
       const violations = p.schema.type === "integer" ? integerParamViolations(p.schema) : this.#stringParamViolations(p.schema);
       for (const [rule, values] of violations)
         add(`query ${p.name} ${rule}`, rule === "maxLength" ? [400, 431] : [400], {

@@ -57,6 +57,7 @@ const ORDER = [
   "getBrowser",
   "listWebMcpTools",
   "invokeWebMcpTool",
+  "listBrowserTelemetryEvents",
   "listExtensions",
   "getExtension",
   "downloadExtension",
@@ -81,6 +82,8 @@ const ORDER = [
   "submitAuthConnection",
   "createBrowser",
   "deleteBrowser",
+  // After the browsers are gone: a stream of a running browser lasts as long as it runs.
+  "streamBrowserTelemetry",
   "deleteAuthConnection",
   "deleteExtension",
   "deleteCredential",
@@ -305,12 +308,43 @@ beforeAll(async () => {
       // merged into the stored ones pass the cap, both rightly refused.
       createCredential: { "/totp_secret": totpSecrets, "/values": fewValues },
       updateCredential: { "/totp_secret": fc.oneof(totpSecrets, fc.constant("")), "/values": fewValues },
+      // BrowserTelemetryRequestConfig's rules are `not` and `if`/`then` in an `allOf`: valid
+      // values are listed, and the rules are broken by the prose rules below.
+      createBrowser: {
+        "/telemetry": fc.constantFrom(
+          null,
+          {},
+          { enabled: true },
+          { enabled: false },
+          { browser: { console: { enabled: true }, captcha: { enabled: false } } },
+          { browser: { control: { cdp: { excluded_methods: ["Page.navigate", "Input.insertText"] } } } },
+          { enabled: true, storage: { enabled: true } },
+        ),
+      },
       invokeWebMcpTool: {
         "/tool_ref": fc.oneof({ weight: 3, arbitrary: toolRefs }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) }),
         "/input": input,
       },
     },
+    opaque: { createBrowser: ["/telemetry"] },
     proseRules: {
+      createBrowser: [
+        {
+          label: "/telemetry rules of BrowserTelemetryRequestConfig",
+          values: fc
+            .constantFrom(
+              { enabled: false, browser: {} },
+              { enabled: false, export: { otlp: { destination: { name: "x" } } } },
+              { storage: { enabled: false } },
+              { export: { otlp: { enabled: false, destination: { id: "x" } } } },
+              { export: { otlp: { enabled: true } } },
+              { browser: { control: { cdp: { excluded_methods: ["Runtime.evaluate"] } } } },
+              { browser: { monitor: { enabled: true } } },
+              { enabled: "yes" },
+            )
+            .map((telemetry) => ({ telemetry })),
+        },
+      ],
       invokeWebMcpTool: [
         {
           label: "/input property name past ASCII",
