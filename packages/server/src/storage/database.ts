@@ -119,8 +119,12 @@ export class SqliteDatabase {
       if (!select) return statement.all(params)[0];
       const rows = statement.iterate(params);
       const first = rows.next();
-      // Ends the query; the statement is reset when it is next bound.
       rows.return?.(undefined);
+      // Reset now, not when next bound: a statement left inside its query holds its read
+      // of the log open, and SQLite's automatic checkpoint cannot pass an open read, so the
+      // log (and the memory that maps it) would grow with every write for as long as the
+      // statement waits in the cache.
+      endQuery(statement);
       return first.done ? undefined : first.value;
     });
     if (!select) this.#wrote();
@@ -243,4 +247,16 @@ export class SqliteDatabase {
     // SQLite's last checkpoint on close synced the log's content into the database file.
     this.#commits.closed();
   }
+}
+
+/**
+ * Resets a prepared statement, ending the query it is inside. node-sqlite3-wasm (0.8.60)
+ * resets only when a statement is bound again; its `_reset` (sqlite3_reset and clearing
+ * the bindings) is what that does, called here at once. `test/sqlite-checkpoint.test.ts`
+ * fails if a later version drops it, rather than letting the log grow again.
+ */
+function endQuery(statement: object): void {
+  const reset = (statement as { _reset?: () => boolean })._reset;
+  if (typeof reset !== "function" || reset.call(statement) !== true)
+    throw new Error("node-sqlite3-wasm could not reset a statement; its query would hold the log open.");
 }
