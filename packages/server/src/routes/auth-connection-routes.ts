@@ -4,6 +4,7 @@ import type { AuthConnectionRow } from "../auth-connections/auth-connection-stor
 import { connectionAt } from "../auth-connections/flow-expiry.js";
 import { normalizeAllowedDomain, normalizeDomain } from "../credentials/domain-names.js";
 import { CredentialNotFoundError, NoFlowError, NotFoundError } from "../http/api-errors.js";
+import { openEventStream } from "../http/event-stream.js";
 import { parseJsonBody } from "../http/json-body.js";
 import { pageOf, setPageHeaders } from "../http/paging.js";
 import { type BodyOf, checkedBody } from "../http/request-validation.js";
@@ -187,14 +188,7 @@ export function registerAuthConnectionRoutes(app: FastifyInstance, deps: ApiDeps
     const id = request.params.id;
     const first = await connections.get(projectId, id);
     if (first.flow_status == null) throw new NoFlowError("This connection never started a login flow; POST .../login starts one.");
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      connection: "keep-alive",
-      "x-request-id": request.id,
-    });
+    const raw = openEventStream(request, reply);
     let last = "";
     let done = false;
     let reading = Promise.resolve();

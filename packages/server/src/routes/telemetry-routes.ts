@@ -2,6 +2,7 @@ import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { NotFoundError } from "../http/api-errors.js";
+import { openEventStream } from "../http/event-stream.js";
 import { isStorableText } from "../storage/storable-text.js";
 import type { CapturedEvent } from "../telemetry/browser-telemetry.js";
 import type { KeptEvent } from "../telemetry/sql-telemetry-store.js";
@@ -131,16 +132,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
       const shown = (category: string, type: string) =>
         (categories === undefined || categories.includes(category)) && (types === undefined || types.includes(type));
 
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-store",
-        connection: "keep-alive",
-        "x-request-id": request.id,
-      });
-      // Sent now: a stream from now may have nothing to send for a while, and its reader waits for the headers.
-      raw.flushHeaders();
+      const raw = openEventStream(request, reply);
       let done = false;
       let lastSent = 0;
       const cleanups: (() => void)[] = [];
