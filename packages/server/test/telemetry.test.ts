@@ -53,6 +53,11 @@ beforeAll(async () => {
         setTimeout(() => fetch("/plain", { headers: { "x-one": "h".repeat(60000), "x-two": "h".repeat(60000) } }), 500);
       </script>`,
     ],
+    "/shifts": [
+      "text/html",
+      `<title>shifts</title><body style="margin:0"><h1 style="font-size:64px">The largest text on the page</h1><p id="p">pushed</p>
+        <script>setTimeout(() => { const d = document.createElement("div"); d.style.height = "300px"; document.body.prepend(d); }, 300);</script></body>`,
+    ],
     "/flood": ["text/html", `<script>for (let i = 0; i < 300; i++) console.log("line " + i);</script>`],
   };
   pages = createHttpServer((request, response) => {
@@ -241,6 +246,12 @@ describe("events of a browser", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const quiet = await eventsOf(off.id);
     expect(quiet.filter((envelope) => ["console", "page", "network"].includes(envelope.event.category))).toEqual([]);
+    // Largest Contentful Paint and a layout shift, from the performance timeline.
+    const shifts = await client.browsers.create({ start_url: `${base}/shifts`, telemetry: { browser: { page: { enabled: true } } } });
+    await expect.poll(async () => types(await eventsOf(shifts.id)), { timeout: 20_000 }).toEqual(expect.arrayContaining(["page_lcp", "page_layout_shift"]));
+    const timeline = await eventsOf(shifts.id, { type: ["page_lcp", "page_layout_shift"] });
+    expect(Number(timeline.find((envelope) => envelope.event.type === "page_lcp")?.event.data?.size)).toBeGreaterThan(0);
+    expect(Number(timeline.find((envelope) => envelope.event.type === "page_layout_shift")?.event.data?.score)).toBeGreaterThan(0);
     // Filters by category and type.
     expect(new Set((await eventsOf(on.id, { category: ["console"] })).map((envelope) => envelope.event.category))).toEqual(new Set(["console"]));
     expect(types(await eventsOf(on.id, { type: ["page_load"] }))).toEqual(["page_load"]);
