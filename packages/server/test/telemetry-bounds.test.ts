@@ -85,4 +85,44 @@ describe("a browser's capture", () => {
     expect(recorder.lastSeq).toBe(2000);
     expect(service.pendingBytes).toBeLessThanOrEqual(64 * 1024);
   });
+
+  it("drops a follower that throws, and the producer of the event never sees the throw", async () => {
+    const store = {
+      begin: async () => undefined,
+      append: async () => 0,
+      addDropped: async () => undefined,
+      end: async () => undefined,
+      sweep: async () => ({ expired: 0, dropped: 0 }),
+      browser: async () => undefined,
+      page: async () => ({ items: [], hasMore: false }),
+    } as unknown as TelemetryStore;
+    const warnings: string[] = [];
+    const service = new TelemetryService({
+      store,
+      log: { info: () => undefined, warn: (_details, message) => warnings.push(message), error: () => undefined },
+      maxEventsPerBrowser: 1000,
+      maxEventsPerProject: 1000,
+      retentionMs: 1000,
+      flushMs: 60_000,
+      sweepMs: 60_000,
+    });
+    const recorder = await service.start("brw_z", "proj_z", { ...CONFIG, browser: { ...CONFIG.browser, console: off } }, {} as never);
+    let calls = 0;
+    const seen: number[] = [];
+    service.follow("brw_z", {
+      event: () => {
+        calls++;
+        throw new Error("the follower's socket broke");
+      },
+      end: () => undefined,
+    });
+    service.follow("brw_z", { event: (captured) => seen.push(captured.seq), end: () => undefined });
+    // A DevTools socket's close listener emits like this: a throw here would end the process.
+    expect(() => recorder.emit("connection", "cdp_disconnect", { kind: "kernel_api" }, {})).not.toThrow();
+    recorder.emit("connection", "cdp_connect", { kind: "kernel_api" });
+    expect(calls).toBe(1);
+    expect(seen).toEqual([1, 2]);
+    expect(warnings).toHaveLength(1);
+    await service.stop();
+  });
 });

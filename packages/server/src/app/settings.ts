@@ -6,7 +6,7 @@ import { DEFAULT_RESOURCE_BUDGET } from "../sandbox/browser-cgroups.js";
 import { DEFAULT_DOWNLOAD_BYTES, DEFAULT_PROFILE_BYTES, DEFAULT_SHM_BYTES } from "../sandbox/sandbox-command.js";
 import { DEFAULT_SANDBOX_UID_BASE } from "../sandbox/sandbox-uids.js";
 import { parseSecretsKey, SecretsKeyError } from "../secrets/secrets-key.js";
-import { DEFAULT_CHARS_PER_BROWSER, DEFAULT_CHARS_PER_PROJECT } from "../telemetry/telemetry-service.js";
+import { DEFAULT_CHARS_PER_BROWSER, DEFAULT_CHARS_PER_PROJECT } from "../telemetry/telemetry-settings.js";
 
 // Every setting of the server, each declared once below (flag, environment variable,
 // parser and range, default, help line, README line): the command line's options, its

@@ -5,7 +5,6 @@ import { NotFoundError } from "../http/api-errors.js";
 import { openEventStream } from "../http/event-stream.js";
 import { isStorableText } from "../storage/storable-text.js";
 import type { CapturedEvent } from "../telemetry/browser-telemetry.js";
-import type { KeptEvent } from "../telemetry/sql-telemetry-store.js";
 import type { ApiDeps } from "./api-deps.js";
 
 /** How often a stream without events sends a comment, so that proxies keep it open (the SDK's 15 s). */
@@ -157,7 +156,7 @@ export function registerTelemetryRoutes(app: FastifyInstance, deps: ApiDeps): vo
         let cursor = from;
         for (;;) {
           const page = await stores.telemetry.page(projectId, browserId, { cursor, limit: READ_CHUNK, order: "asc", categories, types });
-          for (const item of page.items as KeptEvent[]) {
+          for (const item of page.items) {
             if (done) return cursor;
             if (item.seq > lastSent) {
               frame(item.seq, item.json);

@@ -1,25 +1,10 @@
+import type { TelemetryEvent } from "@browser-service/types";
 import { createNoopMeter, type Meter, type MeterProvider } from "@opentelemetry/api";
 import { type Logger, type LogRecord, SeverityNumber } from "@opentelemetry/api-logs";
 import { OTLPLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter, type ReadableLogRecord } from "@opentelemetry/sdk-logs";
 import type { ServerLog } from "../observe/server-log.js";
-
-/** A telemetry event as the API shows it. */
-export interface TelemetryEvent {
-  /** The event's group, e.g. `console` or `network`. */
-  category: string;
-  /** What happened, e.g. `console_log` or `service_crashed`. */
-  type: string;
-  /** When it happened, in Unix microseconds. */
-  ts: number;
-  /** Where the event was observed. */
-  source: { kind: "cdp" | "kernel_api" | "extension" | "local_process"; event?: string; metadata?: Record<string, string> };
-  /** The event's details. */
-  data?: Record<string, unknown>;
-  /** Whether `data` was cut short to fit the event size limit. */
-  truncated?: boolean;
-}
 
 /** An operator-configured OTLP destination. `endpoint` is the full URL logs are POSTed to, e.g. `http://127.0.0.1:4318/v1/logs`. */
 export interface OtlpDestination {

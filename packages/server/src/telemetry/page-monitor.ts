@@ -177,6 +177,7 @@ export class PageMonitor {
         ({ data }) => this.#emit("screenshot", "monitor_screenshot", "Page.captureScreenshot", sessionId, { png: data }),
         () => undefined,
       )
+      .catch((error: unknown) => this.#log.warn({ err: error, browser: this.#recorder.browserId }, "a screenshot could not be captured as an event"))
       .finally(() => {
         this.#capturing = false;
       });
@@ -415,7 +416,8 @@ export class PageMonitor {
       .then(({ text, cut }) => {
         if (text !== undefined) data.body = text;
         this.#emit("network", "network_response", "Network.loadingFinished", sessionId, data, cut || response.headers.cut);
-      });
+      })
+      .catch((error: unknown) => this.#log.warn({ err: error, browser: this.#recorder.browserId }, "a response could not be captured as an event"));
   }
 
   #failed(sessionId: string, params: Record<string, unknown>): void {

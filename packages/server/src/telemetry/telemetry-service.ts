@@ -5,7 +5,7 @@ import { BrowserTelemetry, type CapturedEvent, type CaptureSink } from "./browse
 import { type OtlpDestination, OtlpExport } from "./otlp-export.js";
 import { needsPageMonitor, PageMonitor } from "./page-monitor.js";
 import type { TelemetryStore } from "./sql-telemetry-store.js";
-import type { DestinationName } from "./telemetry-settings.js";
+import { DEFAULT_CHARS_PER_BROWSER, DEFAULT_CHARS_PER_PROJECT, type DestinationName } from "./telemetry-settings.js";
 
 /** How the service keeps, bounds and exports events; each has the command line's default. */
 export interface TelemetryServiceOptions {
@@ -52,9 +52,6 @@ interface Capture {
 }
 
 const DEFAULT_FLUSH_MS = 250;
-/** The command line's defaults of the byte caps (`--telemetry-max-mib-per-browser`, `--telemetry-max-mib-per-project`). */
-export const DEFAULT_CHARS_PER_BROWSER = 64 * 1024 * 1024;
-export const DEFAULT_CHARS_PER_PROJECT = 1024 * 1024 * 1024;
 const DEFAULT_SWEEP_MS = 10_000;
 /** Rows in one INSERT: far under either database's cap on bound values. */
 const ROWS_PER_WRITE = 500;
@@ -154,7 +151,16 @@ export class TelemetryService implements CaptureSink {
   captured(recorder: BrowserTelemetry, captured: CapturedEvent): void {
     const capture = this.#captures.get(recorder.browserId);
     if (capture === undefined) return;
-    for (const listener of capture.listeners) listener.event(captured);
+    for (const listener of capture.listeners) {
+      // A follower's failure (its socket gone wrong) ends that follower, never the event's
+      // producer: a DevTools socket's close listener or a router callback would end the process.
+      try {
+        listener.event(captured);
+      } catch (error) {
+        capture.listeners.delete(listener);
+        this.#options.log.warn({ err: error, browser: recorder.browserId }, "a follower of a browser's telemetry failed; it no longer follows");
+      }
+    }
     const bytes = captured.json.length;
     if (this.#pendingBytes + bytes > (this.#options.maxPendingBytes ?? 32 * 1024 * 1024)) {
       capture.dropped++;

@@ -21,6 +21,10 @@ export const TELEMETRY_CATEGORIES: readonly TelemetryCategoryName[] = [
   "platform",
 ];
 
+/** The defaults of the byte caps on kept events (`--telemetry-max-mib-per-browser`, `--telemetry-max-mib-per-project`), in characters of their JSON. */
+export const DEFAULT_CHARS_PER_BROWSER = 64 * 1024 * 1024;
+export const DEFAULT_CHARS_PER_PROJECT = 1024 * 1024 * 1024;
+
 /** The DevTools methods `cdp_command` events report: the spec's `TelemetryCdpMethod`. */
 export const REPORTED_CDP_METHODS: ReadonlySet<string> = new Set<string>(limits.schemas.TelemetryCdpMethod.enum);
 
